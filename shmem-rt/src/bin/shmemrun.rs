@@ -1,0 +1,69 @@
+//! `shmemrun -n N [--] PROGRAM [ARGS…]`: starts PROGRAM as N PEs of one SHMEM job (the
+//! equivalent of `oshrun -np N`). Exits with the worst PE status; 2 on bad usage.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use shmem_rt::config;
+use shmem_rt::launch::{self, JobSpec};
+
+const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
+  -n, --npes N   number of PEs (default: SHMEM_NPES, else 2)
+environment: SHMEM_NPES (PE count), SHMEM_SYMMETRIC_SIZE (heap per PE, e.g. 256M)";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("shmemrun: {msg}\n{USAGE}");
+    std::process::exit(2)
+}
+
+fn main() {
+    let mut args = std::env::args_os().skip(1);
+    let mut npes: Option<usize> = None;
+    let mut program: Option<PathBuf> = None;
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy().into_owned();
+        match text.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return;
+            }
+            "-n" | "-np" | "--npes" => {
+                let Some(v) = args.next() else {
+                    fail(&format!("{text} needs a value"))
+                };
+                npes = Some(
+                    config::parse_npes(&v.to_string_lossy(), "-n")
+                        .unwrap_or_else(|e| fail(&e.to_string())),
+                );
+            }
+            "--" => {
+                program = args.next().map(PathBuf::from);
+                break;
+            }
+            _ if text.starts_with("-n") && text.len() > 2 => {
+                npes = Some(
+                    config::parse_npes(&text[2..], "-n").unwrap_or_else(|e| fail(&e.to_string())),
+                );
+            }
+            _ if text.starts_with('-') => fail(&format!("unknown option {text}")),
+            _ => {
+                program = Some(PathBuf::from(arg));
+                break;
+            }
+        }
+    }
+    let Some(program) = program else {
+        fail("no program given")
+    };
+    let rest: Vec<OsString> = args.collect();
+    let mut spec = JobSpec::from_env(program, rest, config::DEFAULT_NPES)
+        .unwrap_or_else(|e| fail(&e.to_string()));
+    if let Some(n) = npes {
+        spec.npes = n;
+    }
+    spec.label = "shmemrun".into();
+    match launch::run_job(&spec) {
+        Ok(outcome) => std::process::exit(outcome.exit_code),
+        Err(e) => fail(&e.to_string()),
+    }
+}

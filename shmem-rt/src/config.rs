@@ -1,0 +1,157 @@
+//! Job configuration: the PE count and the symmetric heap size, from the environment
+//! (`SHMEM_NPES`, `SHMEM_SYMMETRIC_SIZE`) or the launcher's arguments, validated once.
+
+use crate::error::{RtError, RtResult};
+
+/// Largest PE count a job may ask for. One node runs the whole job, so this is a sanity
+/// bound that turns a typo (`-n 100000`) into an error instead of a fork bomb.
+pub const MAX_NPES: usize = 1024;
+
+/// PE count when neither `-n` nor `SHMEM_NPES` says otherwise.
+pub const DEFAULT_NPES: usize = 2;
+
+/// Symmetric heap bytes per PE when `SHMEM_SYMMETRIC_SIZE` is unset (sparse: only touched
+/// pages cost memory).
+pub const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
+
+/// Smallest accepted symmetric heap per PE.
+pub const MIN_SYMMETRIC_SIZE: usize = 64 << 10;
+
+/// Parses a PE count (from `-n` or `SHMEM_NPES`); `source` names it in the error.
+pub fn parse_npes(text: &str, source: &str) -> RtResult<usize> {
+    let trimmed = text.trim();
+    let bad = |why: &str| {
+        RtError::Config(format!(
+            "invalid PE count {source}={text:?}: {why} (expected a whole number from 1 to {MAX_NPES})"
+        ))
+    };
+    if trimmed.starts_with('-') {
+        return Err(bad("it is negative"));
+    }
+    let n: usize = trimmed.parse().map_err(|_| bad("not a number"))?;
+    if n == 0 {
+        return Err(bad("a job needs at least one PE"));
+    }
+    if n > MAX_NPES {
+        return Err(bad("too large"));
+    }
+    Ok(n)
+}
+
+/// Parses a size in bytes with an optional `K`, `M`, `G` (powers of 1024) or `B` suffix,
+/// as OpenSHMEM's `SHMEM_SYMMETRIC_SIZE` does.
+pub fn parse_size(text: &str, source: &str) -> RtResult<usize> {
+    let bad = |why: &str| {
+        RtError::Config(format!(
+            "invalid {source}={text:?}: {why} (expected bytes with an optional K, M or G suffix, e.g. 512M)"
+        ))
+    };
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        None => return Err(bad("it is empty")),
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'B' => 0,
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(bad("unknown suffix")),
+            };
+            (&t[..i], shift)
+        }
+        Some(_) => (t, 0),
+    };
+    let value: u64 = digits.trim().parse().map_err(|_| bad("not a number"))?;
+    let bytes = value
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| bad("too large"))?;
+    let bytes = usize::try_from(bytes).map_err(|_| bad("too large"))?;
+    if bytes < MIN_SYMMETRIC_SIZE {
+        return Err(bad(&format!(
+            "smaller than the minimum of {MIN_SYMMETRIC_SIZE} bytes"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Reads `SHMEM_NPES`, falling back to `default` when unset.
+pub fn npes_from_env(default: usize) -> RtResult<usize> {
+    match std::env::var("SHMEM_NPES") {
+        Ok(v) => parse_npes(&v, "SHMEM_NPES"),
+        Err(std::env::VarError::NotPresent) => Ok(default),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RtError::Config(
+            "invalid PE count SHMEM_NPES: not valid UTF-8".into(),
+        )),
+    }
+}
+
+/// Reads `SHMEM_SYMMETRIC_SIZE`, falling back to [`DEFAULT_SYMMETRIC_SIZE`].
+pub fn symmetric_size_from_env() -> RtResult<usize> {
+    match std::env::var("SHMEM_SYMMETRIC_SIZE") {
+        Ok(v) => parse_size(&v, "SHMEM_SYMMETRIC_SIZE"),
+        Err(std::env::VarError::NotPresent) => Ok(DEFAULT_SYMMETRIC_SIZE),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RtError::Config(
+            "invalid SHMEM_SYMMETRIC_SIZE: not valid UTF-8".into(),
+        )),
+    }
+}
+
+/// Physical memory of this machine, in bytes.
+pub fn physical_memory() -> usize {
+    // SAFETY: sysconf has no preconditions; it returns -1 on error, handled below.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages <= 0 || page <= 0 {
+        return usize::MAX;
+    }
+    (pages as usize).saturating_mul(page as usize)
+}
+
+/// Number of CPUs this process may run on.
+pub fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Checks that `npes` partitions of `part_size` bytes fit in the machine's memory.
+pub fn check_fits_in_memory(npes: usize, part_size: usize) -> RtResult<()> {
+    let total = npes.checked_mul(part_size);
+    let phys = physical_memory();
+    match total {
+        Some(t) if t <= phys => Ok(()),
+        _ => Err(RtError::Config(format!(
+            "SHMEM_SYMMETRIC_SIZE of {part_size} bytes per PE times {npes} PEs exceeds this machine's memory ({phys} bytes)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npes_accepts_whole_numbers_and_rejects_the_rest() {
+        assert_eq!(parse_npes("4", "-n"), Ok(4));
+        assert_eq!(parse_npes(" 1 ", "-n"), Ok(1));
+        for bad in ["0", "-1", "abc", "100000", "", "2.5"] {
+            let err = parse_npes(bad, "SHMEM_NPES").unwrap_err().to_string();
+            assert!(err.starts_with("invalid PE count SHMEM_NPES="), "{err}");
+        }
+    }
+
+    #[test]
+    fn sizes_take_suffixes() {
+        assert_eq!(parse_size("1M", "S"), Ok(1 << 20));
+        assert_eq!(parse_size("512k", "S"), Ok(512 << 10));
+        assert_eq!(parse_size("2G", "S"), Ok(2 << 30));
+        assert_eq!(parse_size("1048576", "S"), Ok(1 << 20));
+        assert_eq!(parse_size("65536B", "S"), Ok(65536));
+        for bad in ["0", "12Q", "", "M", "-5M", "99999999999999999999G", "1K"] {
+            assert!(parse_size(bad, "S").is_err(), "{bad} accepted");
+        }
+    }
+}

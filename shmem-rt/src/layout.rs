@@ -1,0 +1,168 @@
+//! Where everything lives in the shared mapping.
+//!
+//! ```text
+//! [ JobHeader | PeControl × npes ]  header, page-rounded
+//! [ partition 0 ][ partition 1 ] …  one per PE, `part_size` bytes each
+//! partition = [ runtime sync region: MAX_SETS set slots ][ user heap: statics, then allocations ]
+//! ```
+//! A *symmetric offset* is an offset inside a partition; it names the same object on
+//! every PE, so PE p's copy is at `partition_base(p) + offset`.
+
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
+
+/// Cache-line size used for padding (128 on x86-64 defeats the adjacent-line prefetcher).
+pub const CACHE_LINE: usize = 128;
+
+/// Page granularity of the mapping.
+pub const PAGE: usize = 4096;
+
+/// Capacity of the active-set directory: how many distinct active sets one job may use.
+pub const MAX_SETS: usize = 128;
+
+/// Rounds of a dissemination barrier over at most `MAX_NPES` PEs.
+pub const MAX_ROUNDS: usize = 11;
+
+/// Bytes of one staging buffer of a set slot (small collectives copy through it so that
+/// they need no trailing synchronization; see the collective module).
+pub const STAGE_BYTES: usize = 16 << 10;
+
+/// Magic number at the start of the header ("SHMEMRT1").
+pub const MAGIC: u64 = 0x5348_4d45_4d52_5431;
+
+/// Lifecycle of a PE, kept in its [`PeControl::state`].
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeState {
+    /// Spawned, runtime not yet initialised.
+    Starting = 0,
+    /// Running user code.
+    Running = 1,
+    /// Inside finalize: it will never enter another collective.
+    Finalizing = 2,
+    /// Finalize completed; the process may exit.
+    Finalized = 3,
+    /// Its panic hook ran.
+    Panicked = 4,
+}
+
+impl PeState {
+    /// Decodes a stored state word.
+    pub fn from_word(w: u32) -> PeState {
+        match w {
+            1 => PeState::Running,
+            2 => PeState::Finalizing,
+            3 => PeState::Finalized,
+            4 => PeState::Panicked,
+            _ => PeState::Starting,
+        }
+    }
+
+    /// True once the PE can no longer take part in a collective of user code.
+    pub fn has_left(self) -> bool {
+        matches!(
+            self,
+            PeState::Finalizing | PeState::Finalized | PeState::Panicked
+        )
+    }
+}
+
+/// Job-wide header at offset 0 of the mapping.
+#[repr(C)]
+pub struct JobHeader {
+    /// [`MAGIC`] once the supervisor has initialised the header.
+    pub magic: AtomicU64,
+    /// Number of PEs.
+    pub npes: AtomicU64,
+    /// Bytes per partition.
+    pub part_size: AtomicU64,
+    /// Non-zero once the job is aborting.
+    pub abort: AtomicU32,
+    /// The PE whose end caused the abort.
+    pub failed_pe: AtomicU32,
+    /// How it ended: see `encode_end`/`decode_end` in the runtime.
+    pub end_kind: AtomicU32,
+    /// Signal number or exit status that goes with `end_kind`.
+    pub end_detail: AtomicI32,
+    /// Active-set directory: packed set keys (0 = free); the index is the set's slot.
+    pub sets: [AtomicU64; MAX_SETS],
+}
+
+/// Per-PE control block in the header, one cache line each.
+#[repr(C, align(128))]
+pub struct PeControl {
+    /// [`PeState`] as a word.
+    pub state: AtomicU32,
+    /// Futex word the PE sleeps on; bumped by whoever wakes it.
+    pub wake: AtomicU32,
+    /// Non-zero while the PE is (about to be) asleep on `wake`.
+    pub sleeping: AtomicU32,
+    /// OS process id, for diagnostics.
+    pub pid: AtomicU32,
+    /// Sequence number of the last collective allocation (checked mode).
+    pub alloc_seq: AtomicU64,
+    /// Offset returned by that allocation (checked mode).
+    pub alloc_offset: AtomicU64,
+}
+
+/// The synchronization words of one active set on one PE (same offset on every PE): the
+/// typed successor of a pSync array. Epoch counters only grow, so no flag is ever reset
+/// on the hot path, and an all-zero value is the initial state.
+#[repr(C, align(128))]
+pub struct SyncWords {
+    /// Epoch of the last collective this PE has entered and published its data for.
+    pub arrive: PaddedU64,
+    /// Dissemination-barrier flags: `round[k]` is written by the one peer that signals
+    /// this PE in round k, with the epoch it has reached.
+    pub round: [PaddedU64; MAX_ROUNDS],
+    /// Epoch of the last collective whose data this PE has finished reading.
+    pub done: PaddedU64,
+}
+
+/// A runtime-owned set slot: sync words plus two staging buffers alternated by epoch
+/// parity (the implicit, double-buffered pSync/pWrk of an active set).
+#[repr(C, align(128))]
+pub struct SetSlot {
+    /// The set's sync words.
+    pub sync: SyncWords,
+    /// Two staging buffers, alternated by epoch parity.
+    pub stage: [[u8; STAGE_BYTES]; 2],
+}
+
+/// A `u64` on a cache line of its own.
+#[repr(C, align(128))]
+pub struct PaddedU64(pub AtomicU64);
+
+/// Bytes of the runtime's sync region at the start of each partition.
+pub const SYNC_REGION: usize = MAX_SETS * std::mem::size_of::<SetSlot>();
+
+/// Offset of the per-PE control blocks inside the header.
+pub const fn controls_offset() -> usize {
+    round_up(std::mem::size_of::<JobHeader>(), CACHE_LINE)
+}
+
+/// Bytes of the header for `npes` PEs, page-rounded.
+pub const fn header_size(npes: usize) -> usize {
+    round_up(
+        controls_offset() + npes * std::mem::size_of::<PeControl>(),
+        PAGE,
+    )
+}
+
+/// Partition size for a user heap of `user_bytes`, page-rounded.
+pub const fn partition_size(user_bytes: usize) -> usize {
+    round_up(SYNC_REGION + user_bytes, PAGE)
+}
+
+/// Total mapping size.
+pub const fn mapping_size(npes: usize, part_size: usize) -> usize {
+    header_size(npes) + npes * part_size
+}
+
+/// Rounds `x` up to a multiple of the power of two `to`.
+pub const fn round_up(x: usize, to: usize) -> usize {
+    (x + to - 1) & !(to - 1)
+}
+
+const _: () = assert!(std::mem::size_of::<PeControl>() == CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<SetSlot>() % CACHE_LINE == 0);
+const _: () = assert!(SYNC_REGION % PAGE == 0);

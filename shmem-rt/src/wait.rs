@@ -1,0 +1,206 @@
+//! Waiting for a word in shared memory: spin briefly, then yield, then sleep on the
+//! waiting PE's futex word with a timeout, checking the job's abort flag and the PE being
+//! waited for on every slow-path round so that no wait outlives a failed job.
+//!
+//! Wake protocol (Dekker style, both sides SeqCst): a sleeper sets `sleeping`, fences,
+//! re-checks its condition, then futex-waits on `wake`; a notifier stores its data,
+//! fences, and bumps `wake` + `FUTEX_WAKE` only if it sees `sleeping`. Either the notifier
+//! sees the sleeper or the sleeper sees the data, so no wake-up is lost, and the fast
+//! path costs the notifier one load of a line that is rarely written.
+
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::{RtError, RtResult};
+use crate::heap::SymmetricHeap;
+use crate::layout::PeState;
+
+/// Who can satisfy a wait: used to fail fast when that PE has left the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocker {
+    /// Exactly this PE will write the awaited word.
+    Pe(usize),
+    /// Any other PE might (point-to-point waits).
+    AnyOther,
+}
+
+/// How long to spin and yield before sleeping; chosen once per PE from the PE count and
+/// the CPUs available (oversubscribed PEs must not burn each other's time slices).
+#[derive(Debug, Clone, Copy)]
+pub struct WaitPolicy {
+    spins: u32,
+    yield_for: Duration,
+}
+
+/// How long one futex sleep lasts before the abort flag is checked again.
+const SLEEP_SLICE: Duration = Duration::from_millis(20);
+
+impl WaitPolicy {
+    /// The policy for `npes` PEs sharing `cpus` CPUs.
+    pub fn for_job(npes: usize, cpus: usize) -> WaitPolicy {
+        if npes > cpus {
+            WaitPolicy {
+                spins: 64,
+                yield_for: Duration::from_micros(500),
+            }
+        } else {
+            WaitPolicy {
+                spins: 1 << 16,
+                yield_for: Duration::from_millis(2),
+            }
+        }
+    }
+}
+
+/// Blocks until `ready()` is true, or returns the job failure that makes it impossible.
+///
+/// `me` is the waiting PE; `during` names the operation for error messages.
+#[inline]
+pub fn wait_for(
+    heap: &SymmetricHeap,
+    policy: WaitPolicy,
+    me: usize,
+    blocker: Blocker,
+    during: &'static str,
+    mut ready: impl FnMut() -> bool,
+) -> RtResult<()> {
+    if ready() {
+        return Ok(());
+    }
+    for i in 0..policy.spins {
+        std::hint::spin_loop();
+        if ready() {
+            return Ok(());
+        }
+        if i % 4096 == 4095 {
+            check_job(heap, me, blocker, during)?;
+        }
+    }
+    wait_slow(heap, policy, me, blocker, during, &mut ready)
+}
+
+#[cold]
+fn wait_slow(
+    heap: &SymmetricHeap,
+    policy: WaitPolicy,
+    me: usize,
+    blocker: Blocker,
+    during: &'static str,
+    ready: &mut dyn FnMut() -> bool,
+) -> RtResult<()> {
+    let start = Instant::now();
+    let mut rounds = 0u32;
+    while start.elapsed() < policy.yield_for {
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+        if ready() {
+            return Ok(());
+        }
+        rounds += 1;
+        if rounds % 64 == 0 {
+            check_job(heap, me, blocker, during)?;
+        }
+    }
+    let ctl = heap.control(me);
+    loop {
+        check_job(heap, me, blocker, during)?;
+        ctl.sleeping.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let seen = ctl.wake.load(Ordering::SeqCst);
+        if ready() {
+            ctl.sleeping.fetch_sub(1, Ordering::SeqCst);
+            return Ok(());
+        }
+        futex_wait(&ctl.wake, seen, SLEEP_SLICE);
+        ctl.sleeping.fetch_sub(1, Ordering::SeqCst);
+        if ready() {
+            return Ok(());
+        }
+    }
+}
+
+/// Wakes PE `pe` if it sleeps. Call after the store it may be waiting for.
+#[inline]
+pub fn notify(heap: &SymmetricHeap, pe: usize) {
+    fence(Ordering::SeqCst);
+    let ctl = heap.control(pe);
+    if ctl.sleeping.load(Ordering::Relaxed) != 0 {
+        ctl.wake.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&ctl.wake);
+    }
+}
+
+/// Wakes every PE of the job (used on abort).
+pub fn notify_all(heap: &SymmetricHeap) {
+    for pe in 0..heap.npes() {
+        let ctl = heap.control(pe);
+        ctl.wake.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&ctl.wake);
+    }
+}
+
+/// Returns the error that makes waiting pointless, if any: the job is aborting, the PE
+/// waited for has left, or (for point-to-point waits) every other PE has left.
+pub fn check_job(
+    heap: &SymmetricHeap,
+    me: usize,
+    blocker: Blocker,
+    during: &'static str,
+) -> RtResult<()> {
+    if let Some(err) = crate::failure::job_failure(heap) {
+        return Err(err);
+    }
+    let my_state = PeState::from_word(heap.control(me).state.load(Ordering::Acquire));
+    if my_state == PeState::Finalizing {
+        // Inside finalize everyone else is expected to be finalizing too.
+        return Ok(());
+    }
+    match blocker {
+        Blocker::Pe(pe) => {
+            let st = PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
+            if st.has_left() {
+                return Err(RtError::PeLeft {
+                    pe,
+                    waiter: me,
+                    during,
+                });
+            }
+        }
+        Blocker::AnyOther => {
+            let all_left = (0..heap.npes()).filter(|&p| p != me).all(|p| {
+                PeState::from_word(heap.control(p).state.load(Ordering::Acquire)).has_left()
+            });
+            if all_left && heap.npes() > 1 {
+                return Err(RtError::AllOthersLeft { waiter: me, during });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sleeps on a shared futex word while it equals `expected`, at most `timeout`.
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a valid, aligned u32 in a shared mapping; FUTEX_WAIT (not the
+    // private variant) works across processes; a spurious return is handled by callers.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes all sleepers on a shared futex word.
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: `word` is a valid, aligned u32; waking has no other preconditions.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
+    }
+}
