@@ -122,10 +122,7 @@ mod tests {
         a.free(y).unwrap();
         assert_eq!(a.free_bytes(), 1024);
         assert_eq!(a.alloc(1024, 1).unwrap(), 4096);
-        assert!(matches!(
-            a.alloc(1, 1),
-            Err(RtError::HeapExhausted { .. })
-        ));
+        assert!(matches!(a.alloc(1, 1), Err(RtError::HeapExhausted { .. })));
         assert!(a.alloc(1, 3).is_err());
     }
 }

@@ -114,7 +114,9 @@ impl<'a> SetCtx<'a> {
             debug_assert!(round < MAX_ROUNDS);
             let to = (self.index + dist) % n;
             let from = (self.index + n - dist) % n;
-            self.sync_of(to).round[round].0.store(self.epoch, Ordering::Release);
+            self.sync_of(to).round[round]
+                .0
+                .store(self.epoch, Ordering::Release);
             wait::notify(self.heap, self.set.member(to));
             self.wait_at_least(&self.my_sync().round[round].0, self.epoch, from)?;
             dist <<= 1;

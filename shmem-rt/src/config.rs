@@ -7,8 +7,11 @@ use crate::error::{RtError, RtResult};
 /// bound that turns a typo (`-n 100000`) into an error instead of a fork bomb.
 pub const MAX_NPES: usize = 1024;
 
-/// PE count when neither `-n` nor `SHMEM_NPES` says otherwise.
-pub const DEFAULT_NPES: usize = 2;
+/// PE count when neither `-n` nor `SHMEM_NPES` says otherwise: one per CPU this process
+/// may use, and at least two so that a program is parallel by default.
+pub fn default_npes() -> usize {
+    available_cpus().clamp(2, MAX_NPES)
+}
 
 /// Symmetric heap bytes per PE when `SHMEM_SYMMETRIC_SIZE` is unset (sparse: only touched
 /// pages cost memory).

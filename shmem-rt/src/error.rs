@@ -56,7 +56,9 @@ pub enum RtError {
     #[error("{0}")]
     Config(String),
     /// The program was not started by a SHMEM supervisor.
-    #[error("this process is not a SHMEM PE (start it with shmemrun or through #[shmem_typed::main])")]
+    #[error(
+        "this process is not a SHMEM PE (start it with shmemrun or through #[shmem_typed::main])"
+    )]
     NotLaunched,
     /// `init` was called twice in one process.
     #[error("the SHMEM runtime is already initialised in this process")]
@@ -73,7 +75,9 @@ pub enum RtError {
     #[error("the job was interrupted")]
     Interrupted,
     /// A PE this one waits for has left the program (returned from main or finalized).
-    #[error("PE {pe} has finalized (returned from main) while PE {waiter} waits for it in {during}")]
+    #[error(
+        "PE {pe} has finalized (returned from main) while PE {waiter} waits for it in {during}"
+    )]
     PeLeft {
         /// The PE that left.
         pe: usize,

@@ -55,7 +55,11 @@ pub struct JobOutcome {
 impl JobSpec {
     /// A job running `program args…` with PE count and heap size from the environment
     /// (`SHMEM_NPES` falling back to `default_npes`, `SHMEM_SYMMETRIC_SIZE`).
-    pub fn from_env(program: PathBuf, args: Vec<OsString>, default_npes: usize) -> RtResult<JobSpec> {
+    pub fn from_env(
+        program: PathBuf,
+        args: Vec<OsString>,
+        default_npes: usize,
+    ) -> RtResult<JobSpec> {
         let label = program
             .file_name()
             .map_or_else(|| "shmem".into(), |n| n.to_string_lossy().into_owned());
@@ -199,7 +203,9 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
             }
         }
         let timeout_ms = match deadline {
-            Some(d) if !killed => d.saturating_duration_since(Instant::now()).as_millis() as i32 + 1,
+            Some(d) if !killed => {
+                d.saturating_duration_since(Instant::now()).as_millis() as i32 + 1
+            }
             _ => 1000,
         };
         poll_exits(procs, timeout_ms);

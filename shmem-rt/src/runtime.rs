@@ -106,8 +106,7 @@ impl Runtime {
             sets: HashMap::new(),
         };
         rt.place_statics()?;
-        ctl.state
-            .store(PeState::Running as u32, Ordering::Release);
+        ctl.state.store(PeState::Running as u32, Ordering::Release);
         rt.barrier_all()?;
         Ok(rt)
     }
@@ -199,7 +198,11 @@ impl Runtime {
 
     /// Starts a collective on `set` using the runtime's own sync words for the set: bumps
     /// the set's epoch and returns the call's context. `None` if this PE is not a member.
-    pub fn begin(&mut self, set: &SetSpec, during: &'static str) -> RtResult<Option<SetCtx<'static>>> {
+    pub fn begin(
+        &mut self,
+        set: &SetSpec,
+        during: &'static str,
+    ) -> RtResult<Option<SetCtx<'static>>> {
         let state = match self.sets.get_mut(set) {
             Some(s) => s,
             None => {
@@ -255,10 +258,18 @@ impl Runtime {
 
     /// Collective allocation (`shmem_malloc`/`shmem_align`): every PE must call it with the
     /// same arguments in the same order; returns the same symmetric offset on every PE.
-    /// Ends with a barrier, as the specification requires.
+    /// The block is zeroed on this PE before the closing barrier (as `shmem_calloc`), so
+    /// no PE can see stale bytes of an earlier allocation. Ends with a barrier, as the
+    /// specification requires.
     pub fn alloc(&mut self, size: usize, align: usize) -> RtResult<usize> {
         let result = self.allocator.alloc(size, align);
         let offset = *result.as_ref().unwrap_or(&0);
+        if let Ok(off) = result {
+            let len = self.allocator.size_of(off).unwrap_or(0);
+            // SAFETY: off..off+len was just allocated inside this PE's partition and no
+            // PE may access it before the barrier below.
+            unsafe { std::ptr::write_bytes(self.heap.partition(self.me).add(off), 0, len) };
+        }
         self.agree_on_alloc(offset)?;
         result
     }

@@ -39,10 +39,16 @@ pub fn self_start(default_npes: usize) -> ! {
 /// it is true.
 pub fn run_test_job(test_name: &str, npes: usize, env: &[(&str, &str)]) -> launch::JobOutcome {
     let program = current_program().expect("test binary path");
-    let args = [test_name, "--exact", "--nocapture", "--test-threads=1", "-q"]
-        .iter()
-        .map(OsString::from)
-        .collect();
+    let args = [
+        test_name,
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+        "-q",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
     let mut spec = JobSpec {
         program,
         args,

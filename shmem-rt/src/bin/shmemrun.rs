@@ -8,7 +8,7 @@ use shmem_rt::config;
 use shmem_rt::launch::{self, JobSpec};
 
 const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
-  -n, --npes N   number of PEs (default: SHMEM_NPES, else 2)
+  -n, --npes N   number of PEs (default: SHMEM_NPES, else one per CPU)
 environment: SHMEM_NPES (PE count), SHMEM_SYMMETRIC_SIZE (heap per PE, e.g. 256M)";
 
 fn fail(msg: &str) -> ! {
@@ -56,7 +56,7 @@ fn main() {
         fail("no program given")
     };
     let rest: Vec<OsString> = args.collect();
-    let mut spec = JobSpec::from_env(program, rest, config::DEFAULT_NPES)
+    let mut spec = JobSpec::from_env(program, rest, config::default_npes())
         .unwrap_or_else(|e| fail(&e.to_string()));
     if let Some(n) = npes {
         spec.npes = n;

@@ -1,0 +1,43 @@
+//! Procedural macros of `shmem-typed`. Each is parse → validate → expand; every error is
+//! a `syn::Error` spanned on the user's offending tokens, and expansions name paths
+//! absolutely (`::shmem_typed::…`). Use them through `shmem_typed`, which re-exports them.
+
+mod main_attr;
+mod symmetric;
+
+use proc_macro::TokenStream;
+
+/// Makes a `static` symmetric: it exists at the same offset on every PE, starts with its
+/// initialiser on every PE, and can be the target or source of puts, gets and
+/// collectives.
+///
+/// ```ignore
+/// #[symmetric]
+/// static TARGET: [u64; 256] = [0; 256];
+/// ```
+///
+/// The type must be `bytemuck::Pod` (no references, `bool`, `char`, padding or heap
+/// pointers), the item an immutable `static` with an initialiser.
+#[proc_macro_attribute]
+pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
+    symmetric::expand(args.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Marks the SPMD entry point: `fn main(pe: &mut Pe)`, optionally returning
+/// `Result<(), E>` with a printable `E`. The program then needs nothing else: started
+/// directly it starts its own PEs (`SHMEM_NPES`, else `npes = N` given here, else one per
+/// CPU); started by `shmemrun` it joins the job. Each PE initialises SHMEM, runs the
+/// body, and finalizes; an `Err` is printed with the PE number and exits non-zero.
+///
+/// ```ignore
+/// #[shmem_typed::main(npes = 4)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> { Ok(()) }
+/// ```
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    main_attr::expand(args.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}

@@ -1,0 +1,84 @@
+//! Active sets: the PEs that take part in a collective, named by the C triplet
+//! (`PE_start`, `logPE_stride`, `PE_size`).
+
+use std::sync::atomic::Ordering;
+
+use shmem_rt::SetSpec;
+
+use crate::error::{Result, ShmemError};
+
+/// A validated set of PEs `start + i·2^log_stride`, `i in 0..size`, all inside the job.
+/// Cheap to copy; the runtime caches each set's sync layout on first use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ActiveSet {
+    spec: SetSpec,
+}
+
+impl ActiveSet {
+    /// The set of the C triplet `(PE_start, logPE_stride, PE_size)`. Errors for a size of
+    /// 0, negative values, or a last member outside the job; requires an initialised PE.
+    pub fn new(pe_start: i64, log_pe_stride: i64, pe_size: i64) -> Result<ActiveSet> {
+        let npes = crate::pe::JOB_NPES.load(Ordering::Acquire);
+        if npes == 0 {
+            return Err(ShmemError::Runtime(shmem_rt::RtError::NotLaunched));
+        }
+        SetSpec::new(pe_start, log_pe_stride, pe_size, npes)
+            .map(|spec| ActiveSet { spec })
+            .map_err(ShmemError::InvalidActiveSet)
+    }
+
+    pub(crate) fn world(npes: usize) -> ActiveSet {
+        ActiveSet {
+            spec: SetSpec::world(npes),
+        }
+    }
+
+    /// Lowest PE of the set (`PE_start`).
+    pub fn start(&self) -> usize {
+        self.spec.start()
+    }
+    /// `logPE_stride`.
+    pub fn log_stride(&self) -> u32 {
+        self.spec.log_stride()
+    }
+    /// Distance between consecutive members.
+    pub fn stride(&self) -> usize {
+        self.spec.stride()
+    }
+    /// Number of PEs (`PE_size`).
+    pub fn size(&self) -> usize {
+        self.spec.size()
+    }
+    /// Whether `pe` is a member.
+    pub fn contains(&self, pe: usize) -> bool {
+        self.spec.index_of(pe).is_some()
+    }
+    /// The index of `pe` within the set (what a broadcast root is), if it is a member.
+    pub fn index_of(&self, pe: usize) -> Option<usize> {
+        self.spec.index_of(pe)
+    }
+    /// The PE at `index` within the set.
+    pub fn member(&self, index: usize) -> Option<usize> {
+        (index < self.size()).then(|| self.spec.member(index))
+    }
+    /// The member PEs in order.
+    pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        self.spec.members()
+    }
+
+    pub(crate) fn spec(&self) -> &SetSpec {
+        &self.spec
+    }
+}
+
+impl std::fmt::Display for ActiveSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the active set (PE_start {}, logPE_stride {}, PE_size {})",
+            self.start(),
+            self.log_stride(),
+            self.size()
+        )
+    }
+}

@@ -1,0 +1,72 @@
+//! What `#[shmem_typed::main]` expands to: start the PEs if the program was started
+//! directly, otherwise join the job, run the user's main, finalize, and turn the result
+//! into the process's exit status.
+
+use std::fmt::Display;
+
+use crate::pe::Pe;
+
+/// What an SPMD main may return: `()` or `Result<(), E>` with a printable error.
+pub trait MainResult {
+    /// `Err(message)` for a failed PE.
+    fn into_outcome(self) -> Result<(), String>;
+}
+
+impl MainResult for () {
+    fn into_outcome(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<E: Display> MainResult for Result<(), E> {
+    fn into_outcome(self) -> Result<(), String> {
+        self.map_err(|e| e.to_string())
+    }
+}
+
+/// Runs `body` as the SPMD program. Never returns: the process exits with 0 when every
+/// step succeeded, 1 when `body` or finalize failed (the error is printed with the PE
+/// number), 2 when SHMEM could not start.
+pub fn run_main<R: MainResult>(default_npes: usize, body: impl FnOnce(&mut Pe) -> R) -> ! {
+    if !shmem_rt::is_pe() {
+        shmem_rt::spmd::self_start(default_npes);
+    }
+    let mut pe = match Pe::init() {
+        Ok(pe) => pe,
+        Err(e) => {
+            eprintln!("error: cannot start SHMEM: {e}");
+            std::process::exit(2);
+        }
+    };
+    let me = pe.my_pe();
+    if let Err(msg) = body(&mut pe).into_outcome() {
+        eprintln!("PE {me}: error: {msg}");
+        std::process::exit(1);
+    }
+    if let Err(e) = pe.finalize() {
+        eprintln!("PE {me}: error: {e}");
+        std::process::exit(1);
+    }
+    std::process::exit(0)
+}
+
+/// For multi-process tests: runs `body` on every PE of an `npes`-PE job made of the
+/// libtest test `test_name` (the calling test's own name) and panics unless every PE
+/// succeeded. Each PE runs the same test, sees `is_pe()`, and executes `body`.
+pub fn test_on_pes<R: MainResult>(test_name: &str, npes: usize, body: impl FnOnce(&mut Pe) -> R) {
+    if shmem_rt::is_pe() {
+        let mut pe = Pe::init().expect("SHMEM init");
+        let me = pe.my_pe();
+        if let Err(msg) = body(&mut pe).into_outcome() {
+            panic!("PE {me}: {msg}");
+        }
+        pe.finalize().expect("SHMEM finalize");
+    } else {
+        let outcome = shmem_rt::spmd::run_test_job(test_name, npes, &[]);
+        assert_eq!(
+            outcome.exit_code, 0,
+            "test job {test_name} on {npes} PEs failed: {:?}",
+            outcome.failure
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! Typed OpenSHMEM-style SPMD programming over a shared-memory symmetric heap.
+//!
+//! Every PE (process) runs the same program. `#[symmetric]` statics and
+//! [`Pe::alloc_slice`] allocations exist at the same offset on every PE, so any PE can
+//! put to and get from any other's copy, and they are the targets and sources of the
+//! collectives. The C pitfalls are gone by construction: no `void *` (typed buffers), no
+//! size-suffixed variants (generics), no hand-sized pSync/pWrk (sized by the compiler and
+//! alternated by the library), and no non-symmetric targets (they do not compile).
+//!
+//! ```no_run
+//! use shmem_typed::prelude::*;
+//!
+//! #[symmetric]
+//! static COUNTER: [u64; 1] = [0];
+//!
+//! #[shmem_typed::main]
+//! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+//!     let right = (pe.my_pe() + 1) % pe.n_pes();
+//!     COUNTER.put(pe, right, &[pe.my_pe() as u64])?;
+//!     pe.barrier_all()?;
+//!     println!("PE {} got {}", pe.my_pe(), COUNTER.get(pe)[0]);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Synchronization rules
+//! Inside a PE the borrow checker rules: a local view (`local`, `local_slice`) borrows the
+//! [`Pe`] shared, writes and collectives borrow it exclusively. Between PEs the
+//! OpenSHMEM rules apply: data written by a put is visible to the target after a barrier,
+//! a collective that orders it, or a `wait_until` on a flag put after the data; a PE must
+//! not read or write memory that another PE may be updating at the same time.
+
+#![warn(missing_docs)]
+
+pub mod active_set;
+mod entry;
+pub mod error;
+pub mod pe;
+pub mod symmetric;
+pub mod sync;
+
+pub use active_set::ActiveSet;
+pub use error::{Result, ShmemError};
+pub use pe::Pe;
+pub use shmem_macros::{main, symmetric};
+pub use symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt};
+pub use sync::{Cmp, WaitInt};
+
+/// Multi-process test support: run a test body on every PE of a job.
+pub mod testing {
+    pub use crate::entry::test_on_pes;
+}
+
+/// Everything a typical program uses.
+pub mod prelude {
+    pub use crate::{
+        symmetric, ActiveSet, Cmp, Pe, ShmemError, SymSlice, Symmetric, SymmetricBuffer,
+        SymmetricBufferExt,
+    };
+    pub use bytemuck::{Pod, Zeroable};
+}
+
+/// Items used by the macros' expansions. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::entry::{run_main, MainResult};
+    pub use shmem_rt::linkme;
+    pub use shmem_rt::statics::{StaticSlot, SYMMETRIC_STATICS};
+
+    /// PEs a program starts when run directly without `SHMEM_NPES` or `npes = N`.
+    pub fn default_npes() -> usize {
+        shmem_rt::config::default_npes()
+    }
+
+    /// Compile-time check that a symmetric static's type is plain old data.
+    pub const fn assert_symmetric_type<T: crate::symmetric::SymmetricType>() {}
+}

@@ -1,0 +1,94 @@
+//! The PE handle: proof that the runtime is initialised, and the key to local symmetric
+//! memory. `&Pe` grants reads of local symmetric data, `&mut Pe` grants writes (local
+//! stores, puts, collectives that write a target), so a local view can never be held
+//! across an operation that writes the memory it looks at.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use shmem_rt::Runtime;
+
+use crate::active_set::ActiveSet;
+use crate::error::Result;
+
+/// PE count of the job, published at init so that [`ActiveSet::new`] can validate a set
+/// without a handle (0 = not initialised).
+pub(crate) static JOB_NPES: AtomicUsize = AtomicUsize::new(0);
+
+/// This process's membership in the job: one per process, not `Send` (it belongs to the
+/// thread that initialised SHMEM), consumed by [`Pe::finalize`].
+pub struct Pe {
+    rt: Runtime,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Pe {
+    /// Joins the job (`shmem_init`). Fails unless the process was started as a PE (by
+    /// `shmemrun` or a program's self-start), or if called twice.
+    pub fn init() -> Result<Pe> {
+        let rt = Runtime::init()?;
+        JOB_NPES.store(rt.n_pes(), Ordering::Release);
+        Ok(Pe {
+            rt,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Leaves the job (`shmem_finalize`): waits until every PE finalizes. The handle is
+    /// consumed, so nothing can use SHMEM afterwards.
+    pub fn finalize(self) -> Result<()> {
+        Ok(self.rt.finalize()?)
+    }
+
+    /// This PE's number (`shmem_my_pe`).
+    #[inline]
+    pub fn my_pe(&self) -> usize {
+        self.rt.my_pe()
+    }
+
+    /// The number of PEs in the job (`shmem_n_pes`).
+    #[inline]
+    pub fn n_pes(&self) -> usize {
+        self.rt.n_pes()
+    }
+
+    /// The active set of all PEs.
+    pub fn world(&self) -> ActiveSet {
+        ActiveSet::world(self.n_pes())
+    }
+
+    /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
+    /// and remote update of every PE is then complete and visible.
+    pub fn barrier_all(&mut self) -> Result<()> {
+        Ok(self.rt.barrier_all()?)
+    }
+
+    /// `shmem_fence`: this PE's puts to one PE are delivered in order.
+    pub fn fence(&mut self) {
+        self.rt.fence();
+    }
+
+    /// `shmem_quiet`: this PE's earlier puts are complete and visible.
+    pub fn quiet(&mut self) {
+        self.rt.quiet();
+    }
+
+    /// Whether checked mode (argument-agreement checks, allocation checks) is on.
+    pub fn checked(&self) -> bool {
+        self.rt.checked()
+    }
+
+    pub(crate) fn rt(&self) -> &Runtime {
+        &self.rt
+    }
+
+    pub(crate) fn rt_mut(&mut self) -> &mut Runtime {
+        &mut self.rt
+    }
+}
+
+impl std::fmt::Debug for Pe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pe({} of {})", self.my_pe(), self.n_pes())
+    }
+}

@@ -1,0 +1,430 @@
+//! Symmetric memory in types: `#[symmetric]` statics ([`Symmetric`]), heap allocations
+//! ([`SymSlice`]), sub-ranges of either ([`SymRange`]), and the trait that collectives and
+//! bulk remote access take ([`SymmetricBuffer`]), so that only symmetric memory of the
+//! right element type can be a target or a source.
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::error::{Result, ShmemError};
+use crate::pe::Pe;
+
+/// A static made symmetric by `#[symmetric]`: one copy per PE at the same symmetric
+/// offset, starting with the static's initialiser on every PE. Write
+/// `#[symmetric] static NAME: T = EXPR;`, never this type by hand.
+pub struct Symmetric<T: Pod> {
+    init: T,
+    key: &'static str,
+    offset: AtomicUsize,
+}
+
+// SAFETY: `init` is never written after construction and `offset` is atomic; the
+// symmetric copy itself is reached only through a `Pe`, which is not `Send`.
+unsafe impl<T: Pod> Sync for Symmetric<T> {}
+
+impl<T: Pod> Symmetric<T> {
+    /// Used by `#[symmetric]`: the initial value and the static's unique key.
+    #[doc(hidden)]
+    pub const fn __new(init: T, key: &'static str) -> Symmetric<T> {
+        Symmetric {
+            init,
+            key,
+            offset: AtomicUsize::new(0),
+        }
+    }
+
+    /// The static's symmetric offset (placed by the runtime during `Pe::init`).
+    #[inline]
+    pub(crate) fn offset(&self) -> usize {
+        let off = self.offset.load(Ordering::Relaxed);
+        assert!(
+            off != 0,
+            "symmetric static {} is not placed: was it declared with #[symmetric]?",
+            self.key
+        );
+        off
+    }
+
+    #[inline]
+    fn ptr(&self, pe: &Pe) -> *mut T {
+        // SAFETY: the runtime placed the static at `offset` in every partition with
+        // room for a `T` and the alignment of `T`.
+        unsafe {
+            pe.rt()
+                .heap()
+                .partition(pe.my_pe())
+                .add(self.offset())
+                .cast()
+        }
+    }
+
+    /// This PE's copy, borrowed for as long as the PE handle is shared.
+    #[inline]
+    pub fn local<'a>(&self, pe: &'a Pe) -> &'a T {
+        // SAFETY: the copy is valid, aligned and initialised (T: Pod); writes to it need
+        // `&mut Pe` (locally) or happen in peers under the SHMEM synchronization rules.
+        unsafe { &*self.ptr(pe) }
+    }
+
+    /// This PE's copy, mutably, for as long as the PE handle is borrowed mutably.
+    #[inline]
+    pub fn local_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut T {
+        // SAFETY: as in `local`; the exclusive borrow of `pe` excludes every other local
+        // view and every collective for the lifetime of the result.
+        unsafe { &mut *self.ptr(pe) }
+    }
+
+    /// A copy of this PE's value.
+    #[inline]
+    pub fn get(&self, pe: &Pe) -> T {
+        *self.local(pe)
+    }
+
+    /// Stores `value` into this PE's copy.
+    #[inline]
+    pub fn set(&self, pe: &mut Pe, value: T) {
+        *self.local_mut(pe) = value;
+    }
+
+    /// Writes `value` into PE `target_pe`'s copy (`shmem_put` of the whole object).
+    pub fn put(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
+        Ok(pe
+            .rt()
+            .put_bytes(target_pe, self.offset(), bytemuck::bytes_of(value))?)
+    }
+
+    /// Reads PE `source_pe`'s copy (`shmem_get` of the whole object).
+    pub fn get_from(&self, pe: &Pe, source_pe: usize) -> Result<T> {
+        let mut value = T::zeroed();
+        pe.rt()
+            .get_bytes(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
+        Ok(value)
+    }
+}
+
+impl<T: Pod> shmem_rt::statics::StaticSlot for Symmetric<T> {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+    fn initial_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(&self.init)
+    }
+    fn align(&self) -> usize {
+        std::mem::align_of::<T>()
+    }
+    fn offset_cell(&self) -> &AtomicUsize {
+        &self.offset
+    }
+}
+
+/// Types that can be symmetric: exactly the `bytemuck::Pod` types (the bound exists to
+/// say so in words when a type is not).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be symmetric: it is not plain old data (`bytemuck::Pod`)",
+    label = "not `Pod`",
+    note = "other PEs write symmetric data as raw bytes, so every bit pattern must be valid and the type must own no memory and have no padding: use integers, floats, arrays of them, or `#[repr(C)]` structs with `#[derive(Pod, Zeroable)]`"
+)]
+pub trait SymmetricType: Pod {}
+impl<T: Pod> SymmetricType for T {}
+
+/// Types whose values are a run of elements: a scalar is one element of itself, an array
+/// `[T; N]` is `N` elements of `T`. A `Symmetric<X>` is a buffer of `X::Elem`.
+///
+/// # Safety
+/// `Self` must consist of exactly `LEN` consecutive `Elem`s.
+pub unsafe trait Elements: Pod {
+    /// The element type.
+    type Elem: Pod;
+    /// The number of elements.
+    const LEN: usize;
+}
+
+// SAFETY: an array is N consecutive Ts.
+unsafe impl<T: Pod, const N: usize> Elements for [T; N] {
+    type Elem = T;
+    const LEN: usize = N;
+}
+
+macro_rules! scalar_elements {
+    ($($t:ty),*) => {$(
+        // SAFETY: a scalar is one element of itself.
+        unsafe impl Elements for $t {
+            type Elem = $t;
+            const LEN: usize = 1;
+        }
+    )*};
+}
+scalar_elements!(
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    num_complex::Complex<f32>,
+    num_complex::Complex<f64>
+);
+
+/// Symmetric memory holding `sym_len()` consecutive `Elem`s at the same symmetric offset
+/// on every PE: what collectives and bulk put/get accept as targets and sources.
+///
+/// # Safety
+/// `sym_offset()..sym_offset() + sym_len() * size_of::<Elem>()` must be a symmetric,
+/// `Elem`-aligned range that is allocated on every PE while `self` lives.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not symmetric memory",
+    label = "not symmetric: other PEs cannot reach it",
+    note = "SHMEM targets and sources must be symmetric: a `#[symmetric] static`, a `SymSlice` from `Pe::alloc_slice`, or a `.range(..)` of one of them — not a local array, slice or `Vec`"
+)]
+pub unsafe trait SymmetricBuffer {
+    /// The element type.
+    type Elem: Pod;
+    /// Symmetric offset of the first element.
+    fn sym_offset(&self) -> usize;
+    /// Number of elements.
+    fn sym_len(&self) -> usize;
+}
+
+// SAFETY: the runtime placed the static (size_of::<X>() = LEN elements) at its offset on
+// every PE, aligned for X and hence for its elements.
+unsafe impl<X: Elements> SymmetricBuffer for Symmetric<X> {
+    type Elem = X::Elem;
+    fn sym_offset(&self) -> usize {
+        self.offset()
+    }
+    fn sym_len(&self) -> usize {
+        X::LEN
+    }
+}
+
+// SAFETY: a shared reference to a buffer is the same buffer.
+unsafe impl<B: SymmetricBuffer + ?Sized> SymmetricBuffer for &B {
+    type Elem = B::Elem;
+    fn sym_offset(&self) -> usize {
+        (**self).sym_offset()
+    }
+    fn sym_len(&self) -> usize {
+        (**self).sym_len()
+    }
+}
+
+/// A sub-range of a symmetric buffer: also a symmetric buffer. Made by
+/// [`SymmetricBufferExt::range`].
+#[derive(Debug)]
+pub struct SymRange<'a, T: Pod> {
+    offset: usize,
+    len: usize,
+    _buffer: PhantomData<&'a [T]>,
+}
+
+impl<T: Pod> Clone for SymRange<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Pod> Copy for SymRange<'_, T> {}
+
+// SAFETY: a range is checked to lie inside the buffer it borrows, which stays alive.
+unsafe impl<T: Pod> SymmetricBuffer for SymRange<'_, T> {
+    type Elem = T;
+    fn sym_offset(&self) -> usize {
+        self.offset
+    }
+    fn sym_len(&self) -> usize {
+        self.len
+    }
+}
+
+fn resolve_range(r: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match r.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match r.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start > end || end > len {
+        return Err(ShmemError::RangeOutOfBounds { start, end, len });
+    }
+    Ok((start, end))
+}
+
+/// Operations every symmetric buffer has: sub-ranges, bulk and single-element remote
+/// access, local views.
+pub trait SymmetricBufferExt: SymmetricBuffer {
+    /// Number of elements.
+    fn len(&self) -> usize {
+        self.sym_len()
+    }
+
+    /// Whether the buffer has no elements.
+    fn is_empty(&self) -> bool {
+        self.sym_len() == 0
+    }
+
+    /// The elements in `range`, as a symmetric buffer. Errors if it exceeds the buffer.
+    fn range(&self, range: impl RangeBounds<usize>) -> Result<SymRange<'_, Self::Elem>> {
+        let (start, end) = resolve_range(range, self.sym_len())?;
+        Ok(SymRange {
+            offset: self.sym_offset() + start * std::mem::size_of::<Self::Elem>(),
+            len: end - start,
+            _buffer: PhantomData,
+        })
+    }
+
+    /// This PE's elements.
+    fn local_slice<'a>(&self, pe: &'a Pe) -> &'a [Self::Elem] {
+        let base = slice_ptr(self, pe);
+        // SAFETY: the buffer's range is allocated, aligned and initialised (Pod) on this
+        // PE; local writes need `&mut Pe`.
+        unsafe { std::slice::from_raw_parts(base, self.sym_len()) }
+    }
+
+    /// This PE's elements, mutably.
+    fn local_slice_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut [Self::Elem] {
+        let base = slice_ptr(self, pe);
+        // SAFETY: as in `local_slice`; the exclusive borrow of `pe` excludes every other
+        // local view and every collective while the slice lives.
+        unsafe { std::slice::from_raw_parts_mut(base, self.sym_len()) }
+    }
+
+    /// Copies `src` into PE `target_pe`'s buffer from element 0 (`shmem_put`). Errors if
+    /// `src` is longer than the buffer or the PE does not exist.
+    fn put(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
+        check_fits(src.len(), self.sym_len())?;
+        Ok(pe
+            .rt()
+            .put_bytes(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+    }
+
+    /// Copies PE `source_pe`'s buffer from element 0 into `dst` (`shmem_get`).
+    fn get(&self, pe: &Pe, source_pe: usize, dst: &mut [Self::Elem]) -> Result<()> {
+        check_fits(dst.len(), self.sym_len())?;
+        Ok(pe
+            .rt()
+            .get_bytes(source_pe, self.sym_offset(), bytemuck::cast_slice_mut(dst))?)
+    }
+
+    /// Stores one element into PE `target_pe`'s buffer at `index` (`shmem_p`).
+    fn p(&self, pe: &mut Pe, target_pe: usize, index: usize, value: Self::Elem) -> Result<()> {
+        let one = self.range(index..index + 1)?;
+        one.put(pe, target_pe, std::slice::from_ref(&value))
+    }
+
+    /// Loads one element of PE `source_pe`'s buffer at `index` (`shmem_g`).
+    fn g(&self, pe: &Pe, source_pe: usize, index: usize) -> Result<Self::Elem> {
+        let one = self.range(index..index + 1)?;
+        let mut value = Self::Elem::zeroed();
+        one.get(pe, source_pe, std::slice::from_mut(&mut value))?;
+        Ok(value)
+    }
+
+    /// Address of PE `target_pe`'s buffer (`shmem_ptr`): always available on one node.
+    /// Dereferencing it is `unsafe` and subject to the SHMEM synchronization rules.
+    fn remote_ptr(&self, pe: &Pe, target_pe: usize) -> Result<*mut Self::Elem> {
+        let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
+        Ok(pe.rt().address(target_pe, self.sym_offset(), bytes)?.cast())
+    }
+}
+
+impl<B: SymmetricBuffer + ?Sized> SymmetricBufferExt for B {}
+
+fn check_fits(given: usize, capacity: usize) -> Result<()> {
+    if given > capacity {
+        return Err(ShmemError::RangeOutOfBounds {
+            start: 0,
+            end: given,
+            len: capacity,
+        });
+    }
+    Ok(())
+}
+
+fn slice_ptr<B: SymmetricBuffer + ?Sized>(buf: &B, pe: &Pe) -> *mut B::Elem {
+    // SAFETY: symmetric buffers lie inside the partition (trait contract).
+    unsafe {
+        pe.rt()
+            .heap()
+            .partition(pe.my_pe())
+            .add(buf.sym_offset())
+            .cast()
+    }
+}
+
+/// A symmetric heap allocation of `len` elements of `T` (`shmem_malloc`/`shmem_calloc`):
+/// the same offset on every PE. Free it with [`Pe::free`], a collective call; dropping it
+/// without freeing keeps the memory allocated until the job ends.
+#[derive(Debug)]
+pub struct SymSlice<T: Pod> {
+    offset: usize,
+    len: usize,
+    _elem: PhantomData<T>,
+}
+
+// SAFETY: allocated by the collective allocator with room and alignment for len Ts on
+// every PE; freed only by consuming the value.
+unsafe impl<T: Pod> SymmetricBuffer for SymSlice<T> {
+    type Elem = T;
+    fn sym_offset(&self) -> usize {
+        self.offset
+    }
+    fn sym_len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Pe {
+    /// Collectively allocates `len` zeroed elements of `T` on every PE (`shmem_calloc`).
+    /// Every PE must make the same call; ends with a barrier.
+    pub fn alloc_slice<T: Pod>(&mut self, len: usize) -> Result<SymSlice<T>> {
+        self.alloc_slice_aligned(len, std::mem::align_of::<T>())
+    }
+
+    /// As [`Pe::alloc_slice`] with a larger alignment (`shmem_align`), a power of two.
+    pub fn alloc_slice_aligned<T: Pod>(&mut self, len: usize, align: usize) -> Result<SymSlice<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| shmem_rt::RtError::BadAlloc(format!("{len} elements overflow")))?;
+        let align = align.max(std::mem::align_of::<T>());
+        let offset = self.rt_mut().alloc(bytes, align)?;
+        Ok(SymSlice {
+            offset,
+            len,
+            _elem: PhantomData,
+        })
+    }
+
+    /// Collectively frees a symmetric allocation (`shmem_free`); starts with a barrier.
+    pub fn free<T: Pod>(&mut self, slice: SymSlice<T>) -> Result<()> {
+        Ok(self.rt_mut().free(slice.offset)?)
+    }
+
+    /// Collectively resizes a symmetric allocation (`shmem_realloc`), keeping this PE's
+    /// first `min(old, new)` elements; new elements are zero.
+    pub fn realloc<T: Pod>(&mut self, slice: SymSlice<T>, new_len: usize) -> Result<SymSlice<T>> {
+        let new = self.alloc_slice::<T>(new_len)?;
+        let keep = slice.len.min(new_len);
+        let (old_local, new_local) = (
+            slice.local_slice(self)[..keep].as_ptr(),
+            new.local_slice(self)[..keep].as_ptr().cast_mut(),
+        );
+        // SAFETY: both ranges are live, distinct allocations of at least `keep` Ts.
+        unsafe { std::ptr::copy_nonoverlapping(old_local, new_local, keep) };
+        self.free(slice)?;
+        Ok(new)
+    }
+}
