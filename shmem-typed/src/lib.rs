@@ -64,6 +64,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
+    pub use shmem_rt::is_pe;
     pub use shmem_rt::linkme;
     pub use shmem_rt::statics::{StaticSlot, SYMMETRIC_STATICS};
 
