@@ -20,9 +20,7 @@ use proc_macro::TokenStream;
 /// pointers), the item an immutable `static` with an initialiser.
 #[proc_macro_attribute]
 pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
-    symmetric::expand(args.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    symmetric::expand(args.into(), item.into()).into()
 }
 
 /// Marks the SPMD entry point: `fn main(pe: &mut Pe)`, optionally returning
@@ -37,7 +35,5 @@ pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    main_attr::expand(args.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    main_attr::expand(args.into(), item.into()).into()
 }

@@ -7,6 +7,11 @@ use std::fmt::Display;
 use crate::pe::Pe;
 
 /// What an SPMD main may return: `()` or `Result<(), E>` with a printable error.
+#[diagnostic::on_unimplemented(
+    message = "the SPMD main cannot return `{Self}`",
+    label = "return `()` or `Result<(), E>` where `E: Display`",
+    note = "each PE prints an `Err` as `PE <n>: error: <E>` and the program exits with status 1"
+)]
 pub trait MainResult {
     /// `Err(message)` for a failed PE.
     fn into_outcome(self) -> Result<(), String>;

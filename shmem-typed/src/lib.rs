@@ -73,6 +73,17 @@ pub mod __private {
         shmem_rt::config::default_npes()
     }
 
-    /// Compile-time check that a symmetric static's type is plain old data.
-    pub const fn assert_symmetric_type<T: crate::symmetric::SymmetricType>() {}
+    /// The registry entry of a `#[symmetric]` static. The one place where the macro's
+    /// expansion requires `T: Pod` (as [`SymmetricType`](crate::symmetric::SymmetricType),
+    /// whose message says what went wrong), so that a non-`Pod` type is one error. `E` is
+    /// the innermost element type as written (`char` in `[[char; 4]; 2]`), checked first
+    /// so that the message names the offending element rather than the array.
+    pub const fn register<
+        E: crate::symmetric::SymmetricType,
+        T: crate::symmetric::SymmetricType,
+    >(
+        symmetric: &'static crate::Symmetric<T>,
+    ) -> &'static dyn StaticSlot {
+        symmetric
+    }
 }

@@ -15,17 +15,24 @@ use crate::pe::Pe;
 /// A static made symmetric by `#[symmetric]`: one copy per PE at the same symmetric
 /// offset, starting with the static's initialiser on every PE. Write
 /// `#[symmetric] static NAME: T = EXPR;`, never this type by hand.
-pub struct Symmetric<T: Pod> {
+///
+/// `T` is `bytemuck::Pod`: every operation requires it, and `#[symmetric]` registers a
+/// static only through [`SymmetricType`], so that a type that is not `Pod` is reported
+/// once, at the static's type, in words. (The struct itself carries no bound for that
+/// reason: a bound here would repeat the error at every mention of the type.)
+pub struct Symmetric<T> {
     init: T,
     key: &'static str,
     offset: AtomicUsize,
 }
 
-// SAFETY: `init` is never written after construction and `offset` is atomic; the
-// symmetric copy itself is reached only through a `Pe`, which is not `Send`.
-unsafe impl<T: Pod> Sync for Symmetric<T> {}
+// SAFETY: a shared `Symmetric<T>` exposes no `&T` of `init`: it is read only as bytes
+// (`initial_bytes`, which requires `T: Pod`) and never written after construction;
+// `offset` is atomic; the symmetric copy is reached only through a `Pe`, which is
+// neither `Send` nor `Sync`.
+unsafe impl<T> Sync for Symmetric<T> {}
 
-impl<T: Pod> Symmetric<T> {
+impl<T> Symmetric<T> {
     /// Used by `#[symmetric]`: the initial value and the static's unique key.
     #[doc(hidden)]
     pub const fn __new(init: T, key: &'static str) -> Symmetric<T> {
@@ -35,7 +42,9 @@ impl<T: Pod> Symmetric<T> {
             offset: AtomicUsize::new(0),
         }
     }
+}
 
+impl<T: Pod> Symmetric<T> {
     /// The static's symmetric offset (placed by the runtime during `Pe::init`).
     #[inline]
     pub(crate) fn offset(&self) -> usize {
@@ -125,7 +134,8 @@ impl<T: Pod> shmem_rt::statics::StaticSlot for Symmetric<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be symmetric: it is not plain old data (`bytemuck::Pod`)",
     label = "not `Pod`",
-    note = "other PEs write symmetric data as raw bytes, so every bit pattern must be valid and the type must own no memory and have no padding: use integers, floats, arrays of them, or `#[repr(C)]` structs with `#[derive(Pod, Zeroable)]`"
+    note = "other PEs write symmetric data as raw bytes, so every bit pattern must be a valid value (not so for `bool`, `char`, enums), the type must have no padding, and it must own no memory and hold no references (`String`, `Vec`, `Box`, `&T`)",
+    note = "use integers, floats, `num_complex::Complex`, arrays of them, or `#[repr(C)]` structs of them with `#[derive(Pod, Zeroable)]` (e.g. `u8` for a flag, `u32` for a character)"
 )]
 pub trait SymmetricType: Pod {}
 impl<T: Pod> SymmetricType for T {}
