@@ -1,0 +1,4 @@
+#[shmem_typed::main]
+fn main() {
+    println!("hello");
+}

@@ -1,0 +1,8 @@
+use shmem_typed::prelude::*;
+
+fn main() -> Result<(), ShmemError> {
+    let pe = Pe::init()?;
+    pe.finalize()?;
+    println!("PE {}", pe.my_pe());
+    Ok(())
+}

@@ -1,0 +1,6 @@
+use shmem_typed::prelude::*;
+
+#[symmetric]
+static READY: bool = false;
+
+fn main() {}

@@ -1,0 +1,6 @@
+use shmem_typed::prelude::*;
+
+#[symmetric]
+static COUNTS: [u64; 4];
+
+fn main() {}

@@ -1,0 +1,12 @@
+use shmem_typed::prelude::*;
+
+#[symmetric]
+static COUNTS: [u64; 4] = [0; 4];
+
+#[shmem_typed::main]
+fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    let counts = COUNTS.local(pe);
+    pe.barrier_all()?; // other PEs may put into COUNTS before this returns
+    println!("{}", counts[0]);
+    Ok(())
+}
