@@ -145,6 +145,11 @@ impl<T: Pod> SymmetricType for T {}
 ///
 /// # Safety
 /// `Self` must consist of exactly `LEN` consecutive `Elem`s.
+#[diagnostic::on_unimplemented(
+    message = "a symmetric static of type `{Self}` is not a buffer of elements",
+    label = "not a scalar or an array",
+    note = "buffers (targets and sources of bulk put/get, waits and collectives) are symmetric statics of a scalar (integer, float, complex) or an array `[T; N]`; declare a struct static as `[{Self}; 1]` to use it as one, or move the whole value with `NAME.put(pe, target_pe, &value)` / `NAME.get_from(pe, source_pe)`"
+)]
 pub unsafe trait Elements: Pod {
     /// The element type.
     type Elem: Pod;
@@ -377,9 +382,11 @@ fn slice_ptr<B: SymmetricBuffer + ?Sized>(buf: &B, pe: &Pe) -> *mut B::Elem {
 
 /// A symmetric heap allocation of `len` elements of `T` (`shmem_malloc`/`shmem_calloc`):
 /// the same offset on every PE. Free it with [`Pe::free`], a collective call; dropping it
-/// without freeing keeps the memory allocated until the job ends.
+/// without freeing keeps the memory allocated until the job ends. Only
+/// [`Pe::alloc_slice`] makes one, and it requires `T: Pod` (so that a non-`Pod` `T` is one
+/// error there, not one at every mention of the type).
 #[derive(Debug)]
-pub struct SymSlice<T: Pod> {
+pub struct SymSlice<T> {
     offset: usize,
     len: usize,
     _elem: PhantomData<T>,
@@ -400,12 +407,16 @@ unsafe impl<T: Pod> SymmetricBuffer for SymSlice<T> {
 impl Pe {
     /// Collectively allocates `len` zeroed elements of `T` on every PE (`shmem_calloc`).
     /// Every PE must make the same call; ends with a barrier.
-    pub fn alloc_slice<T: Pod>(&mut self, len: usize) -> Result<SymSlice<T>> {
+    pub fn alloc_slice<T: SymmetricType>(&mut self, len: usize) -> Result<SymSlice<T>> {
         self.alloc_slice_aligned(len, std::mem::align_of::<T>())
     }
 
     /// As [`Pe::alloc_slice`] with a larger alignment (`shmem_align`), a power of two.
-    pub fn alloc_slice_aligned<T: Pod>(&mut self, len: usize, align: usize) -> Result<SymSlice<T>> {
+    pub fn alloc_slice_aligned<T: SymmetricType>(
+        &mut self,
+        len: usize,
+        align: usize,
+    ) -> Result<SymSlice<T>> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| shmem_rt::RtError::BadAlloc(format!("{len} elements overflow")))?;
@@ -419,7 +430,7 @@ impl Pe {
     }
 
     /// Collectively frees a symmetric allocation (`shmem_free`); starts with a barrier.
-    pub fn free<T: Pod>(&mut self, slice: SymSlice<T>) -> Result<()> {
+    pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<()> {
         Ok(self.rt_mut().free(slice.offset)?)
     }
 
