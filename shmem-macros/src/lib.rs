@@ -17,7 +17,11 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// The type must be `bytemuck::Pod` (no references, `bool`, `char`, padding or heap
-/// pointers), the item an immutable `static` with an initialiser.
+/// pointers), the item an immutable `static` with an initialiser; everything else is a
+/// compile error at the offending token (see `ui-tests/ui/fail/symmetric_*.rs`). The
+/// static may stand in any module, inside a function, or in a library crate the program
+/// links: the runtime places every registered static by its key (module path, name,
+/// position in the source), so placement agrees on every PE whatever the link order.
 #[proc_macro_attribute]
 pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
     symmetric::expand(args.into(), item.into()).into()
