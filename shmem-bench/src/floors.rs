@@ -1,29 +1,39 @@
 //! The machine's floors, measured in the same run as the operations: the round trip of
-//! one cache line between PE 0 and PE 1 over the shared mapping, and local `memcpy`
-//! bandwidth.
+//! one cache line between PE 0 and PE 1 over the shared mapping (in the job), and
+//! `memcpy` bandwidth between page-aligned buffers (in the driver, while no PE runs).
 
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use shmem_typed::prelude::*;
 
-use crate::timing::median_batch_mean;
+use crate::timing::{self, Timer};
 
-/// Round trip of one cache line between PE 0 and PE 1, in µs: PE 0 stores into PE 1's
-/// flag, PE 1 sees it and stores into PE 0's flag. Other PEs only take part in the
-/// allocation and return 0.
-pub fn cache_line_round_trip(pe: &mut Pe, batches: usize, iters: usize) -> Result<f64, ShmemError> {
-    // One flag per PE on its own cache line (each PE's copy of this slice).
+/// Round trips per timed batch.
+const ROUND_TRIPS: usize = 20_000;
+
+/// Round trip of one cache line between PE 0 and PE 1, in µs, timed by the shared rule:
+/// PE 0 stores a sequence number into PE 1's flag and waits for it in its own; PE 1
+/// waits for it and stores it back. Other PEs wait in the batch barriers. Meaningful on
+/// PE 0; NaN for a job of one PE.
+pub fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, ShmemError> {
+    if pe.n_pes() < 2 {
+        return Ok(f64::NAN);
+    }
+    // One flag per PE, alone on its cache lines (each PE's copy of this slice).
     let flags = pe.alloc_slice_aligned::<u64>(16, 128)?;
     let me = pe.my_pe();
+    let mut seq = 0u64;
     let result = if me < 2 {
         let peer = 1 - me;
         let mine = flags.remote_ptr(pe, me)?;
         let theirs = flags.remote_ptr(pe, peer)?;
-        // SAFETY: both pointers are 128-aligned u64 slots inside live symmetric
-        // allocations; they are only accessed atomically here.
+        // SAFETY: both pointers are 128-aligned u64 slots inside a live symmetric
+        // allocation that is freed only after the measurement; while it runs they are
+        // accessed only atomically, by PEs 0 and 1.
         let (mine, theirs) = unsafe { (AtomicU64::from_ptr(mine), AtomicU64::from_ptr(theirs)) };
-        let mut seq = 0u64;
-        let round = || {
+        let round_trip = |_: &mut Pe| {
             seq += 1;
             if me == 0 {
                 theirs.store(seq, Ordering::Release);
@@ -36,29 +46,63 @@ pub fn cache_line_round_trip(pe: &mut Pe, batches: usize, iters: usize) -> Resul
                 }
                 theirs.store(seq, Ordering::Release);
             }
+            Ok(())
         };
-        median_batch_mean(batches, iters, round, || {})
+        timer.measure(pe, ROUND_TRIPS, round_trip)?
     } else {
-        0.0
+        timer.measure(pe, ROUND_TRIPS, |_| Ok(()))?
     };
-    pe.barrier_all()?;
     pe.free(flags)?;
     Ok(result)
 }
 
-/// Local `memcpy` bandwidth for `bytes`-sized copies, in GB/s (10^9 bytes/s).
-pub fn memcpy_bandwidth(bytes: usize, batches: usize) -> f64 {
-    let src = vec![1u8; bytes];
-    let mut dst = vec![0u8; bytes];
-    let iters = (256 << 20) / bytes.max(1) + 1;
-    let us = median_batch_mean(
-        batches,
-        iters,
-        || {
-            dst.copy_from_slice(std::hint::black_box(&src));
-            std::hint::black_box(&mut dst);
-        },
-        || {},
-    );
-    bytes as f64 / (us * 1e3)
+/// A zeroed, page-aligned heap buffer (the alignment of the symmetric buffers).
+struct PageBuffer {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl PageBuffer {
+    fn new(bytes: usize) -> PageBuffer {
+        let layout = Layout::from_size_align(bytes.max(1), 4096).expect("buffer layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        PageBuffer { ptr, layout }
+    }
+}
+
+impl Drop for PageBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Local `memcpy` bandwidth for copies of `bytes` between page-aligned buffers, in GB/s
+/// (10^9 bytes/s): the median over batches of about 32 MiB (at most 100 000 copies).
+pub fn memcpy_bandwidth(bytes: usize) -> f64 {
+    let (src, dst) = (PageBuffer::new(bytes), PageBuffer::new(bytes));
+    let copies = ((32usize << 20) / bytes.max(1)).clamp(1, 100_000);
+    let copy = || {
+        // SAFETY: both buffers hold `bytes` bytes and do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(std::hint::black_box(src.ptr), dst.ptr, bytes);
+        }
+        std::hint::black_box(dst.ptr);
+    };
+    for _ in 0..timing::warmup_for(copies) {
+        copy();
+    }
+    let mut per_copy = Vec::with_capacity(timing::BATCHES);
+    for _ in 0..timing::BATCHES {
+        let start = Instant::now();
+        for _ in 0..copies {
+            copy();
+        }
+        per_copy.push(start.elapsed().as_secs_f64() / copies as f64);
+    }
+    bytes as f64 / timing::median(&mut per_copy) / 1e9
 }

@@ -1,85 +1,65 @@
-//! `shmem-bench`: OSU-style latency of typed SHMEM operations beside the machine's floors.
+//! `shmem-bench`: OSU-style latency of typed SHMEM collectives beside this machine's
+//! floors and Open MPI's OSHMEM and MPI.
 //!
-//! Run: `cargo run --release -p shmem-bench -- [-n NPES]` (default 2 PEs).
+//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--out DIR]` (see `--help`).
+//! The program is both the driver the user starts and, re-run by it with the hidden
+//! `--job-results FILE`, the PEs of the measuring job.
 
+mod baseline;
+mod cli;
+mod driver;
 mod floors;
+mod job;
+mod ops;
+mod ours;
+mod output;
+mod plot;
+mod report;
+mod results;
+mod targets;
 mod timing;
 
-use shmem_typed::prelude::*;
-
-/// One measured figure.
-struct Row {
-    op: &'static str,
-    bytes: usize,
-    usec: f64,
-}
-
-const BATCHES: usize = 11;
-
-fn parse_npes() -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    let mut npes = 2;
-    let mut i = 1;
-    while i < args.len() {
-        match args[i].as_str() {
-            "-n" | "--npes" => {
-                let v = args.get(i + 1).map(String::as_str).unwrap_or("");
-                npes = shmem_rt::config::parse_npes(v, "-n").unwrap_or_else(|e| {
-                    eprintln!("shmem-bench: {e}");
-                    std::process::exit(2)
-                });
-                i += 1;
-            }
-            other => {
-                eprintln!("shmem-bench: unknown argument {other}\nusage: shmem-bench [-n NPES]");
-                std::process::exit(2)
-            }
-        }
-        i += 1;
-    }
-    npes
-}
-
-fn bench(pe: &mut Pe) -> Result<(), ShmemError> {
-    let npes = pe.n_pes();
-    let mut rows = Vec::new();
-    let rtt = if npes >= 2 {
-        floors::cache_line_round_trip(pe, BATCHES, 20_000)?
-    } else {
-        f64::NAN
-    };
-    let memcpy = floors::memcpy_bandwidth(256 << 10, BATCHES);
-    let usec = {
-        let mut op_pe = || pe.barrier_all().expect("barrier_all");
-        timing::median_batch_mean(BATCHES, 20_000, &mut op_pe, || {})
-    };
-    rows.push(Row {
-        op: "barrier_all",
-        bytes: 0,
-        usec,
-    });
-    if pe.my_pe() == 0 {
-        println!(
-            "# {npes} PEs; cache-line round trip {rtt:.3} us; memcpy 256 KiB {memcpy:.1} GB/s"
-        );
-        println!("{:<14} {:>9} {:>10} {:>9}", "op", "bytes", "usec", "/rtt");
-        for r in &rows {
-            println!(
-                "{:<14} {:>9} {:>10.3} {:>9.2}",
-                r.op,
-                r.bytes,
-                r.usec,
-                r.usec / rtt
-            );
-        }
-    }
-    Ok(())
-}
+use clap::Parser;
+use shmem_typed::Pe;
 
 fn main() {
-    if !shmem_typed::__private::is_pe() {
-        let npes = parse_npes();
-        std::env::set_var("SHMEM_NPES", npes.to_string());
+    let args = cli::Args::parse();
+    let code = match (&args.job_results, shmem_rt::is_pe()) {
+        (Some(results), true) => run_pe(&args, results),
+        (Some(_), false) => {
+            eprintln!("shmem-bench: --job-results is for the PEs the benchmark starts itself");
+            2
+        }
+        (None, _) => match driver::run(&args) {
+            Ok(()) => 0,
+            Err(msg) => {
+                eprintln!("shmem-bench: error: {msg}");
+                1
+            }
+        },
+    };
+    std::process::exit(code)
+}
+
+/// One PE of the measuring job: join, measure, leave.
+fn run_pe(args: &cli::Args, results: &std::path::Path) -> i32 {
+    let mut pe = match Pe::init() {
+        Ok(pe) => pe,
+        Err(e) => {
+            eprintln!("shmem-bench: cannot start SHMEM: {e}");
+            return 2;
+        }
+    };
+    let me = pe.my_pe();
+    if let Err(msg) = job::run(&mut pe, args, results) {
+        eprintln!("shmem-bench: PE {me}: error: {msg}");
+        return 1;
     }
-    shmem_typed::__private::run_main(2, bench)
+    match pe.finalize() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("shmem-bench: PE {me}: error: {e}");
+            1
+        }
+    }
 }

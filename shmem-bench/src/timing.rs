@@ -1,39 +1,127 @@
-//! Timing that is robust on a shared, noisy machine: every PE runs the same number of
-//! iterations in batches; the figure is the median over batches of the mean per call.
+//! The timing rule shared with the C baselines (bench/c/bench_common.h), so that the
+//! numbers are comparable: warm-up calls, then [`BATCHES`] batches of "barrier, then a
+//! timed loop of `n` back-to-back calls"; a batch takes as long as its slowest PE; the
+//! figure is the median over batches of batch time / `n`, in microseconds.
 
 use std::time::Instant;
 
-/// Median of batch means, in microseconds per call, of `op` run `iters` times per batch
-/// over `batches` batches (after one warm-up batch). `op` must be collective-safe: every
-/// PE of the job calls this with the same counts.
-pub fn median_batch_mean(
-    batches: usize,
-    iters: usize,
-    mut op: impl FnMut(),
-    mut sync: impl FnMut(),
-) -> f64 {
-    for _ in 0..iters.min(1000) {
-        op();
-    }
-    let mut means = Vec::with_capacity(batches);
-    for _ in 0..batches {
-        sync();
-        let start = Instant::now();
-        for _ in 0..iters {
-            op();
-        }
-        means.push(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
-    }
-    median(&mut means)
+use shmem_typed::prelude::*;
+
+/// Timed batches per figure.
+pub const BATCHES: usize = 11;
+/// Fewest calls in a batch.
+const MIN_ITERS: usize = 10;
+/// Above this payload the calls per batch scale down with the size.
+const SCALE_FROM_BYTES: usize = 16 << 10;
+
+/// Calls per timed batch for a payload of `bytes` (0 for barriers): `iters` up to
+/// 16 KiB, then proportionally fewer, never below 10 (nor above `iters`).
+pub fn iters_for_size(iters: usize, bytes: usize) -> usize {
+    let n = if bytes > SCALE_FROM_BYTES {
+        (iters as f64 * SCALE_FROM_BYTES as f64 / bytes as f64) as usize
+    } else {
+        iters
+    };
+    n.max(MIN_ITERS).min(iters)
+}
+
+/// Untimed warm-up calls before the batches of `n` calls.
+pub fn warmup_for(n: usize) -> usize {
+    (n / 4).max(2)
 }
 
 /// Median of a non-empty sample (sorts it).
 pub fn median(xs: &mut [f64]) -> f64 {
+    assert!(!xs.is_empty(), "median of an empty sample");
     xs.sort_by(|a, b| a.total_cmp(b));
     let n = xs.len();
     if n % 2 == 1 {
         xs[n / 2]
     } else {
         (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Times collective operations by the shared rule. Holds the symmetric slots in which
+/// the PEs hand their loop times to PE 0.
+pub struct Timer {
+    loop_seconds: SymSlice<f64>,
+}
+
+impl Timer {
+    /// Allocates the time slots (collective).
+    pub fn new(pe: &mut Pe) -> Result<Timer, ShmemError> {
+        let npes = pe.n_pes();
+        Ok(Timer {
+            loop_seconds: pe.alloc_slice(npes)?,
+        })
+    }
+
+    /// Frees the time slots (collective).
+    pub fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
+        pe.free(self.loop_seconds)
+    }
+
+    /// Per-call latency of `op` in µs, by the shared rule, with `n` calls per batch. Every
+    /// PE must call this with the same `n`; the figure is meaningful on PE 0 only (other
+    /// PEs get NaN).
+    pub fn measure(
+        &self,
+        pe: &mut Pe,
+        n: usize,
+        mut op: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+    ) -> Result<f64, ShmemError> {
+        for _ in 0..warmup_for(n) {
+            op(pe)?;
+        }
+        let me = pe.my_pe();
+        let mut per_call = Vec::with_capacity(BATCHES);
+        for _ in 0..BATCHES {
+            pe.barrier_all()?;
+            let start = Instant::now();
+            for _ in 0..n {
+                op(pe)?;
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            self.loop_seconds.p(pe, 0, me, seconds)?;
+            pe.barrier_all()?;
+            if me == 0 {
+                let slowest = self
+                    .loop_seconds
+                    .local_slice(pe)
+                    .iter()
+                    .copied()
+                    .fold(0.0, f64::max);
+                per_call.push(slowest * 1e6 / n as f64);
+            }
+        }
+        Ok(if me == 0 {
+            median(&mut per_call)
+        } else {
+            f64::NAN
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_matches_the_c_baselines() {
+        assert_eq!(iters_for_size(1000, 0), 1000);
+        assert_eq!(iters_for_size(1000, 16 << 10), 1000);
+        assert_eq!(iters_for_size(1000, 32 << 10), 500);
+        assert_eq!(iters_for_size(1000, 1 << 20), 15);
+        assert_eq!(iters_for_size(100, 1 << 20), 10);
+        assert_eq!(iters_for_size(5, 8), 5);
+        assert_eq!(warmup_for(1000), 250);
+        assert_eq!(warmup_for(3), 2);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_samples() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
     }
 }

@@ -1,0 +1,184 @@
+//! The command line. The driver and the PEs of the measuring job parse the same
+//! arguments, so the job sees exactly the sizes and counts the driver asked for.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::ops::Op;
+
+/// OSU-style latency of typed SHMEM collectives beside this machine's floors (cache-line
+/// round trip, memcpy bandwidth) and, when Open MPI is installed, its OSHMEM and MPI.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "shmem-bench", version)]
+pub struct Args {
+    /// Number of PEs (and of OSHMEM PEs / MPI ranks for the baselines).
+    #[arg(short = 'n', long = "npes", default_value_t = 2, value_parser = parse_npes)]
+    pub npes: usize,
+
+    /// Smallest message size (bytes; K/M suffixes allowed), rounded up to 8 bytes.
+    #[arg(long, default_value = "8", value_parser = parse_bytes)]
+    pub min: usize,
+
+    /// Largest message size (bytes; K/M suffixes allowed), rounded up to 8 bytes.
+    #[arg(long, default_value = "1M", value_parser = parse_bytes)]
+    pub max: usize,
+
+    /// Factor between consecutive sizes.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub step: u32,
+
+    /// Calls per timed batch up to 16 KiB (fewer above, at least 10). Default 1000, or
+    /// 100 with --quick.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: Option<u32>,
+
+    /// A short run: 100 calls per batch instead of 1000.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Only these operations (comma-separated), e.g. `--ops barrier,broadcast`.
+    #[arg(long, value_delimiter = ',', value_parser = parse_op)]
+    pub ops: Vec<Op>,
+
+    /// Where the CSV, JSON, Markdown table and SVG plot go (file names carry the PE count).
+    #[arg(long, default_value = "target/shmem-bench")]
+    pub out: PathBuf,
+
+    /// Do not build and run the Open MPI baselines.
+    #[arg(long)]
+    pub no_baseline: bool,
+
+    /// The C baseline runner (bench/c/run.sh of this repository).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../bench/c/run.sh"))]
+    pub c_harness: PathBuf,
+
+    /// Do not pin each PE to its own CPU. By default PEs are pinned when there are at
+    /// least as many CPUs as PEs, as the baselines' `--bind-to core`.
+    #[arg(long)]
+    pub no_bind: bool,
+
+    /// Internal: run as the measuring job and write its samples to this file.
+    #[arg(long, hide = true)]
+    pub job_results: Option<PathBuf>,
+}
+
+/// Default calls per timed batch.
+pub const DEFAULT_ITERS: u32 = 1000;
+/// Calls per timed batch with `--quick`.
+pub const QUICK_ITERS: u32 = 100;
+
+impl Args {
+    /// Calls per timed batch at small sizes.
+    pub fn iters(&self) -> usize {
+        let quick = if self.quick {
+            QUICK_ITERS
+        } else {
+            DEFAULT_ITERS
+        };
+        self.iters.unwrap_or(quick) as usize
+    }
+
+    /// The operations to measure, in table order.
+    pub fn selected_ops(&self) -> Vec<Op> {
+        Op::ALL
+            .iter()
+            .copied()
+            .filter(|op| self.ops.is_empty() || self.ops.contains(op))
+            .collect()
+    }
+
+    /// The message sizes of the sweep: `min`, `min·step`, … up to `max`.
+    pub fn sizes(&self) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        let mut bytes = self.min;
+        while bytes <= self.max {
+            sizes.push(bytes);
+            match bytes.checked_mul(self.step as usize) {
+                Some(next) => bytes = next,
+                None => break,
+            }
+        }
+        sizes
+    }
+
+    /// Checks what clap cannot: the size range.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max < self.min {
+            return Err(format!(
+                "--max {} is below --min {}: give a size range from small to large",
+                self.max, self.min
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn parse_npes(text: &str) -> Result<usize, String> {
+    shmem_rt::config::parse_npes(text, "-n").map_err(|e| e.to_string())
+}
+
+fn parse_op(text: &str) -> Result<Op, String> {
+    Op::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+        format!(
+            "unknown operation '{text}'; choose from {}",
+            names.join(", ")
+        )
+    })
+}
+
+/// A byte count with an optional K or M suffix (powers of 1024), rounded up to whole
+/// 8-byte elements (every payload is made of 64-bit elements, as in the C baselines).
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1usize << 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+        _ => (t, 1),
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| format!("'{text}' is not a byte count (e.g. 8, 4K, 1M)"))?;
+    let bytes = n
+        .checked_mul(unit)
+        .filter(|&b| b > 0 && b <= 1 << 30)
+        .ok_or_else(|| format!("'{text}' must be between 1 byte and 1 GiB"))?;
+    Ok(bytes.div_ceil(8) * 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_take_suffixes_and_round_to_elements() {
+        assert_eq!(parse_bytes("8"), Ok(8));
+        assert_eq!(parse_bytes("5"), Ok(8));
+        assert_eq!(parse_bytes("4K"), Ok(4096));
+        assert_eq!(parse_bytes("1m"), Ok(1 << 20));
+        for bad in ["", "0", "K", "-8", "2G", "1.5K"] {
+            assert!(parse_bytes(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn the_default_sweep_is_8_bytes_to_1_mib_doubling() {
+        let args = Args::parse_from(["shmem-bench"]);
+        let sizes = args.sizes();
+        assert_eq!(sizes.len(), 18);
+        assert_eq!(sizes.first(), Some(&8));
+        assert_eq!(sizes.last(), Some(&(1 << 20)));
+        assert!(sizes.contains(&(256 << 10)));
+        assert_eq!(args.npes, 2);
+        assert_eq!(args.iters(), 1000);
+        assert_eq!(Args::parse_from(["x", "--quick"]).iters(), 100);
+    }
+
+    #[test]
+    fn ops_filter_keeps_table_order() {
+        let args = Args::parse_from(["x", "--ops", "broadcast,barrier_all"]);
+        assert_eq!(args.selected_ops(), vec![Op::BarrierAll, Op::Broadcast]);
+        assert!(Args::try_parse_from(["x", "--ops", "alltoall"]).is_err());
+    }
+}

@@ -1,0 +1,108 @@
+//! The measuring job: what every PE runs. It measures the cache-line round trip, then
+//! each selected operation at each size (one checked call, then the timed batches), and
+//! PE 0 writes the figures as `impl,op,bytes,npes,usec` lines (the C baselines' format)
+//! to the file the driver named.
+
+use std::io::Write;
+use std::path::Path;
+
+use shmem_typed::prelude::*;
+
+use crate::cli::Args;
+use crate::floors;
+use crate::ours::{self, Buffers};
+use crate::results::{Impl, Sample, RTT_OP};
+use crate::timing::{iters_for_size, Timer};
+
+/// Runs the job on this PE; PE 0 writes the samples to `results`.
+pub fn run(pe: &mut Pe, args: &Args, results: &Path) -> Result<(), String> {
+    let me = pe.my_pe();
+    let npes = pe.n_pes();
+    if !args.no_bind {
+        pin_when_cpus_suffice(me, npes)?;
+    }
+    let err = |e: ShmemError| e.to_string();
+    let mut samples = Vec::new();
+    let timer = Timer::new(pe).map_err(err)?;
+
+    let rtt = floors::cache_line_round_trip(pe, &timer).map_err(err)?;
+    samples.push(Sample::new(Impl::Floor, RTT_OP, 64, npes, rtt));
+
+    let sizes = args.sizes();
+    let buffers = Buffers::new(pe, args.max).map_err(err)?;
+    for op in args.selected_ops() {
+        if !ours::MEASURED.contains(&op) {
+            if me == 0 {
+                eprintln!("shmem-bench: {op} is not measured: not in the typed API yet");
+            }
+            continue;
+        }
+        let sizes = if op.has_payload() { &sizes[..] } else { &[0] };
+        for &bytes in sizes {
+            let n = bytes / 8;
+            if op.has_payload() {
+                buffers.verify(op, pe, n)?;
+            }
+            let calls = iters_for_size(args.iters(), bytes);
+            let usec = timer
+                .measure(pe, calls, |pe| buffers.run(op, pe, n))
+                .map_err(|e| format!("{op}, {bytes} bytes: {e}"))?;
+            if me == 0 {
+                eprintln!("shmem-bench: ours {op:<14} {bytes:>8} B {usec:>10.3} us");
+            }
+            samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
+        }
+    }
+    buffers.free(pe).map_err(err)?;
+    timer.free(pe).map_err(err)?;
+
+    if me == 0 {
+        write_samples(results, &samples)
+            .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
+    }
+    Ok(())
+}
+
+fn write_samples(path: &Path, samples: &[Sample]) -> std::io::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for s in samples {
+        writeln!(file, "{}", s.to_csv())?;
+    }
+    file.flush()
+}
+
+/// Pins PE `me` to the `me`-th CPU this process may use, when there is one CPU per PE
+/// (what the baselines' `--bind-to core` does); oversubscribed jobs stay unpinned.
+fn pin_when_cpus_suffice(me: usize, npes: usize) -> Result<(), String> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity fills it for this
+    // process and reports failure through its return value.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `allowed` is a valid cpu_set_t of `size` bytes.
+    if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+        return Err(format!(
+            "sched_getaffinity failed: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: CPU_ISSET reads a bit of a valid set for a CPU number below CPU_SETSIZE.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+        .collect();
+    if npes > cpus.len() {
+        return Ok(());
+    }
+    // SAFETY: as above, for a set built here.
+    let mut mine: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: cpus[me] < CPU_SETSIZE, `mine` is a valid set.
+    unsafe { libc::CPU_SET(cpus[me], &mut mine) };
+    // SAFETY: `mine` is a valid cpu_set_t of `size` bytes naming an allowed CPU.
+    if unsafe { libc::sched_setaffinity(0, size, &mine) } != 0 {
+        return Err(format!(
+            "cannot pin PE {me} to CPU {}: {} (use --no-bind)",
+            cpus[me],
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}

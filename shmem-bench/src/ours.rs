@@ -1,0 +1,130 @@
+//! Our side of the comparison: the typed SHMEM calls measured, their page-aligned
+//! symmetric buffers, and the one checked call that precedes every measurement (the same
+//! input patterns and checks as the C baselines, so a wrong result cannot pass).
+
+use shmem_typed::prelude::*;
+
+use crate::ops::Op;
+
+/// Alignment of every benchmark buffer (see bench/c/README.md: misaligned copies run up
+/// to 4× slower on this machine, and the baselines align theirs too).
+pub const BUFFER_ALIGN: usize = 4096;
+
+/// The operations the typed API offers so far; the others are reported as not measured.
+pub const MEASURED: &[Op] = &[Op::BarrierAll];
+
+/// The symmetric buffers of every operation, sized for the largest message.
+pub struct Buffers {
+    /// `i64` source: one message.
+    src: SymSlice<i64>,
+    /// `i64` target: one message per PE (collect targets).
+    dst: SymSlice<i64>,
+    /// `f64` source of the sum reduction.
+    fsrc: SymSlice<f64>,
+    /// `f64` target of the sum reduction.
+    fdst: SymSlice<f64>,
+    /// The world set, the active set of every operation.
+    world: ActiveSet,
+}
+
+impl Buffers {
+    /// Allocates buffers for messages of up to `max_bytes` (collective).
+    pub fn new(pe: &mut Pe, max_bytes: usize) -> Result<Buffers, ShmemError> {
+        let elems = max_bytes.div_ceil(8);
+        let npes = pe.n_pes();
+        Ok(Buffers {
+            src: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
+            dst: pe.alloc_slice_aligned(elems * npes, BUFFER_ALIGN)?,
+            fsrc: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
+            fdst: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
+            world: pe.world(),
+        })
+    }
+
+    /// Frees the buffers (collective).
+    pub fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
+        pe.free(self.src)?;
+        pe.free(self.dst)?;
+        pe.free(self.fsrc)?;
+        pe.free(self.fdst)
+    }
+
+    /// One call of `op` on messages of `n` 64-bit elements. Only the operations of
+    /// [`MEASURED`] are called.
+    #[inline]
+    pub fn run(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), ShmemError> {
+        let _ = (n, &self.world);
+        match op {
+            Op::BarrierAll => pe.barrier_all(),
+            other => unreachable!("{other} is not in ours::MEASURED"),
+        }
+    }
+
+    /// Runs one call of `op` on `n` elements between patterned inputs and sentinel
+    /// outputs, and checks this PE's result. Collective; `Err` names what is wrong.
+    pub fn verify(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), String> {
+        let me = pe.my_pe();
+        let npes = pe.n_pes();
+        for (i, x) in self.src.local_slice_mut(pe)[..n].iter_mut().enumerate() {
+            *x = pattern(me, i);
+        }
+        for (i, x) in self.fsrc.local_slice_mut(pe)[..n].iter_mut().enumerate() {
+            *x = fpattern(me, i);
+        }
+        self.dst.local_slice_mut(pe).fill(-1);
+        self.fdst.local_slice_mut(pe).fill(-1.0);
+        pe.barrier_all().map_err(|e| e.to_string())?;
+        self.run(op, pe, n).map_err(|e| format!("{op}: {e}"))?;
+        let dst = &self.dst.local_slice(pe)[..n * npes];
+        let fdst = &self.fdst.local_slice(pe)[..n];
+        let wrong = |what: &str, i: usize| {
+            format!("{op} on {n} elements: wrong result at {what} index {i} on PE {me}")
+        };
+        match op {
+            Op::BarrierAll | Op::Barrier => {}
+            Op::Broadcast => {
+                // The root's own target is not written.
+                if me != 0 {
+                    if let Some(i) = (0..n).find(|&i| dst[i] != pattern(0, i)) {
+                        return Err(wrong("target", i));
+                    }
+                }
+            }
+            Op::Fcollect | Op::Collect => {
+                if let Some(k) = (0..n * npes).find(|&k| dst[k] != pattern(k / n, k % n)) {
+                    return Err(wrong("target", k));
+                }
+            }
+            Op::ReduceXorI64 => {
+                let want = |i| (0..npes).fold(0, |acc, p| acc ^ pattern(p, i));
+                if let Some(i) = (0..n).find(|&i| dst[i] != want(i)) {
+                    return Err(wrong("target", i));
+                }
+            }
+            Op::ReduceMaxI64 => {
+                if let Some(i) = (0..n).find(|&i| dst[i] != pattern(npes - 1, i)) {
+                    return Err(wrong("target", i));
+                }
+            }
+            Op::ReduceSumF64 => {
+                // Small integers and quarters: the sum is exact in any order.
+                let base = (npes * (npes - 1) / 2) as f64;
+                let want = |i: usize| base + npes as f64 * 0.25 * (i % 8) as f64;
+                if let Some(i) = (0..n).find(|&i| fdst[i] != want(i)) {
+                    return Err(wrong("target", i));
+                }
+            }
+        }
+        pe.barrier_all().map_err(|e| e.to_string())
+    }
+}
+
+/// The `i64` input of PE `p` at index `i` (as in the C baselines).
+fn pattern(p: usize, i: usize) -> i64 {
+    ((p as i64) << 32) | i as i64
+}
+
+/// The `f64` input of PE `p` at index `i` (as in the C baselines).
+fn fpattern(p: usize, i: usize) -> f64 {
+    p as f64 + 0.25 * (i % 8) as f64
+}

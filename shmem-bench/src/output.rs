@@ -1,0 +1,333 @@
+//! The report in its forms: the terminal table, a Markdown table (what the README
+//! shows), CSV and JSON files, and the summary of the targets.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::report::{Report, Row};
+use crate::targets::{Check, Limit};
+
+/// `x` with `prec` decimals, or `—` when absent.
+fn opt(x: Option<f64>, prec: usize) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:.prec$}"))
+}
+
+/// A byte count as `8`, `4K`, `1M`.
+pub fn bytes_label(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{}M", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+        format!("{}K", bytes >> 10)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// The column headers and one row's cells, shared by the terminal and Markdown tables.
+const HEADERS: [&str; 11] = [
+    "op",
+    "bytes",
+    "ours µs",
+    "/rtt",
+    "GB/s",
+    "%memcpy",
+    "OSHMEM µs",
+    "/OSHMEM",
+    "MPI µs",
+    "/MPI",
+    "targets",
+];
+
+fn cells(row: &Row) -> [String; 11] {
+    let checks: Vec<String> = row.checks.iter().map(Check::short).collect();
+    [
+        row.op.name().to_string(),
+        bytes_label(row.bytes),
+        format!("{:.3}", row.ours_us),
+        opt(row.per_rtt(), 2),
+        opt(row.gbps(), 2),
+        opt(row.pct_memcpy(), 0),
+        opt(row.oshmem_us, 3),
+        opt(row.per_oshmem(), 2),
+        opt(row.mpi_us, 3),
+        opt(row.per_mpi(), 2),
+        checks.join(", "),
+    ]
+}
+
+/// The run's conditions in one line.
+fn floors_line(report: &Report) -> String {
+    let memcpy = report
+        .floors
+        .memcpy_gbps
+        .get(&(256 << 10))
+        .map_or(String::new(), |g| format!("; memcpy 256 KiB {g:.1} GB/s"));
+    format!(
+        "{} PEs on {} CPUs; cache-line round trip {} µs{memcpy}",
+        report.npes,
+        report.cpus,
+        opt(report.floors.rtt_us, 3)
+    )
+}
+
+/// The table for the terminal, aligned in columns, with the floors line above it.
+pub fn terminal_table(report: &Report) -> String {
+    let rows: Vec<[String; 11]> = report.rows.iter().map(cells).collect();
+    let mut widths = HEADERS.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = format!("# {}\n", floors_line(report));
+    let mut line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            let pad = w - c.chars().count();
+            if i == 0 || i == cells.len() - 1 {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            }
+            s.push_str("  ");
+        }
+        out.push_str(s.trim_end());
+        out.push('\n');
+    };
+    line(&HEADERS.map(String::from));
+    for r in &rows {
+        line(r);
+    }
+    out
+}
+
+/// The table as Markdown, with the floors line above it.
+pub fn markdown_table(report: &Report) -> String {
+    let mut out = format!("{}.\n\n", floors_line(report));
+    let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
+    let align: Vec<&str> = (0..HEADERS.len())
+        .map(|i| {
+            if i == 0 || i == HEADERS.len() - 1 {
+                "---"
+            } else {
+                "---:"
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for r in &report.rows {
+        let _ = writeln!(out, "| {} |", cells(r).join(" | "));
+    }
+    out
+}
+
+/// The targets: counts, then one line per missed or unmeasured check.
+pub fn targets_summary(report: &Report) -> String {
+    let checks: Vec<_> = report.checks().collect();
+    if checks.is_empty() {
+        return format!(
+            "targets: none are stated for {} PEs (they are for 2 and 8)\n",
+            report.npes
+        );
+    }
+    let met = checks.iter().filter(|(_, c)| c.met() == Some(true)).count();
+    let missed = checks
+        .iter()
+        .filter(|(_, c)| c.met() == Some(false))
+        .count();
+    let unknown = checks.len() - met - missed;
+    let mut out = format!("targets at {} PEs: {met} met, {missed} missed", report.npes);
+    if unknown > 0 {
+        let _ = write!(out, ", {unknown} not measurable in this run");
+    }
+    out.push('\n');
+    for (row, check) in &checks {
+        let what = format!("{} {}", row.op, bytes_label(row.bytes));
+        match (check.met(), check.value) {
+            (Some(false), Some(v)) => {
+                let factor = check.limit.miss_factor(v);
+                let how = match check.limit {
+                    Limit::PctMemcpyAtLeast(_) => format!("is {v:.1}%: {factor:.2}× short"),
+                    _ => format!("is {v:.3}: {factor:.2}× over"),
+                };
+                let _ = writeln!(
+                    out,
+                    "  missed {what:<20} {:<16} {how}",
+                    check.limit.describe()
+                );
+            }
+            (None, _) => {
+                let _ = writeln!(
+                    out,
+                    "  ?      {what:<20} {} (no figure)",
+                    check.limit.describe()
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// JSON of the whole report.
+pub fn json(report: &Report) -> serde_json::Value {
+    let rows: Vec<_> = report
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "op": r.op.name(),
+                "bytes": r.bytes,
+                "received_bytes": r.received,
+                "ours_us": r.ours_us,
+                "ours_per_rtt": r.per_rtt(),
+                "ours_gbps": r.gbps(),
+                "memcpy_gbps": r.memcpy_gbps(),
+                "ours_pct_memcpy": r.pct_memcpy(),
+                "oshmem_us": r.oshmem_us,
+                "ours_per_oshmem": r.per_oshmem(),
+                "mpi_us": r.mpi_us,
+                "ours_per_mpi": r.per_mpi(),
+                "targets": r.checks.iter().map(|c| json!({
+                    "limit": c.limit.describe(),
+                    "value": c.value,
+                    "met": c.met(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let memcpy: Vec<_> = report
+        .floors
+        .memcpy_gbps
+        .iter()
+        .map(|(bytes, gbps)| json!({"bytes": bytes, "gbps": gbps}))
+        .collect();
+    json!({
+        "npes": report.npes,
+        "cpus": report.cpus,
+        "floors": {
+            "cache_line_rtt_us": report.floors.rtt_us,
+            "memcpy": memcpy,
+        },
+        "baseline_notes": report.baseline_notes,
+        "rows": rows,
+    })
+}
+
+/// CSV of the rows (one header line; empty cells for missing figures).
+pub fn csv(report: &Report) -> String {
+    let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
+    let mut out = String::from(
+        "op,bytes,npes,received_bytes,ours_us,rtt_us,ours_per_rtt,ours_gbps,memcpy_gbps,ours_pct_memcpy,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,targets_met,targets_missed\n",
+    );
+    for r in &report.rows {
+        let count = |want: bool| r.checks.iter().filter(|c| c.met() == Some(want)).count();
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{:.4},{},{},{},{},{},{},{},{},{},{},{}",
+            r.op.name(),
+            r.bytes,
+            report.npes,
+            r.received,
+            r.ours_us,
+            cell(report.floors.rtt_us),
+            cell(r.per_rtt()),
+            cell(r.gbps()),
+            cell(r.memcpy_gbps()),
+            cell(r.pct_memcpy()),
+            cell(r.oshmem_us),
+            cell(r.per_oshmem()),
+            cell(r.mpi_us),
+            cell(r.per_mpi()),
+            count(true),
+            count(false),
+        );
+    }
+    out
+}
+
+/// The files of a run of `npes` PEs in `dir`: `bench-<npes>pe.<ext>`.
+pub fn file_path(dir: &Path, npes: usize, ext: &str) -> PathBuf {
+    dir.join(format!("bench-{npes}pe.{ext}"))
+}
+
+/// Writes the CSV, JSON and Markdown files; returns their paths.
+pub fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let files = [
+        (file_path(dir, report.npes, "csv"), csv(report)),
+        (
+            file_path(dir, report.npes, "json"),
+            serde_json::to_string_pretty(&json(report))? + "\n",
+        ),
+        (
+            file_path(dir, report.npes, "md"),
+            format!("{}\n{}", markdown_table(report), targets_summary(report)),
+        ),
+    ];
+    let mut written = Vec::new();
+    for (path, text) in files {
+        std::fs::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Impl, Sample, RTT_OP};
+    use std::collections::BTreeMap;
+
+    fn report() -> Report {
+        let samples = vec![
+            Sample::new(Impl::Floor, RTT_OP, 64, 2, 0.1),
+            Sample::new(Impl::Ours, "barrier_all", 0, 2, 0.15),
+            Sample::new(Impl::Oshmem, "barrier_all", 0, 2, 0.4),
+            Sample::new(Impl::Ours, "broadcast", 8, 2, 0.2),
+        ];
+        Report::new(2, &samples, BTreeMap::from([(8, 1.0)]), vec![])
+    }
+
+    #[test]
+    fn byte_labels() {
+        assert_eq!(bytes_label(0), "0");
+        assert_eq!(bytes_label(8), "8");
+        assert_eq!(bytes_label(4096), "4K");
+        assert_eq!(bytes_label(256 << 10), "256K");
+        assert_eq!(bytes_label(1 << 20), "1M");
+    }
+
+    #[test]
+    fn tables_and_files_show_every_row_and_the_missed_target() {
+        let report = report();
+        let table = terminal_table(&report);
+        assert!(table.contains("barrier_all"), "{table}");
+        assert!(table.contains("✗ /rtt 1.50 > 1.2"), "{table}");
+        let md = markdown_table(&report);
+        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 4, "{md}");
+        let summary = targets_summary(&report);
+        assert!(
+            summary.contains("1 met, 1 missed, 2 not measurable"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("barrier_all 0") && summary.contains("is 1.500: 1.25× over"),
+            "{summary}"
+        );
+        let csv = csv(&report);
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("barrier_all,0,2,0,0.1500,0.1000,1.5000,"));
+        let json = json(&report);
+        assert_eq!(json["rows"][1]["op"], "broadcast");
+        assert_eq!(json["rows"][1]["ours_per_oshmem"], serde_json::Value::Null);
+    }
+}

@@ -1,0 +1,288 @@
+//! The figure: one panel per operation. Payload operations show latency against message
+//! size (log–log) for ours, OSHMEM, MPI and the floors (cache-line round trip, and
+//! memcpy of the bytes each PE receives); barriers show one bar per implementation.
+
+use std::path::Path;
+
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::ops::Op;
+use crate::output::bytes_label;
+use crate::report::Report;
+
+const OURS: RGBColor = RGBColor(214, 39, 40);
+const OSHMEM: RGBColor = RGBColor(31, 119, 180);
+const MPI: RGBColor = RGBColor(44, 160, 44);
+const FLOOR: RGBColor = RGBColor(110, 110, 110);
+const MEMCPY: RGBColor = RGBColor(170, 170, 170);
+
+const PANEL_W: u32 = 620;
+const PANEL_H: u32 = 360;
+const COLUMNS: usize = 2;
+
+type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Draws the report's figure into an SVG file at `path`.
+pub fn write_svg(report: &Report, path: &Path) -> PlotResult {
+    let ops: Vec<Op> = Op::ALL
+        .into_iter()
+        .filter(|&op| report.rows_of(op).next().is_some())
+        .collect();
+    let rows_of_panels = ops.len().div_ceil(COLUMNS).max(1);
+    let size = (
+        PANEL_W * COLUMNS as u32,
+        PANEL_H * rows_of_panels as u32 + 40,
+    );
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    let title = format!(
+        "Latency per call, {} PEs (median of 11 batches; lower is better)",
+        report.npes
+    );
+    let root = root.titled(&title, ("sans-serif", 22))?;
+    let panels = root.split_evenly((rows_of_panels, COLUMNS));
+    for (op, panel) in ops.into_iter().zip(panels.iter()) {
+        if op.has_payload() {
+            size_panel(report, op, panel)?;
+        } else {
+            barrier_panel(report, op, panel)?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Smallest and largest of `values`, widened by a margin on the log scale.
+fn log_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if lo.is_infinite() {
+        return (0.01, 1.0);
+    }
+    (lo / 1.6, hi * 1.6)
+}
+
+/// Latency against size for a payload operation.
+fn size_panel<DB: DrawingBackend>(
+    report: &Report,
+    op: Op,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+) -> PlotResult
+where
+    DB::ErrorType: 'static,
+{
+    let rows: Vec<_> = report.rows_of(op).collect();
+    let log2 = |b: usize| (b as f64).log2();
+    let ours: Vec<(f64, f64)> = rows.iter().map(|r| (log2(r.bytes), r.ours_us)).collect();
+    let oshmem: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((log2(r.bytes), r.oshmem_us?)))
+        .collect();
+    let mpi: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((log2(r.bytes), r.mpi_us?)))
+        .collect();
+    // memcpy of the received bytes, as time per call.
+    let memcpy: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((log2(r.bytes), r.received as f64 / r.memcpy_gbps()? / 1e3)))
+        .collect();
+    let (x_lo, x_hi) = (ours[0].0, ours[ours.len() - 1].0.max(ours[0].0 + 1.0));
+    let rtt: Vec<(f64, f64)> = report
+        .floors
+        .rtt_us
+        .map(|t| vec![(x_lo, t), (x_hi, t)])
+        .unwrap_or_default();
+    let (y_lo, y_hi) = log_range(
+        [&ours, &oshmem, &mpi, &memcpy, &rtt]
+            .into_iter()
+            .flat_map(|s| s.iter().map(|p| p.1)),
+    );
+
+    let mut chart = ChartBuilder::on(area)
+        .caption(op.name(), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(34)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x_lo..x_hi, (y_lo..y_hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("bytes")
+        .x_labels(10)
+        .y_desc("µs per call")
+        .x_label_formatter(&|x| bytes_label(2f64.powf(*x).round() as usize))
+        .y_label_formatter(&|y| format_us(*y))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+
+    let mut series =
+        |points: Vec<(f64, f64)>, color: RGBColor, name: &str, dashed: bool| -> PlotResult {
+            if points.is_empty() {
+                return Ok(());
+            }
+            let style = color.stroke_width(if name == "ours" { 3 } else { 2 });
+            let drawn = if dashed {
+                chart.draw_series(DashedLineSeries::new(points, 6, 4, style))?
+            } else {
+                chart.draw_series(LineSeries::new(points, style))?
+            };
+            drawn
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+            Ok(())
+        };
+    series(rtt, FLOOR, "cache-line round trip", true)?;
+    series(memcpy, MEMCPY, "memcpy of received bytes", true)?;
+    series(mpi, MPI, "MPI", false)?;
+    series(oshmem, OSHMEM, "OSHMEM", false)?;
+    series(ours.clone(), OURS, "ours", false)?;
+    chart.draw_series(ours.iter().map(|&p| Circle::new(p, 3, OURS.filled())))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 12))
+        .draw()?;
+    Ok(())
+}
+
+/// One bar per implementation (and the round-trip floor) for a barrier.
+fn barrier_panel<DB: DrawingBackend>(
+    report: &Report,
+    op: Op,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+) -> PlotResult
+where
+    DB::ErrorType: 'static,
+{
+    let Some(row) = report.rows_of(op).next() else {
+        return Ok(());
+    };
+    let bars: Vec<(&str, f64, RGBColor)> = [
+        ("ours", Some(row.ours_us), OURS),
+        ("OSHMEM", row.oshmem_us, OSHMEM),
+        ("MPI", row.mpi_us, MPI),
+        ("cache-line rtt", report.floors.rtt_us, FLOOR),
+    ]
+    .into_iter()
+    .filter_map(|(name, v, c)| Some((name, v?, c)))
+    .collect();
+    let top = bars.iter().map(|b| b.1).fold(0.0, f64::max) * 1.25;
+    let names: Vec<&str> = bars.iter().map(|b| b.0).collect();
+    let mut chart = ChartBuilder::on(area)
+        .caption(op.name(), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(34)
+        .y_label_area_size(56)
+        .build_cartesian_2d(
+            (0..bars.len() as i32 - 1).into_segmented(),
+            0.0..top.max(1e-3),
+        )?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .y_desc("µs per call")
+        .x_label_formatter(&|x| match x {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => names
+                .get(*i as usize)
+                .map_or_else(String::new, |n| n.to_string()),
+            SegmentValue::Last => String::new(),
+        })
+        .y_label_formatter(&|y| format_us(*y))
+        .draw()?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, &(_, v, color))| {
+        let i = i as i32;
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), v),
+            ],
+            color.filled(),
+        );
+        bar.set_margin(0, 0, 18, 18);
+        bar
+    }))?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, &(_, v, _))| {
+        Text::new(
+            format!("{v:.3}"),
+            (SegmentValue::CenterOf(i as i32), v),
+            ("sans-serif", 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Bottom)),
+        )
+    }))?;
+    Ok(())
+}
+
+/// Microseconds without trailing noise: `0.05`, `1.5`, `120`.
+fn format_us(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Impl, Sample, RTT_OP};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_figure_has_a_panel_per_measured_operation() {
+        let mut samples = vec![
+            Sample::new(Impl::Floor, RTT_OP, 64, 2, 0.1),
+            Sample::new(Impl::Ours, "barrier_all", 0, 2, 0.15),
+            Sample::new(Impl::Oshmem, "barrier_all", 0, 2, 0.28),
+        ];
+        for (i, bytes) in [8usize, 64, 512, 4096].into_iter().enumerate() {
+            samples.push(Sample::new(
+                Impl::Ours,
+                "fcollect",
+                bytes,
+                2,
+                0.2 * (i + 1) as f64,
+            ));
+            samples.push(Sample::new(
+                Impl::Mpi,
+                "fcollect",
+                bytes,
+                2,
+                0.3 * (i + 1) as f64,
+            ));
+        }
+        let memcpy = BTreeMap::from([(8, 1.0), (64, 5.0), (512, 20.0), (4096, 30.0)]);
+        let report = Report::new(2, &samples, memcpy, vec![]);
+        let dir = std::env::temp_dir().join(format!("shmem-bench-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("plot.svg");
+        write_svg(&report, &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(svg.contains("barrier_all"), "no barrier panel");
+        assert!(svg.contains("fcollect"), "no fcollect panel");
+        assert!(svg.contains("memcpy of received bytes"), "no memcpy floor");
+        assert!(!svg.contains("broadcast"), "a panel for an unmeasured op");
+    }
+
+    #[test]
+    fn microseconds_are_short() {
+        assert_eq!(format_us(0.05), "0.05");
+        assert_eq!(format_us(0.125), "0.125");
+        assert_eq!(format_us(1.24), "1.2");
+        assert_eq!(format_us(250.0), "250");
+    }
+}

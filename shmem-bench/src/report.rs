@@ -1,0 +1,218 @@
+//! The comparison: one row per (operation, size) that we measured, with the floors, the
+//! baselines, the ratio columns and the target checks.
+
+use std::collections::BTreeMap;
+
+use crate::ops::Op;
+use crate::results::{Impl, Sample, RTT_OP};
+use crate::targets::{self, Check, Limit};
+
+/// The machine's floors of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Floors {
+    /// Cache-line round trip between PE 0 and PE 1, µs (`None` with one PE).
+    pub rtt_us: Option<f64>,
+    /// memcpy bandwidth by copy size, GB/s.
+    pub memcpy_gbps: BTreeMap<usize, f64>,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The operation.
+    pub op: Op,
+    /// Its message size.
+    pub bytes: usize,
+    /// Bytes each receiving PE gets from others per call (0 for barriers).
+    pub received: usize,
+    /// Our latency, µs per call.
+    pub ours_us: f64,
+    /// OSHMEM's, if measured.
+    pub oshmem_us: Option<f64>,
+    /// MPI's, if measured.
+    pub mpi_us: Option<f64>,
+    /// The target bounds of this row, evaluated.
+    pub checks: Vec<Check>,
+    rtt_us: Option<f64>,
+    memcpy_gbps: Option<f64>,
+}
+
+impl Row {
+    /// ours / cache-line round trip.
+    pub fn per_rtt(&self) -> Option<f64> {
+        self.rtt_us.map(|rtt| self.ours_us / rtt)
+    }
+
+    /// Our bandwidth for the bytes each PE receives, GB/s.
+    pub fn gbps(&self) -> Option<f64> {
+        (self.received > 0).then(|| self.received as f64 / self.ours_us / 1e3)
+    }
+
+    /// memcpy bandwidth for copies of the received size, GB/s.
+    pub fn memcpy_gbps(&self) -> Option<f64> {
+        self.memcpy_gbps
+    }
+
+    /// Our bandwidth as a percentage of memcpy's for the same bytes.
+    pub fn pct_memcpy(&self) -> Option<f64> {
+        Some(100.0 * self.gbps()? / self.memcpy_gbps?)
+    }
+
+    /// ours / OSHMEM.
+    pub fn per_oshmem(&self) -> Option<f64> {
+        self.oshmem_us.map(|b| self.ours_us / b)
+    }
+
+    /// ours / MPI.
+    pub fn per_mpi(&self) -> Option<f64> {
+        self.mpi_us.map(|b| self.ours_us / b)
+    }
+
+    /// The row's figure that `limit` bounds.
+    fn value_for(&self, limit: Limit) -> Option<f64> {
+        match limit {
+            Limit::PerRttAtMost(_) => self.per_rtt(),
+            Limit::PerOshmemAtMost(_) => self.per_oshmem(),
+            Limit::PerMpiAtMost(_) => self.per_mpi(),
+            Limit::PctMemcpyAtLeast(_) => self.pct_memcpy(),
+        }
+    }
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// PEs of the run.
+    pub npes: usize,
+    /// CPUs of the machine.
+    pub cpus: usize,
+    /// The floors.
+    pub floors: Floors,
+    /// The rows, in table order (operation, then size).
+    pub rows: Vec<Row>,
+    /// Why there are no baseline columns, or problems with them.
+    pub baseline_notes: Vec<String>,
+}
+
+impl Report {
+    /// Builds the rows from our samples, the baselines' samples and the floors.
+    pub fn new(
+        npes: usize,
+        samples: &[Sample],
+        memcpy_gbps: BTreeMap<usize, f64>,
+        baseline_notes: Vec<String>,
+    ) -> Report {
+        let find = |who: Impl, op: &str, bytes: usize| {
+            samples
+                .iter()
+                .find(|s| s.implementation == who && s.op == op && s.bytes == bytes)
+                .map(|s| s.usec)
+        };
+        let floors = Floors {
+            rtt_us: find(Impl::Floor, RTT_OP, 64),
+            memcpy_gbps,
+        };
+        let mut rows: Vec<Row> = samples
+            .iter()
+            .filter(|s| s.implementation == Impl::Ours)
+            .filter_map(|s| {
+                let op = Op::from_name(&s.op)?;
+                let received = op.received_bytes(s.bytes, npes);
+                let mut row = Row {
+                    op,
+                    bytes: s.bytes,
+                    received,
+                    ours_us: s.usec,
+                    oshmem_us: find(Impl::Oshmem, &s.op, s.bytes),
+                    mpi_us: find(Impl::Mpi, &s.op, s.bytes),
+                    checks: Vec::new(),
+                    rtt_us: floors.rtt_us,
+                    memcpy_gbps: floors.memcpy_gbps.get(&received).copied(),
+                };
+                row.checks = targets::limits_for(op, s.bytes, npes)
+                    .into_iter()
+                    .map(|limit| Check {
+                        limit,
+                        value: row.value_for(limit),
+                    })
+                    .collect();
+                Some(row)
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.op, r.bytes));
+        Report {
+            npes,
+            cpus: shmem_rt::config::available_cpus(),
+            floors,
+            rows,
+            baseline_notes,
+        }
+    }
+
+    /// The rows of `op`.
+    pub fn rows_of(&self, op: Op) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(move |r| r.op == op)
+    }
+
+    /// Every evaluated target check with its row.
+    pub fn checks(&self) -> impl Iterator<Item = (&Row, &Check)> {
+        self.rows
+            .iter()
+            .flat_map(|r| r.checks.iter().map(move |c| (r, c)))
+    }
+}
+
+/// The copy sizes whose memcpy bandwidth the rows of these samples need.
+pub fn memcpy_sizes_needed(samples: &[Sample], npes: usize) -> Vec<usize> {
+    let mut sizes: Vec<usize> = samples
+        .iter()
+        .filter(|s| s.implementation == Impl::Ours)
+        .filter_map(|s| Some(Op::from_name(&s.op)?.received_bytes(s.bytes, npes)))
+        .filter(|&b| b > 0)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(who: Impl, op: &str, bytes: usize, usec: f64) -> Sample {
+        Sample::new(who, op, bytes, 2, usec)
+    }
+
+    #[test]
+    fn rows_carry_ratios_and_checks() {
+        let samples = vec![
+            sample(Impl::Floor, RTT_OP, 64, 0.1),
+            sample(Impl::Ours, "barrier", 0, 0.11),
+            sample(Impl::Oshmem, "barrier", 0, 0.3),
+            sample(Impl::Mpi, "barrier", 0, 0.25),
+            sample(Impl::Ours, "fcollect", 262144, 10.0),
+            sample(Impl::Mpi, "fcollect", 262144, 20.0),
+        ];
+        let memcpy = BTreeMap::from([(262144, 40.0)]);
+        assert_eq!(memcpy_sizes_needed(&samples, 2), vec![262144]);
+        let report = Report::new(2, &samples, memcpy, vec![]);
+        assert_eq!(report.rows.len(), 2);
+        let barrier = &report.rows[0];
+        assert_eq!(barrier.op, Op::Barrier);
+        assert!((barrier.per_rtt().unwrap() - 1.1).abs() < 1e-9);
+        assert!((barrier.per_oshmem().unwrap() - 0.11 / 0.3).abs() < 1e-9);
+        assert_eq!(barrier.gbps(), None);
+        assert_eq!(
+            barrier.checks.iter().map(|c| c.met()).collect::<Vec<_>>(),
+            vec![Some(true), Some(true)]
+        );
+        let fcollect = &report.rows[1];
+        // 262144 bytes in 10 µs = 26.2 GB/s = 65.5% of 40 GB/s.
+        assert!((fcollect.gbps().unwrap() - 26.2144).abs() < 1e-9);
+        assert!((fcollect.pct_memcpy().unwrap() - 65.536).abs() < 1e-9);
+        assert_eq!(fcollect.per_oshmem(), None);
+        assert_eq!(fcollect.per_mpi(), Some(0.5));
+        assert_eq!(fcollect.checks.len(), 1);
+        assert_eq!(fcollect.checks[0].met(), Some(true));
+    }
+}

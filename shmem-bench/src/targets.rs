@@ -1,0 +1,225 @@
+//! The performance targets of issue 6, as data, and their evaluation on a table row.
+//!
+//! At 2 PEs: barriers ≤ 1.2× the cache-line round trip and ≤ 0.5× OSHMEM; 8 B
+//! broadcast, fcollect, collect, xor/max reduce ≤ 0.5× OSHMEM and ≤ 0.6× MPI; 256 KiB
+//! broadcast and fcollect ≥ 50% of memcpy bandwidth for the bytes each PE receives;
+//! 256 KiB xor/max reduce ≤ 0.5× MPI_Allreduce. At 8 PEs (on 2 cores): barriers and 8 B
+//! reductions ≤ 0.5× OSHMEM.
+
+use crate::ops::Op;
+
+/// The bound a target puts on one column of a row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// ours / cache-line round trip ≤ x.
+    PerRttAtMost(f64),
+    /// ours / OSHMEM ≤ x.
+    PerOshmemAtMost(f64),
+    /// ours / MPI ≤ x.
+    PerMpiAtMost(f64),
+    /// percent of memcpy bandwidth ≥ x.
+    PctMemcpyAtLeast(f64),
+}
+
+impl Limit {
+    /// The bound as text, e.g. `/OSHMEM ≤ 0.5`.
+    pub fn describe(self) -> String {
+        match self {
+            Limit::PerRttAtMost(x) => format!("/rtt ≤ {x}"),
+            Limit::PerOshmemAtMost(x) => format!("/OSHMEM ≤ {x}"),
+            Limit::PerMpiAtMost(x) => format!("/MPI ≤ {x}"),
+            Limit::PctMemcpyAtLeast(x) => format!("memcpy ≥ {x}%"),
+        }
+    }
+
+    /// Whether `value` satisfies the bound.
+    pub fn holds(self, value: f64) -> bool {
+        match self {
+            Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
+                value <= x
+            }
+            Limit::PctMemcpyAtLeast(x) => value >= x,
+        }
+    }
+
+    /// How far `value` is from the bound, as a factor (> 1 means missed): value / limit
+    /// for upper bounds, limit / value for lower bounds.
+    pub fn miss_factor(self, value: f64) -> f64 {
+        match self {
+            Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
+                value / x
+            }
+            Limit::PctMemcpyAtLeast(x) => x / value,
+        }
+    }
+}
+
+/// A target: at `npes` PEs, for `ops` at `bytes`, `limit` holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// PE count the target is stated for.
+    pub npes: usize,
+    /// The operations.
+    pub ops: &'static [Op],
+    /// The message size (0 for barriers).
+    pub bytes: usize,
+    /// The bound.
+    pub limit: Limit,
+}
+
+const BARRIERS: &[Op] = &[Op::BarrierAll, Op::Barrier];
+const SMALL_DATA: &[Op] = &[
+    Op::Broadcast,
+    Op::Fcollect,
+    Op::Collect,
+    Op::ReduceXorI64,
+    Op::ReduceMaxI64,
+];
+const BULK_MOVES: &[Op] = &[Op::Broadcast, Op::Fcollect];
+const BITWISE_AND_ORDER_REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64];
+const REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64, Op::ReduceSumF64];
+
+/// Every target of issue 6.
+pub const TARGETS: &[Target] = &[
+    Target {
+        npes: 2,
+        ops: BARRIERS,
+        bytes: 0,
+        limit: Limit::PerRttAtMost(1.2),
+    },
+    Target {
+        npes: 2,
+        ops: BARRIERS,
+        bytes: 0,
+        limit: Limit::PerOshmemAtMost(0.5),
+    },
+    Target {
+        npes: 2,
+        ops: SMALL_DATA,
+        bytes: 8,
+        limit: Limit::PerOshmemAtMost(0.5),
+    },
+    Target {
+        npes: 2,
+        ops: SMALL_DATA,
+        bytes: 8,
+        limit: Limit::PerMpiAtMost(0.6),
+    },
+    Target {
+        npes: 2,
+        ops: BULK_MOVES,
+        bytes: 256 << 10,
+        limit: Limit::PctMemcpyAtLeast(50.0),
+    },
+    Target {
+        npes: 2,
+        ops: BITWISE_AND_ORDER_REDUCES,
+        bytes: 256 << 10,
+        limit: Limit::PerMpiAtMost(0.5),
+    },
+    Target {
+        npes: 8,
+        ops: BARRIERS,
+        bytes: 0,
+        limit: Limit::PerOshmemAtMost(0.5),
+    },
+    Target {
+        npes: 8,
+        ops: REDUCES,
+        bytes: 8,
+        limit: Limit::PerOshmemAtMost(0.5),
+    },
+];
+
+/// The bounds that apply to `op` at `bytes` in a run of `npes` PEs.
+pub fn limits_for(op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
+    TARGETS
+        .iter()
+        .filter(|t| t.npes == npes && t.bytes == bytes && t.ops.contains(&op))
+        .map(|t| t.limit)
+        .collect()
+}
+
+/// One target bound evaluated on one row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Check {
+    /// The bound.
+    pub limit: Limit,
+    /// The row's figure for it; `None` when it is missing (no baseline, no floor).
+    pub value: Option<f64>,
+}
+
+impl Check {
+    /// `Some(true)` met, `Some(false)` missed, `None` not measurable in this run.
+    pub fn met(&self) -> Option<bool> {
+        self.value.map(|v| self.limit.holds(v))
+    }
+
+    /// Short text for the table: `✓ /rtt ≤ 1.2`, `✗ /OSHMEM 0.62 > 0.5`, `? /MPI ≤ 0.6`.
+    pub fn short(&self) -> String {
+        match (self.met(), self.value) {
+            (Some(true), _) => format!("✓ {}", self.limit.describe()),
+            (Some(false), Some(v)) => {
+                let (name, op, bound) = match self.limit {
+                    Limit::PerRttAtMost(x) => ("/rtt", ">", x),
+                    Limit::PerOshmemAtMost(x) => ("/OSHMEM", ">", x),
+                    Limit::PerMpiAtMost(x) => ("/MPI", ">", x),
+                    Limit::PctMemcpyAtLeast(x) => ("memcpy%", "<", x),
+                };
+                let prec = if matches!(self.limit, Limit::PctMemcpyAtLeast(_)) {
+                    0
+                } else {
+                    2
+                };
+                format!("✗ {name} {v:.prec$} {op} {bound}")
+            }
+            _ => format!("? {}", self.limit.describe()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_found_by_op_size_and_pe_count() {
+        assert_eq!(
+            limits_for(Op::Barrier, 0, 2),
+            vec![Limit::PerRttAtMost(1.2), Limit::PerOshmemAtMost(0.5)]
+        );
+        assert_eq!(
+            limits_for(Op::Fcollect, 256 << 10, 2),
+            vec![Limit::PctMemcpyAtLeast(50.0)]
+        );
+        assert_eq!(
+            limits_for(Op::ReduceSumF64, 8, 8),
+            vec![Limit::PerOshmemAtMost(0.5)]
+        );
+        assert!(limits_for(Op::ReduceSumF64, 8, 2).is_empty());
+        assert!(limits_for(Op::Broadcast, 16, 2).is_empty());
+        assert!(limits_for(Op::Barrier, 0, 4).is_empty());
+    }
+
+    #[test]
+    fn checks_say_met_missed_or_unknown() {
+        let met = Check {
+            limit: Limit::PerOshmemAtMost(0.5),
+            value: Some(0.4),
+        };
+        let missed = Check {
+            limit: Limit::PctMemcpyAtLeast(50.0),
+            value: Some(25.0),
+        };
+        let unknown = Check {
+            limit: Limit::PerMpiAtMost(0.6),
+            value: None,
+        };
+        assert_eq!(met.met(), Some(true));
+        assert_eq!(missed.met(), Some(false));
+        assert_eq!(missed.limit.miss_factor(25.0), 2.0);
+        assert_eq!(unknown.met(), None);
+        assert!(missed.short().starts_with('✗'));
+        assert!(unknown.short().starts_with('?'));
+    }
+}
