@@ -14,6 +14,9 @@ pub enum PeEnd {
     Panicked,
     /// Exited (status 0) without finalizing while the job was still running.
     ExitedEarly,
+    /// Began finalizing (returned from main) while other PEs still waited for it in a
+    /// barrier or collective it never entered.
+    LeftEarly,
     /// The job was interrupted (SIGINT/SIGTERM to the supervisor).
     Interrupted,
 }
@@ -25,6 +28,10 @@ impl fmt::Display for PeEnd {
             PeEnd::Status(code) => write!(f, "exited with status {code}"),
             PeEnd::Panicked => write!(f, "panicked"),
             PeEnd::ExitedEarly => write!(f, "exited without finalizing (status 0)"),
+            PeEnd::LeftEarly => write!(
+                f,
+                "returned from main (began finalizing) while other PEs still waited for it"
+            ),
             PeEnd::Interrupted => write!(f, "was interrupted"),
         }
     }
@@ -176,6 +183,17 @@ impl RtError {
             detail: OsErrorText(std::io::Error::last_os_error().to_string()),
         }
     }
+}
+
+/// Writes `line` and a newline to standard error in one write, so that the lines of PEs
+/// and their supervisor, which share one standard error, do not interleave mid-line
+/// (`eprintln!` writes its pieces separately).
+pub fn print_line(line: &str) {
+    let mut text = String::with_capacity(line.len() + 1);
+    text.push_str(line);
+    text.push('\n');
+    // One argument and no literal pieces: one write (and still captured by libtest).
+    eprint!("{text}");
 }
 
 /// Shorthand for runtime results.
