@@ -149,16 +149,40 @@ impl Runtime {
         Ok(())
     }
 
-    /// Leaves the job (the equivalent of `shmem_finalize`): waits for every PE to finalize
-    /// too, so no PE exits while another may still access its memory.
-    pub fn finalize(mut self) -> RtResult<()> {
-        let ctl = self.heap.control(self.me);
+    /// Leaves the job (the equivalent of `shmem_finalize`): waits until every PE has begun
+    /// finalizing, so no PE exits while another may still access its memory. Finalize is
+    /// not a barrier of the world set: a PE that finalizes while others wait for it in a
+    /// barrier or collective must not satisfy that wait. The others' waits see it gone
+    /// and abort the job naming it, and this call then returns that error.
+    pub fn finalize(self) -> RtResult<()> {
+        let (heap, me, npes) = (self.heap, self.me, self.npes);
+        let ctl = heap.control(me);
+        // Release: every store this PE made before finalizing is visible to a PE that
+        // sees the new state.
         ctl.state
             .store(PeState::Finalizing as u32, Ordering::Release);
-        let result = self.barrier_all();
+        for pe in (0..npes).filter(|&pe| pe != me) {
+            crate::wait::notify(heap, pe);
+        }
+        let all_finalizing = || {
+            (0..npes).all(|pe| {
+                matches!(
+                    PeState::from_word(heap.control(pe).state.load(Ordering::Acquire)),
+                    PeState::Finalizing | PeState::Finalized
+                )
+            })
+        };
+        crate::wait::wait_for(
+            heap,
+            self.policy,
+            me,
+            crate::wait::Blocker::EveryPe,
+            "finalize",
+            all_finalizing,
+        )?;
         ctl.state
             .store(PeState::Finalized as u32, Ordering::Release);
-        result
+        Ok(())
     }
 
     /// This PE's number (`shmem_my_pe`).
@@ -397,11 +421,12 @@ impl Runtime {
 fn install_panic_hook(heap: &'static SymmetricHeap, me: usize) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // Record first: a PE that sees the Panicked state then also sees the record.
+        crate::failure::record_failure(heap, me, PeEnd::Panicked);
         heap.control(me)
             .state
             .store(PeState::Panicked as u32, Ordering::Release);
-        crate::failure::record_failure(heap, me, PeEnd::Panicked);
-        eprintln!("PE {me} panicked:");
+        crate::error::print_line(&format!("PE {me} panicked:"));
         previous(info);
     }));
 }

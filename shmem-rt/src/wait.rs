@@ -11,7 +11,7 @@
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::{RtError, RtResult};
+use crate::error::{PeEnd, RtError, RtResult};
 use crate::heap::SymmetricHeap;
 use crate::layout::PeState;
 
@@ -22,6 +22,9 @@ pub enum Blocker {
     Pe(usize),
     /// Any other PE might (point-to-point waits).
     AnyOther,
+    /// Every PE must reach the same point (finalize); only a job failure ends the wait
+    /// early.
+    EveryPe,
 }
 
 /// How long to spin and yield before sleeping; chosen once per PE from the PE count and
@@ -73,7 +76,7 @@ pub fn wait_for(
             return Ok(());
         }
         if i % 4096 == 4095 {
-            check_job(heap, me, blocker, during)?;
+            check_wait(heap, me, blocker, during, &mut ready)?;
         }
     }
     wait_slow(heap, policy, me, blocker, during, &mut ready)
@@ -98,12 +101,12 @@ fn wait_slow(
         }
         rounds += 1;
         if rounds % 64 == 0 {
-            check_job(heap, me, blocker, during)?;
+            check_wait(heap, me, blocker, during, ready)?;
         }
     }
     let ctl = heap.control(me);
     loop {
-        check_job(heap, me, blocker, during)?;
+        check_wait(heap, me, blocker, during, ready)?;
         ctl.sleeping.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         let seen = ctl.wake.load(Ordering::SeqCst);
@@ -140,7 +143,9 @@ pub fn notify_all(heap: &SymmetricHeap) {
 }
 
 /// Returns the error that makes waiting pointless, if any: the job is aborting, the PE
-/// waited for has left, or (for point-to-point waits) every other PE has left.
+/// waited for has left (begun finalizing) or panicked, or (for point-to-point waits)
+/// every other PE has left. Only reports; [`wait_for`] also aborts the job when a PE
+/// left while others still waited for it.
 pub fn check_job(
     heap: &SymmetricHeap,
     me: usize,
@@ -150,32 +155,60 @@ pub fn check_job(
     if let Some(err) = crate::failure::job_failure(heap) {
         return Err(err);
     }
-    let my_state = PeState::from_word(heap.control(me).state.load(Ordering::Acquire));
-    if my_state == PeState::Finalizing {
-        // Inside finalize everyone else is expected to be finalizing too.
-        return Ok(());
-    }
+    let state_of = |pe: usize| PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
     match blocker {
-        Blocker::Pe(pe) => {
-            let st = PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
-            if st.has_left() {
-                return Err(RtError::PeLeft {
-                    pe,
-                    waiter: me,
-                    during,
-                });
-            }
-        }
+        Blocker::Pe(pe) => match state_of(pe) {
+            // The panic hook records the job failure before it publishes this state.
+            PeState::Panicked => crate::failure::job_failure(heap).map_or(Ok(()), Err),
+            PeState::Finalizing | PeState::Finalized => Err(RtError::PeLeft {
+                pe,
+                waiter: me,
+                during,
+            }),
+            PeState::Starting | PeState::Running => Ok(()),
+        },
         Blocker::AnyOther => {
-            let all_left = (0..heap.npes()).filter(|&p| p != me).all(|p| {
-                PeState::from_word(heap.control(p).state.load(Ordering::Acquire)).has_left()
-            });
+            let all_left = (0..heap.npes())
+                .filter(|&p| p != me)
+                .all(|p| state_of(p).has_left());
             if all_left && heap.npes() > 1 {
-                return Err(RtError::AllOthersLeft { waiter: me, during });
+                Err(RtError::AllOthersLeft { waiter: me, during })
+            } else {
+                Ok(())
             }
         }
+        Blocker::EveryPe => Ok(()),
     }
-    Ok(())
+}
+
+/// [`check_job`] for a wait in progress. A PE that leaves publishes its state after all
+/// of its earlier stores, so the condition is re-checked once the PE is seen gone: it may
+/// have satisfied the wait just before leaving, and then the wait is not hopeless (the
+/// caller's next `ready()` returns true). A PE that left while this one still waits for
+/// it has skipped a collective: that aborts the job, naming it, so that every other PE
+/// (and the early one, waiting in finalize) fails fast too.
+fn check_wait(
+    heap: &SymmetricHeap,
+    me: usize,
+    blocker: Blocker,
+    during: &'static str,
+    ready: &mut dyn FnMut() -> bool,
+) -> RtResult<()> {
+    let Err(err) = check_job(heap, me, blocker, during) else {
+        return Ok(());
+    };
+    match err {
+        RtError::PeLeft { .. } | RtError::AllOthersLeft { .. } if ready() => Ok(()),
+        RtError::PeLeft { pe, .. } => {
+            if crate::failure::record_failure(heap, pe, PeEnd::LeftEarly) {
+                Err(err)
+            } else {
+                // Someone else recorded the job's failure first: report that cause.
+                Err(crate::failure::job_failure(heap).unwrap_or(err))
+            }
+        }
+        err => Err(err),
+    }
 }
 
 /// Sleeps on a shared futex word while it equals `expected`, at most `timeout`.
