@@ -4,7 +4,7 @@
 //! programs that start themselves, and multi-process tests alike.
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::config;
-use crate::error::{PeEnd, RtError, RtResult};
+use crate::error::{print_line, PeEnd, RtError, RtResult};
 use crate::heap::SymmetricHeap;
 use crate::layout::{self, PeState};
 use crate::runtime::env;
@@ -37,6 +37,8 @@ pub struct JobSpec {
     /// Whether this supervisor owns the process's SIGINT/SIGTERM (a launcher does; a test
     /// harness running jobs from threads does not).
     pub handle_signals: bool,
+    /// Extra environment variables for the PEs (on top of the supervisor's own).
+    pub env: Vec<(OsString, OsString)>,
     /// Discard the PEs' standard output (test jobs, whose PEs print libtest chatter);
     /// standard error is always inherited.
     pub discard_stdout: bool,
@@ -45,30 +47,40 @@ pub struct JobSpec {
 /// How a job ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobOutcome {
-    /// The worst exit status over the PEs (128 + signal for a killed PE, 130 when
-    /// interrupted); 0 when every PE finalized and exited 0.
+    /// The job's exit status: 0 when every PE ended normally; 128 + signal when the
+    /// supervisor was interrupted (130 for Ctrl-C); otherwise that of the PE end that
+    /// aborted the job: 128 + signal for a killed PE, its own status, 101 for a panic, 1
+    /// for a PE that left the job too early.
     pub exit_code: i32,
-    /// The PE end that aborted the job, if any.
+    /// The PE end that aborted the job (the first one, whether the supervisor saw it or
+    /// the PE recorded it itself), if any.
     pub failure: Option<(usize, PeEnd)>,
 }
 
 impl JobSpec {
-    /// A job running `program args…` with PE count and heap size from the environment
-    /// (`SHMEM_NPES` falling back to `default_npes`, `SHMEM_SYMMETRIC_SIZE`).
+    /// A job running `program args…` with `npes` PEs if given (an explicit `-n`), else
+    /// `SHMEM_NPES`, else `default_npes`; heap size from `SHMEM_SYMMETRIC_SIZE`. An
+    /// explicit PE count wins: `SHMEM_NPES` is then not even read.
     pub fn from_env(
         program: PathBuf,
         args: Vec<OsString>,
+        npes: Option<usize>,
         default_npes: usize,
     ) -> RtResult<JobSpec> {
         let label = program
             .file_name()
             .map_or_else(|| "shmem".into(), |n| n.to_string_lossy().into_owned());
+        let npes = match npes {
+            Some(n) => n,
+            None => config::npes_from_env(default_npes)?,
+        };
         Ok(JobSpec {
             program,
             args,
-            npes: config::npes_from_env(default_npes)?,
+            npes,
             symmetric_size: config::symmetric_size_from_env()?,
             label,
+            env: Vec::new(),
             handle_signals: true,
             discard_stdout: false,
         })
@@ -77,124 +89,232 @@ impl JobSpec {
 
 static PENDING_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
+/// Write end of the self-pipe that wakes the supervisor's `poll` when a signal arrives
+/// (-1 until the handlers are installed). The signal may be delivered to any thread of
+/// the process, not necessarily the one that polls, so EINTR alone is not enough.
+static SIGNAL_PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// Read end of that pipe, polled beside the PEs' pidfds.
+static SIGNAL_PIPE_READ: AtomicI32 = AtomicI32::new(-1);
+
 extern "C" fn remember_signal(sig: libc::c_int) {
     PENDING_SIGNAL.store(sig, Ordering::SeqCst);
+    let fd = SIGNAL_PIPE_WRITE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write is async-signal-safe; a full pipe (EAGAIN) already wakes poll.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+    }
 }
 
+/// Installs the supervisor's SIGINT/SIGTERM/SIGHUP handlers, once per process.
 fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: a zeroed sigaction with a handler that only stores an atomic is
-        // async-signal-safe; no SA_RESTART, so poll() returns EINTR and we react at once.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = remember_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut());
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let mut fds = [-1; 2];
+        // SAFETY: fds is a valid array of two descriptors to fill in. The pipe lives as
+        // long as the process (the handlers may run at any time).
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } == 0 {
+            SIGNAL_PIPE_READ.store(fds[0], Ordering::SeqCst);
+            SIGNAL_PIPE_WRITE.store(fds[1], Ordering::SeqCst);
         }
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: a zeroed sigaction with a handler that only stores an atomic and
+            // writes to a pipe is async-signal-safe; no SA_RESTART, so a poll() in this
+            // thread returns EINTR, and the pipe wakes it in any case.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = remember_signal as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(sig, &action, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+/// Empties the signal self-pipe after a wake-up.
+fn drain_signal_pipe() {
+    let fd = SIGNAL_PIPE_READ.load(Ordering::SeqCst);
+    if fd < 0 {
+        return;
     }
+    let mut buf = [0u8; 64];
+    // SAFETY: reading into a valid buffer from our own non-blocking pipe.
+    while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
 }
 
 /// One started PE process.
 struct PeProcess {
     pe: usize,
     pid: libc::pid_t,
-    pidfd: std::os::fd::OwnedFd,
-    exited: Option<PeEnd>,
+    pidfd: OwnedFd,
     reaped: bool,
 }
 
 /// Runs a job to completion and reports how it ended. Errors are for jobs that could not
-/// be started at all (bad configuration, no memory, program not found).
+/// be started at all (bad configuration, no memory, program not found); no PE is left
+/// running then.
 pub fn run_job(spec: &JobSpec) -> RtResult<JobOutcome> {
+    if spec.npes == 0 || spec.npes > config::MAX_NPES {
+        return Err(RtError::Config(format!(
+            "a job has 1 to {} PEs, not {}",
+            config::MAX_NPES,
+            spec.npes
+        )));
+    }
     config::check_fits_in_memory(spec.npes, spec.symmetric_size)?;
     let part_size = layout::partition_size(spec.symmetric_size);
     let (heap, fd) = SymmetricHeap::create(spec.npes, part_size)?;
     if spec.handle_signals {
         install_signal_handlers();
     }
-    let raw_fd = fd.as_raw_fd();
-    // SAFETY: getpid has no preconditions.
-    let supervisor = unsafe { libc::getpid() };
     let mut procs: Vec<PeProcess> = Vec::with_capacity(spec.npes);
     for pe in 0..spec.npes {
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .env(env::HEAP_FD, raw_fd.to_string())
-            .env(env::PE, pe.to_string())
-            .env(env::NPES, spec.npes.to_string())
-            .env(env::PART_SIZE, part_size.to_string());
-        if spec.discard_stdout {
-            cmd.stdout(std::process::Stdio::null());
-        }
-        // SAFETY: the closure runs in the child between fork and exec and only makes
-        // async-signal-safe calls (fcntl, prctl, getppid).
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::fcntl(raw_fd, libc::F_SETFD, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != supervisor {
-                    return Err(std::io::Error::other("the supervisor has exited"));
-                }
-                Ok(())
-            });
-        }
-        let child = match cmd.spawn() {
-            Ok(c) => c,
+        match start_pe(spec, pe, &fd, part_size) {
+            Ok(p) => procs.push(p),
             Err(e) => {
-                kill_all(&mut procs, libc::SIGKILL);
+                kill_all(&procs, libc::SIGKILL);
                 reap_all(&mut procs);
-                return Err(RtError::Config(format!(
-                    "{}: cannot start {}: {e}",
-                    spec.label,
-                    spec.program.display()
-                )));
+                return Err(e);
             }
-        };
-        let pid = child.id() as libc::pid_t;
-        let pidfd = open_pidfd(pid)?;
-        procs.push(PeProcess {
-            pe,
-            pid,
-            pidfd,
-            exited: None,
-            reaped: false,
-        });
+        }
     }
     drop(fd);
     Ok(supervise(spec, &heap, &mut procs))
 }
 
-fn open_pidfd(pid: libc::pid_t) -> RtResult<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: pidfd_open takes a pid and flags; it returns a new descriptor or -1.
+/// Starts PE `pe` with the heap descriptor `fd` inherited.
+fn start_pe(spec: &JobSpec, pe: usize, fd: &OwnedFd, part_size: usize) -> RtResult<PeProcess> {
+    let raw_fd = fd.as_raw_fd();
+    // SAFETY: getpid has no preconditions.
+    let supervisor = unsafe { libc::getpid() };
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(env::HEAP_FD, raw_fd.to_string())
+        .env(env::PE, pe.to_string())
+        .env(env::NPES, spec.npes.to_string())
+        .env(env::PART_SIZE, part_size.to_string());
+    if spec.discard_stdout {
+        cmd.stdout(std::process::Stdio::null());
+    }
+    // SAFETY: the closure runs in the child between fork and exec and only makes
+    // async-signal-safe calls (fcntl, prctl, getppid).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(raw_fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != supervisor {
+                return Err(std::io::Error::other("the supervisor has exited"));
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| RtError::Config(format!("cannot start {}: {e}", spec.program.display())))?;
+    let pid = child.id() as libc::pid_t;
+    match open_pidfd(pid) {
+        Ok(pidfd) => Ok(PeProcess {
+            pe,
+            pid,
+            pidfd,
+            reaped: false,
+        }),
+        Err(e) => {
+            // Not tracked by the caller yet: stop and reap it here.
+            // SAFETY: pid is our unreaped child, so it cannot have been recycled.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            wait_blocking(pid);
+            Err(e)
+        }
+    }
+}
+
+fn open_pidfd(pid: libc::pid_t) -> RtResult<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags; it returns a new descriptor (always
+    // close-on-exec) or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
     if fd < 0 {
         return Err(RtError::last_os("pidfd_open for a PE"));
     }
     // SAFETY: fd is a fresh descriptor owned from here on.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Watches the PEs until all have exited; aborts the job on the first abnormal end.
+/// How often an otherwise idle supervisor looks at the job header, where a PE may have
+/// recorded a failure (a panic) before its process ends.
+const HEADER_CHECK: Duration = Duration::from_millis(100);
+
+/// Watches the PEs until all have exited. The first abnormal end (seen here or recorded
+/// by a PE itself) aborts the job: it is announced once on standard error, naming the
+/// PE, and PEs still running after [`ABORT_GRACE`] are killed.
 fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> JobOutcome {
-    let mut failure: Option<(usize, PeEnd)> = None;
+    let mut interrupted: Option<libc::c_int> = None;
+    let mut announced = false;
     let mut deadline: Option<Instant> = None;
-    let mut interrupted = false;
     let mut killed = false;
+    // A PE that exited with status 0 before joining the job: harmless unless another PE
+    // has joined, which would then wait for it forever.
+    let mut never_joined: Option<usize> = None;
+    let state_of = |pe: usize| PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
     while procs.iter().any(|p| !p.reaped) {
+        let mut ended = Vec::new();
+        for p in procs.iter_mut().filter(|p| !p.reaped) {
+            let Some(status) = try_reap(p.pid) else {
+                continue;
+            };
+            p.reaped = true;
+            let state = state_of(p.pe);
+            ended.push((p.pe, classify(status, state), state));
+        }
+        // Taken after reaping: a Ctrl-C that reached the PEs too is pending here already
+        // (its handler ran on return from waitpid), so those PEs' deaths by SIGINT are
+        // reported as the interrupt they are rather than as PE failures.
         let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
-        if sig != 0 && !interrupted {
-            interrupted = true;
-            if failure.is_none() {
-                failure = Some((0, PeEnd::Interrupted));
-                crate::failure::record_failure(heap, 0, PeEnd::Interrupted);
-            }
+        if sig != 0 && interrupted.is_none() {
+            interrupted = Some(sig);
+            crate::failure::record_failure(heap, 0, PeEnd::Interrupted);
+            print_line(&format!(
+                "{}: interrupted by {}; stopping the PEs",
+                spec.label,
+                crate::error::signal_name(sig)
+            ));
             kill_all(procs, sig);
-            deadline = Some(Instant::now() + ABORT_GRACE);
+            deadline.get_or_insert(Instant::now() + ABORT_GRACE);
+        }
+        for (pe, end, state) in ended {
+            match end {
+                Some(end) => {
+                    crate::failure::record_failure(heap, pe, end);
+                }
+                None if state == PeState::Starting => {
+                    never_joined.get_or_insert(pe);
+                }
+                None => {}
+            }
+        }
+        if let Some(pe) = never_joined {
+            if procs
+                .iter()
+                .any(|q| !q.reaped && state_of(q.pe) != PeState::Starting)
+            {
+                crate::failure::record_failure(heap, pe, PeEnd::ExitedEarly);
+            }
+        }
+        if let Some((pe, end)) = crate::failure::recorded_failure(heap) {
+            if !announced {
+                announced = true;
+                if end != PeEnd::Interrupted {
+                    print_line(&format!(
+                        "{}: PE {pe} {end}; stopping the other PEs",
+                        spec.label
+                    ));
+                }
+                deadline.get_or_insert(Instant::now() + ABORT_GRACE);
+            }
         }
         if let Some(d) = deadline {
             if !killed && Instant::now() >= d {
@@ -202,49 +322,39 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
                 killed = true;
             }
         }
-        let timeout_ms = match deadline {
-            Some(d) if !killed => {
-                d.saturating_duration_since(Instant::now()).as_millis() as i32 + 1
-            }
-            _ => 1000,
-        };
-        poll_exits(procs, timeout_ms);
-        for p in procs.iter_mut().filter(|p| !p.reaped) {
-            let Some(status) = try_reap(p.pid) else {
-                continue;
-            };
-            p.reaped = true;
-            let state = PeState::from_word(heap.control(p.pe).state.load(Ordering::Acquire));
-            let end = classify(status, state);
-            p.exited = end;
-            if let (Some(end), None) = (end, failure) {
-                if crate::failure::record_failure(heap, p.pe, end) {
-                    eprintln!("{}: PE {} {end}; stopping the other PEs", spec.label, p.pe);
-                }
-                failure = Some((p.pe, end));
-                deadline = Some(Instant::now() + ABORT_GRACE);
-            }
+        if procs.iter().all(|p| p.reaped) {
+            break;
         }
+        let mut timeout = HEADER_CHECK;
+        if never_joined.is_some() {
+            timeout = Duration::from_millis(10);
+        }
+        if let (Some(d), false) = (deadline, killed) {
+            timeout = timeout.min(d.saturating_duration_since(Instant::now()));
+        }
+        poll_exits(procs, timeout.as_millis() as i32 + 1);
     }
-    let worst = procs
-        .iter()
-        .map(|p| match p.exited {
-            None => 0,
-            Some(PeEnd::Signal(s)) => 128 + s,
-            Some(PeEnd::Status(c)) => c,
-            Some(PeEnd::Panicked) => 101,
-            Some(PeEnd::ExitedEarly) | Some(PeEnd::Interrupted) => 1,
-        })
-        .max()
-        .unwrap_or(0);
-    let exit_code = if interrupted {
-        130
-    } else if failure.is_some() {
-        worst.max(1)
-    } else {
-        worst
+    let failure = crate::failure::recorded_failure(heap);
+    let exit_code = match (interrupted, failure) {
+        (Some(sig), _) => 128 + sig,
+        (None, Some((_, end))) => exit_code_of(end),
+        // Every abnormal end is recorded, so no failure means every PE ended normally.
+        (None, None) => 0,
     };
     JobOutcome { exit_code, failure }
+}
+
+/// The exit status a job reports for a PE that ended as `end`: the shell's convention
+/// for a signal (128 + signal), the PE's own status, 101 (Rust's) for a panic, and 1 for
+/// a PE that left the job too early.
+fn exit_code_of(end: PeEnd) -> i32 {
+    match end {
+        PeEnd::Signal(s) => 128 + s,
+        PeEnd::Status(c) => c,
+        PeEnd::Panicked => 101,
+        PeEnd::ExitedEarly | PeEnd::LeftEarly => 1,
+        PeEnd::Interrupted => 128 + libc::SIGINT,
+    }
 }
 
 /// How a reaped PE ended, or `None` if it ended normally.
@@ -257,7 +367,7 @@ fn classify(status: libc::c_int, state: PeState) -> Option<PeEnd> {
         (_, PeState::Panicked) => Some(PeEnd::Panicked),
         (0, PeState::Finalized) => None,
         // Never initialised the runtime: a program that is not a SHMEM program at all, or
-        // exited before init. Not a failure of the job protocol if it exits 0.
+        // exited before init (the supervisor checks that no other PE waits for it).
         (0, PeState::Starting) => None,
         (0, _) => Some(PeEnd::ExitedEarly),
         (c, _) => Some(PeEnd::Status(c)),
@@ -266,17 +376,21 @@ fn classify(status: libc::c_int, state: PeState) -> Option<PeEnd> {
 
 /// Waits up to `timeout_ms` for any PE to exit (or a signal to arrive).
 fn poll_exits(procs: &[PeProcess], timeout_ms: i32) {
+    let signal_pipe = SIGNAL_PIPE_READ.load(Ordering::SeqCst);
     let mut fds: Vec<libc::pollfd> = procs
         .iter()
         .filter(|p| !p.reaped)
-        .map(|p| libc::pollfd {
-            fd: p.pidfd.as_raw_fd(),
+        .map(|p| p.pidfd.as_raw_fd())
+        .chain((signal_pipe >= 0).then_some(signal_pipe))
+        .map(|fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         })
         .collect();
     // SAFETY: fds is a valid array of pollfd for the duration of the call.
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    drain_signal_pipe();
 }
 
 /// Reaps `pid` if it has exited.
@@ -287,7 +401,17 @@ fn try_reap(pid: libc::pid_t) -> Option<libc::c_int> {
     (r == pid).then_some(status)
 }
 
-fn kill_all(procs: &mut [PeProcess], sig: libc::c_int) {
+/// Waits for our child `pid` to exit and reaps it.
+fn wait_blocking(pid: libc::pid_t) {
+    let mut status = 0;
+    // SAFETY: blocking waitpid on our own child; status is a valid out-pointer. Retried
+    // when a signal interrupts it.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+    {}
+}
+
+fn kill_all(procs: &[PeProcess], sig: libc::c_int) {
     for p in procs.iter().filter(|p| !p.reaped) {
         // SAFETY: p.pid is our unreaped child, so the pid cannot have been recycled.
         unsafe { libc::kill(p.pid, sig) };
@@ -296,9 +420,7 @@ fn kill_all(procs: &mut [PeProcess], sig: libc::c_int) {
 
 fn reap_all(procs: &mut [PeProcess]) {
     for p in procs.iter_mut().filter(|p| !p.reaped) {
-        let mut status = 0;
-        // SAFETY: blocking waitpid on our own child.
-        unsafe { libc::waitpid(p.pid, &mut status, 0) };
+        wait_blocking(p.pid);
         p.reaped = true;
     }
 }
