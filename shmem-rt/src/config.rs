@@ -31,7 +31,7 @@ pub fn parse_npes(text: &str, source: &str) -> RtResult<usize> {
     if trimmed.starts_with('-') {
         return Err(bad("it is negative"));
     }
-    let n: usize = trimmed.parse().map_err(|_| bad("not a number"))?;
+    let n: usize = trimmed.parse().map_err(|e| bad(number_problem(&e)))?;
     if n == 0 {
         return Err(bad("a job needs at least one PE"));
     }
@@ -46,7 +46,7 @@ pub fn parse_npes(text: &str, source: &str) -> RtResult<usize> {
 pub fn parse_size(text: &str, source: &str) -> RtResult<usize> {
     let bad = |why: &str| {
         RtError::Config(format!(
-            "invalid {source}={text:?}: {why} (expected bytes with an optional K, M or G suffix, e.g. 512M)"
+            "invalid {source}={text:?}: {why} (expected bytes with an optional K, M, G or T suffix, e.g. 512M)"
         ))
     };
     let t = text.trim();
@@ -65,7 +65,7 @@ pub fn parse_size(text: &str, source: &str) -> RtResult<usize> {
         }
         Some(_) => (t, 0),
     };
-    let value: u64 = digits.trim().parse().map_err(|_| bad("not a number"))?;
+    let value: u64 = digits.trim().parse().map_err(|e| bad(number_problem(&e)))?;
     let bytes = value
         .checked_mul(1u64 << shift)
         .ok_or_else(|| bad("too large"))?;
@@ -76,6 +76,15 @@ pub fn parse_size(text: &str, source: &str) -> RtResult<usize> {
         )));
     }
     Ok(bytes)
+}
+
+/// What is wrong with a number that does not parse.
+fn number_problem(e: &std::num::ParseIntError) -> &'static str {
+    match e.kind() {
+        std::num::IntErrorKind::PosOverflow => "too large",
+        std::num::IntErrorKind::Empty => "it is empty",
+        _ => "not a number",
+    }
 }
 
 /// Reads `SHMEM_NPES`, falling back to `default` when unset.

@@ -114,26 +114,8 @@ impl Runtime {
     /// Places every registered symmetric static (same order, same offsets on every PE)
     /// and copies in its initial value.
     fn place_statics(&mut self) -> RtResult<()> {
-        let statics = crate::statics::in_placement_order().map_err(|key| {
-            RtError::Config(format!(
-                "two symmetric statics share the name {key}; rename one"
-            ))
-        })?;
-        let needed: usize = statics
-            .iter()
-            .map(|s| s.initial_bytes().len() + s.align())
-            .sum();
-        for s in statics {
+        for (s, offset) in lay_out_statics(&mut self.allocator)? {
             let bytes = s.initial_bytes();
-            let offset = self
-                .allocator
-                .alloc(bytes.len(), s.align())
-                .map_err(|_| {
-                    RtError::Config(format!(
-                        "the symmetric heap is too small for the program's symmetric statics: they need about {needed} bytes, SHMEM_SYMMETRIC_SIZE gives {} (raise SHMEM_SYMMETRIC_SIZE)",
-                        self.heap.part_size() - layout::SYNC_REGION
-                    ))
-                })?;
             // SAFETY: offset..offset+len was just allocated inside this PE's partition and
             // nobody else writes it before the barrier that ends init.
             unsafe {
@@ -429,4 +411,42 @@ fn install_panic_hook(heap: &'static SymmetricHeap, me: usize) {
         crate::error::print_line(&format!("PE {me} panicked:"));
         previous(info);
     }));
+}
+
+/// Lays out the program's symmetric statics in `allocator` (sorted by key, so every PE
+/// gets the same offsets) and returns each with its offset.
+fn lay_out_statics(
+    allocator: &mut HeapAllocator,
+) -> RtResult<Vec<(&'static dyn crate::statics::StaticSlot, usize)>> {
+    let statics = crate::statics::in_placement_order().map_err(|key| {
+        RtError::Config(format!(
+            "two symmetric statics share the name {key}; rename one"
+        ))
+    })?;
+    let needed: usize = statics
+        .iter()
+        .map(|s| s.initial_bytes().len() + s.align())
+        .sum();
+    let mut placed = Vec::with_capacity(statics.len());
+    for s in statics {
+        let offset = allocator
+            .alloc(s.initial_bytes().len(), s.align())
+            .map_err(|e| match e {
+                RtError::HeapExhausted { heap, .. } => RtError::Config(format!(
+                    "the symmetric heap is too small for the program's symmetric statics: they need about {needed} bytes, SHMEM_SYMMETRIC_SIZE gives {heap} (raise SHMEM_SYMMETRIC_SIZE)"
+                )),
+                other => other,
+            })?;
+        placed.push((s, offset));
+    }
+    Ok(placed)
+}
+
+/// Checks, before any PE starts, that this program's symmetric statics fit in a heap of
+/// `symmetric_size` bytes per PE. Only meaningful in the program whose statics are to be
+/// placed (a program starting itself, a test binary starting its own PEs).
+pub fn check_statics_fit(symmetric_size: usize) -> RtResult<()> {
+    let mut allocator =
+        HeapAllocator::new(layout::SYNC_REGION, layout::partition_size(symmetric_size));
+    lay_out_statics(&mut allocator).map(drop)
 }

@@ -15,31 +15,29 @@ fn current_program() -> RtResult<std::path::PathBuf> {
 
 /// Supervises a job of the current program with the same arguments, then exits the
 /// process with the job's status. `default_npes` applies when `SHMEM_NPES` is unset.
-/// Configuration errors are printed and exit with status 2.
+/// Configuration errors (including a heap too small for the program's symmetric statics)
+/// are printed once and exit with status 2 before any PE starts.
 pub fn self_start(default_npes: usize) -> ! {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let code = current_program()
-        .and_then(|prog| JobSpec::from_env(prog, args, default_npes))
+        .and_then(|prog| JobSpec::from_env(prog, args, None, default_npes))
         .and_then(|spec| {
+            crate::runtime::check_statics_fit(spec.symmetric_size)?;
             let outcome = launch::run_job(&spec)?;
             Ok(outcome.exit_code)
         });
     match code {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::error::print_line(&format!("error: {e}"));
             std::process::exit(2)
         }
     }
 }
 
-/// For multi-process tests: runs the libtest test `test_name` of the current test binary
-/// as a job of `npes` PEs (each PE runs only that test) and returns the job's outcome.
-/// The test itself calls this when [`crate::is_pe`] is false and runs its PE body when
-/// it is true.
-pub fn run_test_job(test_name: &str, npes: usize, env: &[(&str, &str)]) -> launch::JobOutcome {
-    let program = current_program().expect("test binary path");
-    let args = [
+/// The arguments that make a libtest binary run only the test `test_name`, as a PE does.
+pub fn test_pe_args(test_name: &str) -> Vec<OsString> {
+    [
         test_name,
         "--exact",
         "--nocapture",
@@ -48,22 +46,40 @@ pub fn run_test_job(test_name: &str, npes: usize, env: &[(&str, &str)]) -> launc
     ]
     .iter()
     .map(OsString::from)
-    .collect();
-    let mut spec = JobSpec {
-        program,
-        args,
-        npes,
-        symmetric_size: 64 << 20,
-        label: format!("test {test_name}"),
-        handle_signals: false,
-        discard_stdout: true,
-    };
+    .collect()
+}
+
+/// The job that runs the libtest test `test_name` of the current test binary on `npes`
+/// PEs, with `env` added to each PE's environment (`SHMEM_SYMMETRIC_SIZE` there also
+/// sizes the heap; the default is 64M). Checks that the binary's symmetric statics fit.
+pub fn test_job_spec(test_name: &str, npes: usize, env: &[(&str, &str)]) -> RtResult<JobSpec> {
+    let mut symmetric_size = 64 << 20;
     for (k, v) in env {
         if *k == "SHMEM_SYMMETRIC_SIZE" {
-            spec.symmetric_size = crate::config::parse_size(v, k).expect("test heap size");
+            symmetric_size = crate::config::parse_size(v, k)?;
         }
     }
-    launch::run_job(&spec).unwrap_or_else(|e| panic!("cannot start test job {test_name}: {e}"))
+    crate::runtime::check_statics_fit(symmetric_size)?;
+    Ok(JobSpec {
+        program: current_program()?,
+        args: test_pe_args(test_name),
+        npes,
+        symmetric_size,
+        label: format!("test {test_name}"),
+        env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        handle_signals: false,
+        discard_stdout: true,
+    })
+}
+
+/// For multi-process tests: runs the libtest test `test_name` of the current test binary
+/// as a job of `npes` PEs (each PE runs only that test; see [`test_job_spec`] for `env`)
+/// and returns the job's outcome. The test itself calls this when [`crate::is_pe`] is
+/// false and runs its PE body when it is true.
+pub fn run_test_job(test_name: &str, npes: usize, env: &[(&str, &str)]) -> launch::JobOutcome {
+    test_job_spec(test_name, npes, env)
+        .and_then(|spec| launch::run_job(&spec))
+        .unwrap_or_else(|e| panic!("cannot start test job {test_name}: {e}"))
 }
 
 /// Runs `body` on every PE of an `npes`-PE job made of the libtest test `test_name` of the

@@ -1,5 +1,7 @@
 //! `shmemrun -n N [--] PROGRAM [ARGS…]`: starts PROGRAM as N PEs of one SHMEM job (the
-//! equivalent of `oshrun -np N`). Exits with the worst PE status; 2 on bad usage.
+//! equivalent of `oshrun -np N`). Exits with the job's status (see
+//! [`shmem_rt::launch::JobOutcome`]); 2 on bad usage or configuration, before any PE
+//! starts.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -11,8 +13,15 @@ const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
   -n, --npes N   number of PEs (default: SHMEM_NPES, else one per CPU)
 environment: SHMEM_NPES (PE count), SHMEM_SYMMETRIC_SIZE (heap per PE, e.g. 256M)";
 
-fn fail(msg: &str) -> ! {
+/// Bad command line: the message and the usage, exit 2.
+fn usage_error(msg: &str) -> ! {
     eprintln!("shmemrun: {msg}\n{USAGE}");
+    std::process::exit(2)
+}
+
+/// Bad configuration or a job that cannot start: the message alone, exit 2.
+fn launch_error(msg: &str) -> ! {
+    eprintln!("shmemrun: {msg}");
     std::process::exit(2)
 }
 
@@ -29,11 +38,11 @@ fn main() {
             }
             "-n" | "-np" | "--npes" => {
                 let Some(v) = args.next() else {
-                    fail(&format!("{text} needs a value"))
+                    usage_error(&format!("{text} needs a value"))
                 };
                 npes = Some(
                     config::parse_npes(&v.to_string_lossy(), "-n")
-                        .unwrap_or_else(|e| fail(&e.to_string())),
+                        .unwrap_or_else(|e| launch_error(&e.to_string())),
                 );
             }
             "--" => {
@@ -42,10 +51,11 @@ fn main() {
             }
             _ if text.starts_with("-n") && text.len() > 2 => {
                 npes = Some(
-                    config::parse_npes(&text[2..], "-n").unwrap_or_else(|e| fail(&e.to_string())),
+                    config::parse_npes(&text[2..], "-n")
+                        .unwrap_or_else(|e| launch_error(&e.to_string())),
                 );
             }
-            _ if text.starts_with('-') => fail(&format!("unknown option {text}")),
+            _ if text.starts_with('-') => usage_error(&format!("unknown option {text}")),
             _ => {
                 program = Some(PathBuf::from(arg));
                 break;
@@ -53,17 +63,14 @@ fn main() {
         }
     }
     let Some(program) = program else {
-        fail("no program given")
+        usage_error("no program given")
     };
     let rest: Vec<OsString> = args.collect();
-    let mut spec = JobSpec::from_env(program, rest, config::default_npes())
-        .unwrap_or_else(|e| fail(&e.to_string()));
-    if let Some(n) = npes {
-        spec.npes = n;
-    }
+    let mut spec = JobSpec::from_env(program, rest, npes, config::default_npes())
+        .unwrap_or_else(|e| launch_error(&e.to_string()));
     spec.label = "shmemrun".into();
     match launch::run_job(&spec) {
         Ok(outcome) => std::process::exit(outcome.exit_code),
-        Err(e) => fail(&e.to_string()),
+        Err(e) => launch_error(&e.to_string()),
     }
 }
