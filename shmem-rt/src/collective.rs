@@ -1,22 +1,59 @@
 //! The context of one collective call on one active set, and the barrier algorithms.
 //!
-//! Every member counts the collectives it has made on a set; because all members make the
-//! same calls in the same order, the count (the *epoch*) agrees, and a PE that has
-//! reached epoch `e` announces it by storing `e` into a sync word. Waiting is "until the
-//! word is at least `e`", so words never need resetting and a fast PE that is already a
-//! step ahead satisfies a slow one's wait too.
+//! Every member counts the collectives it has made with one set of sync words; because all
+//! members make the same calls in the same order, the count (the *epoch*) agrees, and a PE
+//! that has reached epoch `e` announces it by storing `e` into its arrival line. Waiting
+//! is "until the word is at least `e`", so words never need resetting and a fast PE that
+//! is already a step ahead satisfies a slow one's wait too.
+//!
+//! Alternation: a member's arrival line, staging buffer and inline data come in two
+//! copies selected by epoch parity. Before a member rewrites the copy of parity `e % 2` it
+//! makes sure every member has arrived at `e - 1`, which a member only does after it has
+//! finished reading everything of `e - 2`. That is what lets back-to-back collectives on
+//! one set run without a barrier between them, and lets small collectives return without a
+//! trailing synchronization.
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use crate::coll::descriptor::{Descriptor, Kind};
+use crate::coll::CollectiveError;
 use crate::error::RtResult;
 use crate::heap::SymmetricHeap;
-use crate::layout::{SyncWords, MAX_ROUNDS};
+use crate::layout::{ArrivalLine, SyncWords, MAX_ROUNDS};
 use crate::sets::SetSpec;
 use crate::wait::{self, Blocker, WaitPolicy};
 
-/// Sets up to this size use the flat barrier (everyone reads everyone's arrival word);
-/// larger sets use dissemination (⌈log2 n⌉ rounds).
+/// Sets up to this size use the flat barrier (everyone reads everyone's arrival line, and
+/// checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉ rounds).
 pub const FLAT_BARRIER_MAX: usize = 16;
+
+/// The double-buffered staging area that goes with a set of sync words: parity `p` starts
+/// at symmetric offset `offset + p * stride` and holds `capacity` bytes. A capacity of 0
+/// means there is none (sync-only work arrays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StageArea {
+    /// Symmetric offset of the parity-0 buffer.
+    pub offset: usize,
+    /// Distance from the parity-0 to the parity-1 buffer.
+    pub stride: usize,
+    /// Bytes in each buffer.
+    pub capacity: usize,
+}
+
+impl StageArea {
+    /// No staging area.
+    pub const NONE: StageArea = StageArea {
+        offset: 0,
+        stride: 0,
+        capacity: 0,
+    };
+
+    /// Symmetric offset of the buffer of `parity`.
+    #[inline]
+    pub fn offset_of(&self, parity: usize) -> usize {
+        self.offset + parity * self.stride
+    }
+}
 
 /// One collective call in progress on one PE.
 pub struct SetCtx<'a> {
@@ -24,6 +61,9 @@ pub struct SetCtx<'a> {
     pub heap: &'a SymmetricHeap,
     /// How this PE waits.
     pub policy: WaitPolicy,
+    /// Whether every member checks every other member's arguments, even where the
+    /// algorithm would not otherwise look (broadcast).
+    pub checked: bool,
     /// This PE.
     pub me: usize,
     /// The active set.
@@ -34,11 +74,79 @@ pub struct SetCtx<'a> {
     pub epoch: u64,
     /// Symmetric offset of the set's sync words.
     pub sync: usize,
+    /// The staging buffers that go with the sync words.
+    pub stage: StageArea,
     /// Name of the operation, for error messages.
     pub during: &'static str,
 }
 
 impl<'a> SetCtx<'a> {
+    /// Starts a collective call on `set` with the sync words at symmetric offset `sync`:
+    /// binds the words to the set on first use, bumps their epoch and returns the call's
+    /// context. Fails if the words were first used with a different set (their epochs
+    /// count that set's calls, so they cannot serve another).
+    #[allow(clippy::too_many_arguments)]
+    pub fn enter(
+        heap: &'a SymmetricHeap,
+        policy: WaitPolicy,
+        checked: bool,
+        me: usize,
+        set: SetSpec,
+        index: usize,
+        sync: usize,
+        stage: StageArea,
+        during: &'static str,
+    ) -> RtResult<SetCtx<'a>> {
+        let owner = &heap.sync_words(me, sync).owner;
+        let key = set.key();
+        let bound = owner.set_key.load(Ordering::Relaxed);
+        if bound != key {
+            if bound != 0 {
+                return Err(CollectiveError::WrongSet {
+                    during,
+                    bound,
+                    used: key,
+                }
+                .into());
+            }
+            owner.set_key.store(key, Ordering::Relaxed);
+        }
+        let epoch = owner.epoch.load(Ordering::Relaxed) + 1;
+        owner.epoch.store(epoch, Ordering::Relaxed);
+        Ok(SetCtx {
+            heap,
+            policy,
+            checked,
+            me,
+            set,
+            index,
+            epoch,
+            sync,
+            stage,
+            during,
+        })
+    }
+
+    /// Number of members.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.set.size()
+    }
+
+    /// Epoch parity: which copy of double-buffered words and buffers this call uses.
+    #[inline]
+    pub fn parity(&self) -> usize {
+        (self.epoch & 1) as usize
+    }
+
+    /// The other members' indices, starting after this PE's own and wrapping around (so
+    /// that members do not all read member 0 first).
+    #[inline]
+    pub fn others(&self) -> impl Iterator<Item = usize> {
+        let (n, me) = (self.size(), self.index);
+        (1..n).map(move |k| (me + k) % n)
+    }
+
     /// This PE's sync words.
     #[inline]
     pub fn my_sync(&self) -> &'a SyncWords {
@@ -49,6 +157,26 @@ impl<'a> SetCtx<'a> {
     #[inline]
     pub fn sync_of(&self, index: usize) -> &'a SyncWords {
         self.heap.sync_words(self.set.member(index), self.sync)
+    }
+
+    /// Member `index`'s arrival line of this call's parity.
+    #[inline]
+    pub fn line_of(&self, index: usize) -> &'a ArrivalLine {
+        &self.sync_of(index).arrival[self.parity()]
+    }
+
+    /// Address of member `index`'s copy of symmetric offset `offset`.
+    #[inline]
+    pub fn address_in(&self, index: usize, offset: usize) -> *mut u8 {
+        // SAFETY: callers pass offsets inside a partition (validated when they come from
+        // another PE); the partition of a member exists.
+        unsafe { self.heap.partition(self.set.member(index)).add(offset) }
+    }
+
+    /// Address of member `index`'s staging buffer of this call's parity.
+    #[inline]
+    pub fn stage_of(&self, index: usize) -> *mut u8 {
+        self.address_in(index, self.stage.offset_of(self.parity()))
     }
 
     /// Waits until `word` (written by member `writer`) reaches `at_least`.
@@ -64,50 +192,129 @@ impl<'a> SetCtx<'a> {
         )
     }
 
-    /// Announces this PE's arrival at the current epoch to every other member (after all
-    /// of its earlier stores, which become visible to whoever sees the arrival).
+    /// Waits until it is safe to rewrite this PE's parity-`e % 2` arrival line and
+    /// buffers: every member has arrived at `e - 1`, so every reader of epoch `e - 2` is
+    /// done. Usually known already (then it costs no shared access at all).
+    pub fn prepare_publish(&self) -> RtResult<()> {
+        let need = self.epoch - 1;
+        let owner = &self.my_sync().owner;
+        if owner.seen_all.load(Ordering::Relaxed) >= need {
+            return Ok(());
+        }
+        let parity = (need & 1) as usize;
+        for i in self.others() {
+            self.wait_at_least(&self.sync_of(i).arrival[parity].epoch, need, i)?;
+        }
+        owner.seen_all.store(need, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Publishes this PE's descriptor for the current epoch (after everything it wrote to
+    /// its inline data and staging buffer, which become visible with it) and wakes the
+    /// other members. Call [`SetCtx::prepare_publish`] before writing any of it.
     #[inline]
-    pub fn announce_arrival(&self) {
-        self.my_sync().arrive.0.store(self.epoch, Ordering::Release);
+    pub fn publish(&self, desc: &Descriptor) {
+        let line = &self.my_sync().arrival[self.parity()];
+        for (word, value) in line.desc.iter().zip(desc.encode()) {
+            word.store(value, Ordering::Relaxed);
+        }
+        line.epoch.store(self.epoch, Ordering::Release);
         self.notify_others();
+    }
+
+    /// Waits until member `index` has published its descriptor for this epoch and
+    /// returns it.
+    #[inline]
+    pub fn wait_arrival(&self, index: usize) -> RtResult<Descriptor> {
+        let line = self.line_of(index);
+        self.wait_at_least(&line.epoch, self.epoch, index)?;
+        Ok(Descriptor::decode(
+            &line.desc.each_ref().map(|w| w.load(Ordering::Relaxed)),
+        ))
+    }
+
+    /// Member `index`'s descriptor of this epoch, which it has published already (the
+    /// caller waited for it earlier in this call).
+    #[inline]
+    pub fn arrived_desc(&self, index: usize) -> Descriptor {
+        let line = self.line_of(index);
+        debug_assert!(line.epoch.load(Ordering::Acquire) >= self.epoch);
+        Descriptor::decode(&line.desc.each_ref().map(|w| w.load(Ordering::Relaxed)))
+    }
+
+    /// Records that every member has arrived at this epoch (so the next call need not
+    /// check before publishing).
+    #[inline]
+    pub fn note_all_arrived(&self) {
+        self.my_sync()
+            .owner
+            .seen_all
+            .store(self.epoch, Ordering::Relaxed);
+    }
+
+    /// Stores this epoch into one of this PE's progress words (`mid`, `done`) and wakes
+    /// the other members.
+    #[inline]
+    pub fn publish_progress(&self, word: fn(&SyncWords) -> &AtomicU64) {
+        word(self.my_sync()).store(self.epoch, Ordering::Release);
+        self.notify_others();
+    }
+
+    /// Waits until member `index`'s progress word (`mid`, `done`) reaches this epoch.
+    #[inline]
+    pub fn wait_progress(&self, index: usize, word: fn(&SyncWords) -> &AtomicU64) -> RtResult<()> {
+        self.wait_at_least(word(self.sync_of(index)), self.epoch, index)
     }
 
     /// Wakes every other member that may sleep on this PE's words.
     #[inline]
     pub fn notify_others(&self) {
-        for i in (0..self.set.size()).filter(|&i| i != self.index) {
+        for i in self.others() {
             wait::notify(self.heap, self.set.member(i));
         }
     }
 
-    /// Waits until member `index` has arrived at epoch `at_least`.
-    #[inline]
-    pub fn wait_arrival(&self, index: usize, at_least: u64) -> RtResult<()> {
-        self.wait_at_least(&self.sync_of(index).arrive.0, at_least, index)
-    }
-
     /// Returns when every member has entered this epoch; all stores made by members
-    /// before entering are then visible to this PE.
+    /// before entering are then visible to this PE. Members' descriptors are compared
+    /// (flat barrier always, dissemination in checked mode), so a member that makes a
+    /// different collective call at this point is reported instead of silently matched.
     pub fn barrier(&self) -> RtResult<()> {
-        fence(Ordering::SeqCst);
-        let n = self.set.size();
+        let n = self.size();
         if n == 1 {
             return Ok(());
         }
+        self.prepare_publish()?;
+        let mine = Descriptor::new(Kind::Barrier, self.set.key());
+        self.publish(&mine);
+        let mut first_error = None;
         if n <= FLAT_BARRIER_MAX {
-            self.announce_arrival();
-            for i in (0..n).filter(|&i| i != self.index) {
-                self.wait_arrival(i, self.epoch)?;
+            for i in self.others() {
+                let theirs = self.wait_arrival(i)?;
+                if first_error.is_none() {
+                    first_error = crate::coll::check_member(self, &mine, i, &theirs).err();
+                }
             }
         } else {
             self.dissemination()?;
+            if self.checked {
+                for i in self.others() {
+                    let theirs = self.arrived_desc(i);
+                    if first_error.is_none() {
+                        first_error = crate::coll::check_member(self, &mine, i, &theirs).err();
+                    }
+                }
+            }
         }
+        self.note_all_arrived();
         fence(Ordering::SeqCst);
-        Ok(())
+        match first_error {
+            None => Ok(()),
+            Some(err) => Err(crate::coll::fail(self, err, None)),
+        }
     }
 
     fn dissemination(&self) -> RtResult<()> {
-        let n = self.set.size();
+        let n = self.size();
         let mut dist = 1;
         let mut round = 0;
         while dist < n {

@@ -155,6 +155,10 @@ pub enum RtError {
         /// Directory capacity.
         max: usize,
     },
+    /// A collective call failed: the members' calls disagree, or a member cannot take
+    /// part with the arguments it passed.
+    #[error(transparent)]
+    Collective(#[from] crate::coll::CollectiveError),
     /// An OS call failed.
     #[error("{what}: {detail}")]
     Os {

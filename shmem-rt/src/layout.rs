@@ -104,18 +104,58 @@ pub struct PeControl {
     pub alloc_offset: AtomicU64,
 }
 
+/// Words of one collective descriptor in an [`ArrivalLine`] (see `coll::descriptor`).
+pub const DESC_WORDS: usize = 7;
+
+/// Bytes of data a member can publish inside its arrival line, so that collectives of up
+/// to this many bytes per PE move their data with the synchronization itself.
+pub const INLINE_BYTES: usize = CACHE_LINE - 8 - DESC_WORDS * 8;
+
+/// One member's announcement for the collectives of one epoch parity: written only by its
+/// owner (data and descriptor first, `epoch` last with release), read by the other members
+/// after they observe `epoch`. Two of them alternate by epoch parity, so a member can
+/// announce epoch `e + 1` while slower peers still read its announcement of `e`.
+#[repr(C, align(128))]
+pub struct ArrivalLine {
+    /// The epoch this line describes (the owner has arrived there and published its data).
+    pub epoch: AtomicU64,
+    /// The call's descriptor: operation, element type, counts, where the data is.
+    pub desc: [AtomicU64; DESC_WORDS],
+    /// Up to [`INLINE_BYTES`] of the owner's contribution.
+    pub inline: [AtomicU64; INLINE_BYTES / 8],
+}
+
+/// Book-keeping that only the owning PE reads or writes, kept beside the shared words so
+/// that explicit work arrays carry their own state.
+#[repr(C, align(128))]
+pub struct OwnerLine {
+    /// Collectives this PE has made with these sync words (the current epoch).
+    pub epoch: AtomicU64,
+    /// Key of the active set these sync words serve (0 until first use).
+    pub set_key: AtomicU64,
+    /// Every member is known to have arrived at least at this epoch.
+    pub seen_all: AtomicU64,
+}
+
 /// The synchronization words of one active set on one PE (same offset on every PE): the
 /// typed successor of a pSync array. Epoch counters only grow, so no flag is ever reset
-/// on the hot path, and an all-zero value is the initial state.
+/// on the hot path, and an all-zero value is the initial state. Every word is written by
+/// one PE only (its owner, except `round`, written by one peer per round) and each
+/// writer's words sit on cache lines of their own.
 #[repr(C, align(128))]
 pub struct SyncWords {
-    /// Epoch of the last collective this PE has entered and published its data for.
-    pub arrive: PaddedU64,
+    /// The owner's announcements, alternated by epoch parity.
+    pub arrival: [ArrivalLine; 2],
     /// Dissemination-barrier flags: `round[k]` is written by the one peer that signals
     /// this PE in round k, with the epoch it has reached.
     pub round: [PaddedU64; MAX_ROUNDS],
+    /// Epoch of the last collective whose intermediate result (a reduction chunk) this
+    /// PE has finished.
+    pub mid: PaddedU64,
     /// Epoch of the last collective whose data this PE has finished reading.
     pub done: PaddedU64,
+    /// The owner's private book-keeping.
+    pub owner: OwnerLine,
 }
 
 /// A runtime-owned set slot: sync words plus two staging buffers alternated by epoch
@@ -165,4 +205,7 @@ pub const fn round_up(x: usize, to: usize) -> usize {
 
 const _: () = assert!(std::mem::size_of::<PeControl>() == CACHE_LINE);
 const _: () = assert!(std::mem::size_of::<SetSlot>() % CACHE_LINE == 0);
+const _: () = assert!(std::mem::size_of::<ArrivalLine>() == CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<OwnerLine>() == CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<SyncWords>() % CACHE_LINE == 0);
 const _: () = assert!(SYNC_REGION % PAGE == 0);

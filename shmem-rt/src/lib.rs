@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod alloc;
+pub mod coll;
 pub mod collective;
 pub mod config;
 pub mod error;

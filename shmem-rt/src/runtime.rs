@@ -6,7 +6,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::alloc::HeapAllocator;
-use crate::collective::SetCtx;
+use crate::collective::{SetCtx, StageArea};
 use crate::error::{PeEnd, RtError, RtResult};
 use crate::heap::SymmetricHeap;
 use crate::layout::{self, PeState};
@@ -34,13 +34,12 @@ pub fn is_pe() -> bool {
 
 static INITIALISED: AtomicBool = AtomicBool::new(false);
 
-/// Per-set state kept by one PE: where the set's sync words are and how many collectives
-/// this PE has made on it.
+/// Per-set state kept by one PE: where the set's sync words are and this PE's index in
+/// the set (the epoch lives in the sync words' owner line).
 #[derive(Debug, Clone, Copy)]
 struct SetState {
     slot: usize,
     index: usize,
-    epoch: u64,
 }
 
 /// A running PE. There is at most one per process; it is created by [`Runtime::init`] and
@@ -54,6 +53,8 @@ pub struct Runtime {
     allocator: HeapAllocator,
     alloc_seq: u64,
     sets: HashMap<SetSpec, SetState>,
+    /// The set of the last collective, so that repeated calls on one set skip the map.
+    last_set: Option<(SetSpec, SetState)>,
 }
 
 fn env_number(name: &'static str) -> RtResult<usize> {
@@ -104,6 +105,7 @@ impl Runtime {
             allocator: HeapAllocator::new(layout::SYNC_REGION, part_size),
             alloc_seq: 0,
             sets: HashMap::new(),
+            last_set: None,
         };
         rt.place_statics()?;
         ctl.state.store(PeState::Running as u32, Ordering::Release);
@@ -202,38 +204,48 @@ impl Runtime {
         crate::failure::record_failure(self.heap, self.me, end);
     }
 
-    /// Starts a collective on `set` using the runtime's own sync words for the set: bumps
-    /// the set's epoch and returns the call's context. `None` if this PE is not a member.
+    /// Starts a collective on `set` using the runtime's own sync words and staging
+    /// buffers for the set: bumps the set's epoch and returns the call's context. `None`
+    /// if this PE is not a member.
     pub fn begin(
         &mut self,
         set: &SetSpec,
         during: &'static str,
     ) -> RtResult<Option<SetCtx<'static>>> {
-        let state = match self.sets.get_mut(set) {
-            Some(s) => s,
-            None => {
-                let Some(index) = set.index_of(self.me) else {
-                    return Ok(None);
+        let state = match self.last_set {
+            Some((last, state)) if last == *set => state,
+            _ => {
+                let state = match self.sets.get(set) {
+                    Some(s) => *s,
+                    None => {
+                        let Some(index) = set.index_of(self.me) else {
+                            return Ok(None);
+                        };
+                        let slot = sets::slot_of(self.heap, set)?;
+                        *self.sets.entry(*set).or_insert(SetState { slot, index })
+                    }
                 };
-                let slot = sets::slot_of(self.heap, set)?;
-                self.sets.entry(*set).or_insert(SetState {
-                    slot,
-                    index,
-                    epoch: 0,
-                })
+                self.last_set = Some((*set, state));
+                state
             }
         };
-        state.epoch += 1;
-        Ok(Some(SetCtx {
-            heap: self.heap,
-            policy: self.policy,
-            me: self.me,
-            set: *set,
-            index: state.index,
-            epoch: state.epoch,
-            sync: SymmetricHeap::slot_offset(state.slot),
+        let stage = StageArea {
+            offset: SymmetricHeap::stage_offset(state.slot, 0),
+            stride: layout::STAGE_BYTES,
+            capacity: layout::STAGE_BYTES,
+        };
+        SetCtx::enter(
+            self.heap,
+            self.policy,
+            self.checked,
+            self.me,
+            *set,
+            state.index,
+            SymmetricHeap::slot_offset(state.slot),
+            stage,
             during,
-        }))
+        )
+        .map(Some)
     }
 
     /// The runtime slot of `set` (for staging buffers), after [`Runtime::begin`].
@@ -251,7 +263,7 @@ impl Runtime {
     /// `shmem_barrier` on an active set. The caller must be a member (checked by the
     /// typed layer; here a non-member returns immediately with an error).
     pub fn barrier(&mut self, set: &SetSpec) -> RtResult<()> {
-        match self.begin(set, "a barrier")? {
+        match self.begin(set, "barrier")? {
             Some(ctx) => ctx.barrier(),
             None => Err(RtError::Config(format!(
                 "PE {} called a barrier on an active set it is not a member of",

@@ -67,6 +67,37 @@ pub enum ShmemError {
         /// Its value, described.
         theirs: String,
     },
+    /// Another member of the active set could not take part in the call (its own
+    /// arguments failed a check), so this PE's call failed too instead of waiting for it.
+    #[error("PE {pe} could not take part in this call: {error}")]
+    OtherPeFailed {
+        /// The collective.
+        op: &'static str,
+        /// The PE that failed.
+        pe: usize,
+        /// What it reported.
+        error: Box<ShmemError>,
+    },
+    /// An explicit reduction work array serves fewer elements than the call reduces.
+    #[error("{op}: the work array serves at most {capacity} elements but the call reduces {needed} (declare it as reduce_work!(T, N) with N ≥ {needed})")]
+    WorkArrayTooSmall {
+        /// The collective.
+        op: &'static str,
+        /// Elements the work array serves.
+        capacity: usize,
+        /// Elements reduced.
+        needed: usize,
+    },
+    /// An explicit work array first used with one active set was used with another.
+    #[error("{op}: this work array was first used with {first} and cannot serve {now} (its epochs count the first set's calls; use one work array per active set)")]
+    WorkArrayWrongSet {
+        /// The collective.
+        op: &'static str,
+        /// The set of its first use, described.
+        first: String,
+        /// The set of this call, described.
+        now: String,
+    },
     /// An index or range outside a symmetric buffer.
     #[error("range {start}..{end} is outside a symmetric buffer of {len} elements")]
     RangeOutOfBounds {

@@ -33,18 +33,27 @@
 #![warn(missing_docs)]
 
 pub mod active_set;
+pub mod collectives;
 mod entry;
 pub mod error;
+pub mod ops;
 pub mod pe;
 pub mod symmetric;
 pub mod sync;
+pub mod work;
 
 pub use active_set::ActiveSet;
+pub use collectives::{
+    barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
+    fcollect, fcollect_with, reduce, reduce_with,
+};
 pub use error::{Result, ShmemError};
 pub use pe::Pe;
 pub use shmem_macros::{main, symmetric};
 pub use symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt};
+pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Sum, Xor};
 pub use sync::{Cmp, WaitInt};
+pub use work::{BarrierSync, BroadcastSync, CollectSync, ReduceWork};
 
 /// Multi-process test support: run a test body on every PE of a job.
 pub mod testing {
@@ -57,6 +66,13 @@ pub mod prelude {
         symmetric, ActiveSet, Cmp, Pe, ShmemError, SymSlice, Symmetric, SymmetricBuffer,
         SymmetricBufferExt,
     };
+    pub use crate::{
+        barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
+        fcollect, fcollect_with, reduce, reduce_with, And, BarrierSync, BroadcastSync,
+        CollectSync, Max, Min, Or, Prod, ReduceWork, Sum, Xor,
+    };
+    pub use crate::reduce_work;
+    pub use num_complex::Complex;
     pub use bytemuck::{Pod, Zeroable};
 }
 

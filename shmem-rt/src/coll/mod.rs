@@ -1,0 +1,217 @@
+//! Collective algorithms over bytes: broadcast, collect/fcollect and reductions on an
+//! active set, for PEs that map each other's partitions.
+//!
+//! Every call follows one scheme (see [`crate::collective`] for epochs and alternation):
+//! 1. each member checks its own arguments, puts a small contribution into its arrival
+//!    line (*inline*) or staging buffer (*staged*) — or leaves a large one in its source
+//!    (*direct*) — and publishes a [`Descriptor`] saying so;
+//! 2. members read the descriptors they need, compare them with their own (argument
+//!    agreement; a member whose local check failed publishes that instead of data), and
+//!    pull the data straight into their own target (one copy, no intermediate hop);
+//! 3. only direct contributions need a trailing handshake (`done`), because the owner may
+//!    overwrite its source once it returns; inline and staged data live in double-buffered
+//!    places that are not rewritten until every reader has moved on.
+//!
+//! Every failure path first publishes every word that another member of the call could
+//! wait for, so a disagreement or a bad argument is reported by the members that see it
+//! and never turns into a hang; epochs stay aligned, so the set remains usable.
+
+pub mod descriptor;
+mod error;
+mod gather;
+mod reduce;
+
+pub use descriptor::{op_code, Descriptor, ElemType, Fault, Field, Kind, Location};
+pub use error::{
+    describe_fault, describe_field, describe_operation, describe_set_key, CollectiveError,
+};
+pub use gather::{broadcast, collect, fcollect};
+pub use reduce::{reduce, Combine};
+
+use crate::collective::SetCtx;
+use crate::error::{RtError, RtResult};
+use crate::layout::{INLINE_BYTES, SYNC_REGION};
+
+/// Contributions up to this many bytes are staged for broadcast rather than read from
+/// the root's source (above it, a trailing handshake is cheaper than the extra copy).
+pub const BROADCAST_STAGE_MAX: usize = 8 << 10;
+
+/// Contributions up to this many bytes are staged for collect/fcollect.
+pub const GATHER_STAGE_MAX: usize = 8 << 10;
+
+/// A buffer argument: `len` elements at symmetric offset `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Symmetric offset of the first element.
+    pub off: usize,
+    /// Number of elements.
+    pub len: usize,
+}
+
+impl Span {
+    /// A span of `len` elements at `off`.
+    pub fn new(off: usize, len: usize) -> Span {
+        Span { off, len }
+    }
+
+    /// Whether the first `len_a` elements of `self` and the first `len_b` of `other`
+    /// (elements of `size` bytes) share a byte.
+    fn overlaps(&self, len_a: usize, other: &Span, len_b: usize, size: usize) -> bool {
+        let (a0, a1) = (self.off, self.off + len_a * size);
+        let (b0, b1) = (other.off, other.off + len_b * size);
+        a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0
+    }
+}
+
+/// Checks member `index`'s descriptor against this PE's: arguments must agree, and the
+/// member must be able to take part.
+pub(crate) fn check_member(
+    ctx: &SetCtx<'_>,
+    mine: &Descriptor,
+    index: usize,
+    theirs: &Descriptor,
+) -> Result<(), CollectiveError> {
+    if let Some(field) = descriptor::disagreement(mine, theirs) {
+        return Err(CollectiveError::Mismatch {
+            during: ctx.during,
+            field,
+            me: ctx.me,
+            mine: *mine,
+            other: ctx.set.member(index),
+            theirs: *theirs,
+        });
+    }
+    if theirs.is_fault() {
+        return Err(CollectiveError::MemberFault {
+            during: ctx.during,
+            pe: ctx.set.member(index),
+            desc: *theirs,
+        });
+    }
+    Ok(())
+}
+
+/// The failure path of a call: publishes every progress word another member could wait
+/// for, then — if this PE left its source for others to read (`exposed`) — waits until
+/// every member that may read it has finished, and returns `err` as a runtime error.
+pub(crate) fn fail(
+    ctx: &SetCtx<'_>,
+    err: CollectiveError,
+    exposed: Option<&Descriptor>,
+) -> RtError {
+    ctx.publish_progress(|s| &s.mid.0);
+    ctx.publish_progress(|s| &s.done.0);
+    if let Some(mine) = exposed {
+        // A wait that fails here means the job is failing; the collective error is the
+        // more useful one to report.
+        let _ = wait_readers(ctx, mine);
+    }
+    err.into()
+}
+
+/// Whether a member with descriptor `theirs` may read the direct contribution of the
+/// member `owner_index` whose descriptor is `mine`: it makes the same kind of call on the
+/// same set (and, for a broadcast, takes that member as its root). Such members always
+/// publish `done` — after reading, or at once on their failure path; others never read.
+fn reads_from(mine: &Descriptor, owner_index: usize, theirs: &Descriptor) -> bool {
+    theirs.kind == mine.kind
+        && theirs.set_key == mine.set_key
+        && (mine.kind() != Some(Kind::Broadcast) || theirs.extra == owner_index as u64)
+}
+
+/// Waits until every member that may read this PE's direct contribution has said it is
+/// done, so the source may change again.
+pub(crate) fn wait_readers(ctx: &SetCtx<'_>, mine: &Descriptor) -> RtResult<()> {
+    for i in ctx.others() {
+        let theirs = ctx.wait_arrival(i)?;
+        if reads_from(mine, ctx.index, &theirs) {
+            ctx.wait_progress(i, |s| &s.done.0)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `off..off + bytes` lies in the user part of a partition (direct data that
+/// another member published).
+fn in_user_heap(ctx: &SetCtx<'_>, off: u64, bytes: usize) -> bool {
+    let end = off.checked_add(bytes as u64);
+    off >= SYNC_REGION as u64 && end.is_some_and(|e| e <= ctx.heap.part_size() as u64)
+}
+
+/// Address of `bytes` of member `index`'s contribution as its descriptor `desc` places
+/// it, after checking that the place can hold them (and is `align`-aligned for direct
+/// data). Inline and staged places are computed locally; direct offsets come from the
+/// member and are validated.
+pub(crate) fn contribution(
+    ctx: &SetCtx<'_>,
+    index: usize,
+    desc: &Descriptor,
+    bytes: usize,
+    align: usize,
+) -> Result<*const u8, CollectiveError> {
+    let bad = || CollectiveError::BadDescriptor {
+        during: ctx.during,
+        pe: ctx.set.member(index),
+    };
+    match desc.location() {
+        Some(Location::Inline) if bytes <= INLINE_BYTES => {
+            Ok(ctx.line_of(index).inline.as_ptr().cast::<u8>())
+        }
+        Some(Location::Staged) if bytes <= ctx.stage.capacity => Ok(ctx.stage_of(index)),
+        Some(Location::Direct)
+            if in_user_heap(ctx, desc.data_off, bytes)
+                && desc.data_off % align.max(1) as u64 == 0 =>
+        {
+            Ok(ctx.address_in(index, desc.data_off as usize))
+        }
+        Some(Location::Nothing) if bytes == 0 => Ok(ctx.line_of(index).inline.as_ptr().cast()),
+        _ => Err(bad()),
+    }
+}
+
+/// Copies this PE's `bytes` of `source` where its descriptor will say they are: into its
+/// arrival line if they fit, into its staging buffer if they fit and are at most
+/// `stage_max`, otherwise nowhere (direct: readers take them from the source). Call after
+/// [`SetCtx::prepare_publish`]; returns the location and fills `mine.data_off`.
+pub(crate) fn place(
+    ctx: &SetCtx<'_>,
+    mine: &mut Descriptor,
+    source: Span,
+    bytes: usize,
+    stage_max: usize,
+) -> Location {
+    let src = ctx.address_in(ctx.index, source.off);
+    let (location, dst) = if bytes <= INLINE_BYTES {
+        let line = &ctx.my_sync().arrival[ctx.parity()];
+        // The inline words are atomics (interior mutability): writing through a pointer
+        // derived from the shared reference to the whole array is allowed.
+        (
+            Location::Inline,
+            line.inline.as_ptr().cast::<u8>().cast_mut(),
+        )
+    } else if bytes <= ctx.stage.capacity && bytes <= stage_max {
+        (Location::Staged, ctx.stage_of(ctx.index))
+    } else {
+        mine.data_off = source.off as u64;
+        return Location::Direct;
+    };
+    // SAFETY: `src` is this PE's source (a checked symmetric buffer of `bytes` bytes);
+    // `dst` is its own inline area or staging buffer of this parity, which holds `bytes`
+    // (checked above) and which no member reads until the descriptor is published
+    // (`prepare_publish` made sure the readers of two epochs ago are done).
+    unsafe { copy_bytes(src, dst, bytes) };
+    location
+}
+
+/// Copies `bytes` from `src` to `dst` (regions that do not overlap).
+///
+/// # Safety
+/// Both regions must be valid for `bytes` bytes and nobody may write `src` or access
+/// `dst` meanwhile.
+#[inline]
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, bytes: usize) {
+    if bytes > 0 {
+        // SAFETY: guaranteed by the caller.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, bytes) };
+    }
+}

@@ -1,0 +1,146 @@
+//! Reduction operators as types: `reduce::<Xor, i16>`, `reduce::<Sum, Complex<f64>>`.
+//!
+//! Which operator is defined for which element type is a trait implementation, so a
+//! pairing the seeds do not define (`Xor` on `f32`, `Min` on a complex number) is a
+//! compile error that says so in words:
+//!
+//! | operators | element types |
+//! |---|---|
+//! | [`And`], [`Or`], [`Xor`] | `i8` `i16` `i32` `i64` `isize` `u8` `u16` `u32` `u64` `usize` |
+//! | [`Min`], [`Max`] | the integers above, `f32`, `f64` |
+//! | [`Sum`], [`Prod`] | the integers above, `f32`, `f64`, `Complex<f32>`, `Complex<f64>` |
+//!
+//! Integer sums and products wrap around (as in C, without undefined behaviour);
+//! floating-point `Min`/`Max` follow `f64::min`/`f64::max` (a NaN loses to a number).
+
+use std::marker::PhantomData;
+
+use bytemuck::Pod;
+use num_complex::Complex;
+use shmem_rt::coll::op_code;
+
+/// Bitwise and (`shmem_*_and_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct And;
+/// Bitwise or (`shmem_*_or_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Or;
+/// Bitwise exclusive or (`shmem_*_xor_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Xor;
+/// Minimum (`shmem_*_min_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Min;
+/// Maximum (`shmem_*_max_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Max;
+/// Sum (`shmem_*_sum_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sum;
+/// Product (`shmem_*_prod_to_all`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Prod;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::And {}
+    impl Sealed for super::Or {}
+    impl Sealed for super::Xor {}
+    impl Sealed for super::Min {}
+    impl Sealed for super::Max {}
+    impl Sealed for super::Sum {}
+    impl Sealed for super::Prod {}
+}
+
+/// A reduction operator that is defined for element type `T`. Implemented exactly for
+/// the pairings in the [module table](self); sealed.
+#[diagnostic::on_unimplemented(
+    message = "the reduction `{Self}` is not defined for `{T}`",
+    label = "`{Self}` cannot reduce `{T}` values",
+    note = "And, Or and Xor are defined for the integer types (i8, i16, i32, i64, isize, u8, u16, u32, u64, usize); Min and Max for those integers, f32 and f64; Sum and Prod for those integers, f32, f64, Complex<f32> and Complex<f64>"
+)]
+pub trait ReduceOp<T: Pod>: sealed::Sealed + 'static {
+    /// The operator's name.
+    const NAME: &'static str;
+    /// The operator's code, published for argument agreement.
+    const CODE: u8;
+    /// `acc[i] = acc[i] ⊕ src[i]` for every `i` (equal lengths).
+    fn combine(acc: &mut [T], src: &[T]);
+}
+
+macro_rules! op_impl {
+    ($op:ident, $code:expr, |$a:ident, $s:ident| $body:expr; $($t:ty),*) => {$(
+        impl ReduceOp<$t> for $op {
+            const NAME: &'static str = stringify!($op);
+            const CODE: u8 = $code;
+            #[inline]
+            fn combine(acc: &mut [$t], src: &[$t]) {
+                // A plain zip over two slices: the compiler turns it into wide loads.
+                for ($a, &$s) in acc.iter_mut().zip(src) {
+                    *$a = $body;
+                }
+            }
+        }
+    )*};
+}
+
+macro_rules! integer_ops {
+    ($($t:ty),*) => {
+        op_impl!(And, op_code::AND, |a, s| *a & s; $($t),*);
+        op_impl!(Or, op_code::OR, |a, s| *a | s; $($t),*);
+        op_impl!(Xor, op_code::XOR, |a, s| *a ^ s; $($t),*);
+        op_impl!(Min, op_code::MIN, |a, s| std::cmp::Ord::min(*a, s); $($t),*);
+        op_impl!(Max, op_code::MAX, |a, s| std::cmp::Ord::max(*a, s); $($t),*);
+        op_impl!(Sum, op_code::SUM, |a, s| a.wrapping_add(s); $($t),*);
+        op_impl!(Prod, op_code::PROD, |a, s| a.wrapping_mul(s); $($t),*);
+    };
+}
+integer_ops!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+op_impl!(Min, op_code::MIN, |a, s| a.min(s); f32, f64);
+op_impl!(Max, op_code::MAX, |a, s| a.max(s); f32, f64);
+op_impl!(Sum, op_code::SUM, |a, s| *a + s; f32, f64, Complex<f32>, Complex<f64>);
+op_impl!(Prod, op_code::PROD, |a, s| *a * s; f32, f64, Complex<f32>, Complex<f64>);
+
+/// The runtime's view of `Op` on `T`.
+pub(crate) struct Combiner<Op, T>(PhantomData<(Op, T)>);
+
+// SAFETY: `T: Pod` has no padding and every bit pattern is valid; the element types that
+// have operators (integers, floats, complex numbers of floats) are aligned to at most 8.
+unsafe impl<Op: ReduceOp<T>, T: Pod> shmem_rt::coll::Combine for Combiner<Op, T> {
+    type Elem = T;
+    #[inline]
+    fn combine(acc: &mut [T], src: &[T]) {
+        Op::combine(acc, src)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold<Op: ReduceOp<T>, T: Pod>(values: &[T]) -> T {
+        let mut acc = [values[0]];
+        for v in &values[1..] {
+            Op::combine(&mut acc, std::slice::from_ref(v));
+        }
+        acc[0]
+    }
+
+    #[test]
+    fn operators_combine_element_wise() {
+        assert_eq!(fold::<And, u8>(&[0b1110, 0b0111]), 0b0110);
+        assert_eq!(fold::<Or, i16>(&[1, 4, 8]), 13);
+        assert_eq!(fold::<Xor, u64>(&[3, 5]), 6);
+        assert_eq!(fold::<Min, i32>(&[3, -5, 7]), -5);
+        assert_eq!(fold::<Max, f64>(&[3.0, f64::NAN, 7.5]), 7.5);
+        assert_eq!(fold::<Sum, u8>(&[200, 100]), 44);
+        assert_eq!(fold::<Prod, i64>(&[-2, 3, 7]), -42);
+        let c = fold::<Prod, Complex<f32>>(&[Complex::new(0.0, 1.0), Complex::new(0.0, 1.0)]);
+        assert_eq!(c, Complex::new(-1.0, 0.0));
+        let mut acc = [1u32, 2, 3, 4];
+        Sum::combine(&mut acc, &[10, 20, 30, 40]);
+        assert_eq!(acc, [11, 22, 33, 44]);
+        assert_eq!(<Xor as ReduceOp<i16>>::NAME, "Xor");
+    }
+}

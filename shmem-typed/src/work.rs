@@ -1,0 +1,302 @@
+//! Explicit, seed-faithful work arrays: the typed successors of `pSync` and `pWrk`.
+//!
+//! The plain collectives ([`crate::fcollect`], [`crate::reduce`], …) use work arrays the
+//! runtime owns, one double-buffered set per active set. The `_with` variants take one of
+//! these instead, declared as a symmetric static:
+//!
+//! ```no_run
+//! use shmem_typed::prelude::*;
+//!
+//! #[symmetric]
+//! static WORK: reduce_work!(i16, 3) = ReduceWork::new();
+//! #[symmetric]
+//! static SYNC: BroadcastSync = BroadcastSync::new();
+//! ```
+//!
+//! Nothing is sized or initialised by hand: [`reduce_work!`] computes the `pWrk` length
+//! `max(nreduce / 2 + 1, MIN_WRKDATA)` from the element type and `nreduce`, and a work
+//! array starts ready to use. Each one holds both buffer sets and alternates them by
+//! itself on every call (its sync words count calls, epochs, that never need resetting),
+//! so back-to-back calls with one work array are safe without a barrier. A work array
+//! serves the active set of its first use; using it with another set is an error.
+//!
+//! A work array of the wrong kind or element type does not compile, and neither does a
+//! [`ReduceWork`] too small for a source whose length is part of its type (a
+//! `#[symmetric]` static array); for sources sized at run time the check is at run time.
+
+use std::marker::PhantomData;
+use std::mem::size_of;
+
+use bytemuck::{Pod, Zeroable};
+use shmem_rt::collective::StageArea;
+use shmem_rt::layout::{SyncWords, CACHE_LINE};
+
+use crate::symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer};
+
+/// The smallest `pWrk` length, in elements (`SHMEM_REDUCE_MIN_WRKDATA_SIZE`).
+pub const MIN_WRKDATA: usize = 16;
+
+/// The `pWrk` length, in elements, of a work array for `nreduce` reductions:
+/// `max(nreduce / 2 + 1, MIN_WRKDATA)`.
+pub const fn wrk_len(nreduce: usize) -> usize {
+    let half = nreduce / 2 + 1;
+    if half > MIN_WRKDATA {
+        half
+    } else {
+        MIN_WRKDATA
+    }
+}
+
+/// Cache lines that hold one `pWrk` buffer of `wrk_len(nreduce)` elements of `T` (each
+/// buffer is whole cache lines, so the two never share one).
+pub const fn wrk_lines<T>(nreduce: usize) -> usize {
+    (wrk_len(nreduce) * size_of::<T>()).div_ceil(CACHE_LINE)
+}
+
+/// One cache line of plain words.
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Line([u64; CACHE_LINE / 8]);
+
+impl Line {
+    const ZERO: Line = Line([0; CACHE_LINE / 8]);
+}
+
+const SYNC_LINES: usize = size_of::<SyncWords>() / CACHE_LINE;
+
+/// Storage laid out exactly like the runtime's [`SyncWords`] (all zero = ready).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SyncArea {
+    lines: [Line; SYNC_LINES],
+}
+
+static_assertions::const_assert_eq!(size_of::<SyncArea>(), size_of::<SyncWords>());
+static_assertions::const_assert_eq!(
+    std::mem::align_of::<SyncArea>(),
+    std::mem::align_of::<SyncWords>()
+);
+
+impl SyncArea {
+    const ZERO: SyncArea = SyncArea {
+        lines: [Line::ZERO; SYNC_LINES],
+    };
+}
+
+macro_rules! sync_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Pod, Zeroable)]
+        pub struct $name {
+            sync: SyncArea,
+        }
+
+        impl $name {
+            /// A fresh work array (declare it as a `#[symmetric] static`).
+            pub const fn new() -> $name {
+                $name { sync: SyncArea::ZERO }
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name::new()
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(stringify!($name))
+            }
+        }
+    };
+}
+
+sync_type!(
+    /// The work array of [`crate::barrier_with`] (`pSync` of `SHMEM_BARRIER_SYNC_SIZE`).
+    BarrierSync
+);
+sync_type!(
+    /// The work array of [`crate::broadcast_with`] (`pSync` of `SHMEM_BCAST_SYNC_SIZE`).
+    /// Without a staging buffer, data over 64 bytes is read from the root's source.
+    BroadcastSync
+);
+sync_type!(
+    /// The work array of [`crate::collect_with`] and [`crate::fcollect_with`] (`pSync` of
+    /// `SHMEM_COLLECT_SYNC_SIZE`). Without a staging buffer, contributions over 64 bytes
+    /// are read from the members' sources.
+    CollectSync
+);
+
+/// Symmetric offsets of a work array's parts, for the runtime.
+pub(crate) trait WorkLayout {
+    /// The staging area that goes with the sync words at the start of the value.
+    fn stage(base: usize) -> StageArea;
+}
+
+macro_rules! sync_only_layout {
+    ($($name:ident),*) => {$(
+        impl WorkLayout for $name {
+            fn stage(_base: usize) -> StageArea {
+                StageArea::NONE
+            }
+        }
+    )*};
+}
+sync_only_layout!(BarrierSync, BroadcastSync, CollectSync);
+
+/// The work array of [`crate::reduce_with`] for up to `NREDUCE` reductions of `T`: two
+/// `pSync` sets and two `pWrk` buffers of `max(NREDUCE / 2 + 1, MIN_WRKDATA)` elements
+/// (rounded up to whole cache lines, `LINES` of them). Write the type as
+/// [`reduce_work!(T, NREDUCE)`](crate::reduce_work), which computes `LINES`.
+#[repr(C)]
+pub struct ReduceWork<T: Pod, const NREDUCE: usize, const LINES: usize> {
+    sync: SyncArea,
+    wrk: [[Line; LINES]; 2],
+    _elem: PhantomData<T>,
+}
+
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWork<T, NREDUCE, LINES> {
+    /// Elements of one `pWrk` buffer as the seeds size it: `max(NREDUCE / 2 + 1,
+    /// MIN_WRKDATA)`.
+    pub const WRK_LEN: usize = wrk_len(NREDUCE);
+
+    /// A fresh work array (declare it as a `#[symmetric] static` of type
+    /// `reduce_work!(T, NREDUCE)`). Fails to compile if `LINES` was written by hand and
+    /// is not what the seeds' formula gives.
+    pub const fn new() -> Self {
+        assert!(
+            LINES == wrk_lines::<T>(NREDUCE),
+            "write the type as reduce_work!(T, NREDUCE): the pWrk length is computed from NREDUCE, not chosen"
+        );
+        ReduceWork {
+            sync: SyncArea::ZERO,
+            wrk: [[Line::ZERO; LINES]; 2],
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> Default for ReduceWork<T, NREDUCE, LINES> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> Clone for ReduceWork<T, NREDUCE, LINES> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> Copy for ReduceWork<T, NREDUCE, LINES> {}
+
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> std::fmt::Debug
+    for ReduceWork<T, NREDUCE, LINES>
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReduceWork<{}, {NREDUCE}>", std::any::type_name::<T>())
+    }
+}
+
+// SAFETY: all-zero is a valid value (fresh sync words, empty buffers).
+unsafe impl<T: Pod, const NREDUCE: usize, const LINES: usize> Zeroable
+    for ReduceWork<T, NREDUCE, LINES>
+{
+}
+// SAFETY: the fields are whole cache lines of u64 words (size a multiple of the 128-byte
+// alignment, so no padding anywhere) and a zero-sized marker; every bit pattern is valid.
+unsafe impl<T: Pod, const NREDUCE: usize, const LINES: usize> Pod
+    for ReduceWork<T, NREDUCE, LINES>
+{
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: bytemuck::Pod, const N: usize, const L: usize> Sealed for super::ReduceWork<T, N, L> {}
+}
+
+/// Implemented by [`ReduceWork`]: what [`crate::reduce_with`] needs to know about it.
+pub trait ReduceWorkArray: Pod + sealed::Sealed {
+    /// Element type of the reductions it serves.
+    type Elem: Pod;
+    /// Largest `nreduce` it serves.
+    const NREDUCE: usize;
+    /// The staging area (both `pWrk` buffers) of a work array at symmetric offset `base`.
+    #[doc(hidden)]
+    fn stage(base: usize) -> StageArea;
+}
+
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWorkArray
+    for ReduceWork<T, NREDUCE, LINES>
+{
+    type Elem = T;
+    const NREDUCE: usize = NREDUCE;
+    fn stage(base: usize) -> StageArea {
+        StageArea {
+            offset: base + std::mem::offset_of!(Self, wrk),
+            stride: LINES * CACHE_LINE,
+            capacity: LINES * CACHE_LINE,
+        }
+    }
+}
+
+/// The type of a [`ReduceWork`] for `nreduce` reductions of `T`, with the `pWrk` length
+/// computed from them: `#[symmetric] static WORK: reduce_work!(i16, 3) = ReduceWork::new();`.
+#[macro_export]
+macro_rules! reduce_work {
+    ($t:ty, $nreduce:expr $(,)?) => {
+        $crate::work::ReduceWork<$t, { $nreduce }, { $crate::work::wrk_lines::<$t>($nreduce) }>
+    };
+}
+
+/// Symmetric buffers whose length may be known from their type, so that a work array
+/// too small for them is caught at compile time. Implemented for `#[symmetric]` statics,
+/// heap slices, ranges and references to them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not symmetric memory",
+    label = "not symmetric: other PEs cannot reach it",
+    note = "SHMEM targets and sources must be symmetric: a `#[symmetric] static`, a `SymSlice` from `Pe::alloc_slice`, or a `.range(..)` of one of them — not a local array, slice or `Vec`"
+)]
+pub trait KnownLen: SymmetricBuffer {
+    /// The length when the type fixes it, else `None`.
+    const FIXED_LEN: Option<usize>;
+}
+
+impl<X: Elements> KnownLen for Symmetric<X> {
+    const FIXED_LEN: Option<usize> = Some(X::LEN);
+}
+impl<T: Pod> KnownLen for SymSlice<T> {
+    const FIXED_LEN: Option<usize> = None;
+}
+impl<T: Pod> KnownLen for SymRange<'_, T> {
+    const FIXED_LEN: Option<usize> = None;
+}
+impl<B: KnownLen + ?Sized> KnownLen for &B {
+    const FIXED_LEN: Option<usize> = B::FIXED_LEN;
+}
+
+/// Fails to compile when a source of known length has more elements than the work array
+/// serves.
+pub(crate) fn check_work_fits<S: KnownLen + ?Sized, W: ReduceWorkArray>(_: &S, _: &Symmetric<W>) {
+    const {
+        if let Some(len) = S::FIXED_LEN {
+            assert!(
+                len <= W::NREDUCE,
+                "the work array is too small for this reduction: reduce_work!(T, N) serves at most N elements, and the source has more"
+            );
+        }
+    }
+}
+
+/// Symmetric offset and staging area of a sync-only work array static.
+pub(crate) fn sync_place<W: Pod + WorkLayout>(work: &Symmetric<W>) -> (usize, StageArea) {
+    let base = work.offset();
+    (base, W::stage(base))
+}
+
+/// Symmetric offset and staging area of a reduction work array static.
+pub(crate) fn reduce_place<W: ReduceWorkArray>(work: &Symmetric<W>) -> (usize, StageArea) {
+    let base = work.offset();
+    (base, W::stage(base))
+}
