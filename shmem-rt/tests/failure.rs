@@ -1,0 +1,414 @@
+//! Failure handling across real processes: a PE that is killed, panics, exits or returns
+//! from main while the others wait for it, and a supervisor that is killed or
+//! interrupted. Every case checks, from outside the job, the supervisor's exit status,
+//! that the job was gone within 2 s of the fault (no PE process left), and that standard
+//! error names the PE and how it ended.
+//!
+//! Each case is one test that is also its own PE program (see `shmem_rt::testing`). To
+//! add a case: write the PE side with [`pe_main`] (inject the fault with
+//! `Fault::strike`), and check the report with `assert_failed_fast`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shmem_rt::error::print_line;
+use shmem_rt::testing::{self, await_ready, mark_ready, Ended, Fault, FaultCase, JobReport};
+use shmem_rt::{RtResult, Runtime};
+
+/// The launcher under test.
+const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
+
+/// The PE that fails in the culprit cases: PE 2, or the last PE of a smaller job.
+fn culprit(npes: usize) -> usize {
+    2.min(npes - 1)
+}
+
+/// The PE side of a case, shaped like a real program's main: init, `body`, finalize. An
+/// error is printed naming this PE and ends it with status 1, as `#[shmem_typed::main]`
+/// does.
+fn pe_main(body: impl FnOnce(&mut Runtime) -> RtResult<()>) {
+    let mut rt = Runtime::init().unwrap_or_else(|e| {
+        print_line(&format!("error: cannot start SHMEM: {e}"));
+        std::process::exit(2)
+    });
+    let me = rt.my_pe();
+    let result = match body(&mut rt) {
+        Ok(()) => rt.finalize(),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        print_line(&format!("PE {me}: error: {e}"));
+        std::process::exit(1);
+    }
+}
+
+/// Where the survivors wait while the culprit fails.
+#[derive(Clone, Copy)]
+enum WaitIn {
+    /// `barrier_all`.
+    Barrier,
+    /// A point-to-point wait for a word no PE will write (`shmem_wait_until`).
+    WaitUntil,
+}
+
+/// A word in this PE's symmetric heap that no PE writes; allocated collectively.
+fn unwritten_word(rt: &mut Runtime) -> RtResult<&'static AtomicU64> {
+    let offset = rt.alloc(8, 8)?;
+    let addr = rt.address(rt.my_pe(), offset, 8)?;
+    // SAFETY: `addr` is an 8-aligned, zeroed 8-byte block of this PE's partition that
+    // stays allocated (never freed) for the rest of the process.
+    Ok(unsafe { &*addr.cast::<AtomicU64>() })
+}
+
+/// Waits as `wait_in` says; returns the error that ends the wait.
+fn wait_forever(rt: &mut Runtime, wait_in: WaitIn) -> RtResult<()> {
+    match wait_in {
+        WaitIn::Barrier => {
+            mark_ready();
+            rt.barrier_all()
+        }
+        WaitIn::WaitUntil => {
+            let word = unwritten_word(rt)?;
+            mark_ready();
+            rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+        }
+    }
+}
+
+/// The PE program of a case where the culprit strikes `fault` once every other PE waits.
+fn culprit_strikes(npes: usize, wait_in: WaitIn, fault: Fault) {
+    pe_main(|rt| {
+        if rt.my_pe() == culprit(npes) {
+            if let WaitIn::WaitUntil = wait_in {
+                unwritten_word(rt)?;
+            }
+            await_ready(npes - 1);
+            fault.strike();
+        }
+        wait_forever(rt, wait_in)
+    });
+}
+
+/// Checks what every case of a failed PE shares: the supervisor names the culprit and
+/// how it ended, and every survivor's wait returned an error naming it.
+fn assert_culprit_named(report: &JobReport, npes: usize, exit: i32, how: &str) {
+    let cause = format!("PE {} {how}", culprit(npes));
+    report.assert_failed_fast(
+        Ended::Code(exit),
+        &[&format!("shmemrun: {cause}; stopping the other PEs")],
+    );
+    let survivors_told = report.stderr_lines_with(&format!("error: {cause}"));
+    assert_eq!(
+        survivors_told,
+        npes - 1,
+        "every surviving PE reports the failure\n{}",
+        report.stderr
+    );
+}
+
+/// Runs the case named `name`: the culprit strikes `fault` while the others wait.
+fn run_culprit_case(name: &str, npes: usize, wait_in: WaitIn, fault: Fault) -> Option<JobReport> {
+    FaultCase::new(name, npes)
+        .via_launcher(SHMEMRUN)
+        .run(|| culprit_strikes(npes, wait_in, fault))
+}
+
+#[test]
+fn killed_pe_in_barrier() {
+    if let Some(r) = run_culprit_case("killed_pe_in_barrier", 4, WaitIn::Barrier, Fault::Kill) {
+        assert_culprit_named(&r, 4, 137, "was killed by signal 9 (SIGKILL)");
+    }
+}
+
+#[test]
+fn killed_pe_in_wait_until() {
+    let case = "killed_pe_in_wait_until";
+    if let Some(r) = run_culprit_case(case, 4, WaitIn::WaitUntil, Fault::Kill) {
+        assert_culprit_named(&r, 4, 137, "was killed by signal 9 (SIGKILL)");
+    }
+}
+
+#[test]
+fn crashed_pe_in_barrier() {
+    let fault = Fault::Signal(libc::SIGSEGV);
+    if let Some(r) = run_culprit_case("crashed_pe_in_barrier", 3, WaitIn::Barrier, fault) {
+        assert_culprit_named(&r, 3, 139, "was killed by signal 11 (SIGSEGV)");
+    }
+}
+
+#[test]
+fn panicked_pe_in_barrier() {
+    if let Some(r) = run_culprit_case("panicked_pe_in_barrier", 4, WaitIn::Barrier, Fault::Panic) {
+        assert_culprit_named(&r, 4, 101, "panicked");
+        assert!(r.stderr.contains("injected fault: this PE panics"));
+    }
+}
+
+#[test]
+fn panicked_pe_in_wait_until() {
+    let case = "panicked_pe_in_wait_until";
+    if let Some(r) = run_culprit_case(case, 3, WaitIn::WaitUntil, Fault::Panic) {
+        assert_culprit_named(&r, 3, 101, "panicked");
+    }
+}
+
+#[test]
+fn exiting_pe_in_barrier() {
+    if let Some(r) = run_culprit_case("exiting_pe_in_barrier", 4, WaitIn::Barrier, Fault::Exit(3)) {
+        assert_culprit_named(&r, 4, 3, "exited with status 3");
+    }
+}
+
+#[test]
+fn exiting_pe_in_wait_until() {
+    let case = "exiting_pe_in_wait_until";
+    if let Some(r) = run_culprit_case(case, 2, WaitIn::WaitUntil, Fault::Exit(0)) {
+        assert_culprit_named(&r, 2, 1, "exited without finalizing (status 0)");
+    }
+}
+
+/// The culprit returns from main (and so finalizes) while the others wait for it in a
+/// barrier it never enters: their waits must not be satisfied by its finalize.
+#[test]
+fn pe_returning_early_from_main() {
+    let npes = 4;
+    let report = FaultCase::new("pe_returning_early_from_main", npes)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            pe_main(|rt| {
+                if rt.my_pe() == culprit(npes) {
+                    await_ready(npes - 1);
+                    testing::stamp_fault();
+                    return Ok(());
+                }
+                wait_forever(rt, WaitIn::Barrier)
+            })
+        });
+    if let Some(r) = report {
+        let cause =
+            "PE 2 returned from main (began finalizing) while other PEs still waited for it";
+        r.assert_failed_fast(Ended::Code(1), &[&format!("shmemrun: {cause}")]);
+        // One survivor saw PE 2 leave; the others (and PE 2 in finalize) the abort.
+        assert_eq!(
+            r.stderr_lines_with("PE 2 has finalized (returned from main) while PE"),
+            1,
+            "{}",
+            r.stderr
+        );
+        assert_eq!(r.stderr_lines_with(&format!("error: {cause}")), npes - 1);
+    }
+}
+
+/// Finalize is no barrier of the world set: a PE that skips a barrier the others make
+/// and finalizes must not complete their barrier (that used to hang the job).
+#[test]
+fn pe_skipping_a_barrier() {
+    let report = FaultCase::new("pe_skipping_a_barrier", 2)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            pe_main(|rt| {
+                if rt.my_pe() == 1 {
+                    testing::stamp_fault();
+                    return Ok(());
+                }
+                rt.barrier_all()?;
+                rt.barrier_all()
+            })
+        });
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(1),
+            &["shmemrun: PE 1 returned from main (began finalizing) while other PEs still waited for it"],
+        );
+    }
+}
+
+/// Every other PE finalizes while PE 0 waits for a word only they could write.
+#[test]
+fn wait_until_with_every_other_pe_gone() {
+    let report = FaultCase::new("wait_until_with_every_other_pe_gone", 3)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            pe_main(|rt| {
+                let word = unwritten_word(rt)?;
+                if rt.my_pe() != 0 {
+                    testing::stamp_fault();
+                    return Ok(());
+                }
+                rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+            })
+        });
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(1),
+            &[
+                "PE 0: error: PE 0 waits in wait_until, but every other PE has finalized",
+                "shmemrun: PE 0 exited with status 1",
+            ],
+        );
+    }
+}
+
+/// A PE that exits (status 0) without ever joining the job while the others wait for it
+/// in init.
+#[test]
+fn pe_exiting_before_init() {
+    let report = FaultCase::new("pe_exiting_before_init", 3)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            if std::env::var("SHMEM_RT_PE").as_deref() == Ok("1") {
+                testing::stamp_fault();
+                std::process::exit(0);
+            }
+            pe_main(|_| Ok(()))
+        });
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(1),
+            &["shmemrun: PE 1 exited without finalizing (status 0)"],
+        );
+    }
+}
+
+/// A PE busy in its own code (not waiting, so it cannot notice the abort) is killed
+/// after the grace period, still within the bound.
+#[test]
+fn busy_pe_is_killed_after_grace() {
+    let report = FaultCase::new("busy_pe_is_killed_after_grace", 3)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            pe_main(|rt| {
+                match rt.my_pe() {
+                    0 => loop {
+                        mark_ready();
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    },
+                    1 => {
+                        await_ready(1);
+                        Fault::Kill.strike()
+                    }
+                    _ => {}
+                }
+                wait_forever(rt, WaitIn::Barrier)
+            })
+        });
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(137),
+            &["shmemrun: PE 1 was killed by signal 9 (SIGKILL); stopping the other PEs"],
+        );
+        assert!(
+            r.supervisor_exit_after_fault >= shmem_rt::launch::ABORT_GRACE,
+            "the busy PE got its grace period: {r:#?}"
+        );
+    }
+}
+
+/// The PE program of the supervisor cases: every PE waits for a word nobody writes.
+fn all_wait() {
+    pe_main(|rt| wait_forever(rt, WaitIn::WaitUntil));
+}
+
+#[test]
+fn shmemrun_killed() {
+    let report = FaultCase::new("shmemrun_killed", 4)
+        .via_launcher(SHMEMRUN)
+        .signal_supervisor(libc::SIGKILL)
+        .run(all_wait);
+    if let Some(r) = report {
+        assert_eq!(r.ready_pes, 4);
+        r.assert_failed_fast(Ended::Signal(libc::SIGKILL), &[]);
+    }
+}
+
+#[test]
+fn shmemrun_interrupted() {
+    let report = FaultCase::new("shmemrun_interrupted", 4)
+        .via_launcher(SHMEMRUN)
+        .signal_supervisor(libc::SIGINT)
+        .run(all_wait);
+    if let Some(r) = report {
+        assert_eq!(r.ready_pes, 4);
+        r.assert_failed_fast(
+            Ended::Code(130),
+            &["shmemrun: interrupted by SIGINT; stopping the PEs"],
+        );
+    }
+}
+
+#[test]
+fn shmemrun_terminated() {
+    let report = FaultCase::new("shmemrun_terminated", 2)
+        .via_launcher(SHMEMRUN)
+        .signal_supervisor(libc::SIGTERM)
+        .run(all_wait);
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(128 + libc::SIGTERM),
+            &["shmemrun: interrupted by SIGTERM"],
+        );
+    }
+}
+
+// The same failures under a program that starts its own PEs (no shmemrun).
+
+#[test]
+fn self_started_job_with_killed_pe() {
+    let npes = 3;
+    let report = FaultCase::new("self_started_job_with_killed_pe", npes)
+        .run(|| culprit_strikes(npes, WaitIn::Barrier, Fault::Kill));
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(137),
+            &["PE 2 was killed by signal 9 (SIGKILL); stopping the other PEs"],
+        );
+        assert_eq!(r.stderr_lines_with("error: PE 2 was killed by signal 9"), 2);
+    }
+}
+
+#[test]
+fn self_started_supervisor_killed() {
+    let report = FaultCase::new("self_started_supervisor_killed", 3)
+        .signal_supervisor(libc::SIGKILL)
+        .run(all_wait);
+    if let Some(r) = report {
+        r.assert_failed_fast(Ended::Signal(libc::SIGKILL), &[]);
+    }
+}
+
+#[test]
+fn self_started_supervisor_interrupted() {
+    let report = FaultCase::new("self_started_supervisor_interrupted", 3)
+        .signal_supervisor(libc::SIGINT)
+        .run(all_wait);
+    if let Some(r) = report {
+        r.assert_failed_fast(Ended::Code(130), &["interrupted by SIGINT"]);
+    }
+}
+
+/// The control case: the same job without a fault ends normally, so the failures above
+/// are caused by the faults.
+#[test]
+fn job_without_fault_succeeds() {
+    let report = FaultCase::new("job_without_fault_succeeds", 4)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            pe_main(|rt| {
+                let word = unwritten_word(rt)?;
+                mark_ready();
+                rt.barrier_all()?;
+                let right = (rt.my_pe() + 1) % rt.n_pes();
+                let offset = rt
+                    .heap()
+                    .locate((word as *const AtomicU64).cast())
+                    .unwrap()
+                    .1;
+                rt.put_bytes(right, offset, &1u64.to_ne_bytes())?;
+                rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+            })
+        });
+    if let Some(r) = report {
+        assert_eq!(r.ended, Ended::Code(0), "{r:#?}");
+        assert_eq!(r.ready_pes, 4);
+        assert!(r.survivors.is_empty());
+    }
+}
