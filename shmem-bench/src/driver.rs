@@ -3,10 +3,8 @@
 //! while no PE runs, and reports: table on stdout, CSV/JSON/Markdown/SVG in `--out`.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::Path;
-
-use shmem_rt::launch::{self, JobSpec};
+use std::process::{Command, Stdio};
 
 use crate::baseline::{self, Baselines};
 use crate::cli::Args;
@@ -17,13 +15,17 @@ use crate::{floors, output, plot};
 /// Runs the whole benchmark; `Err` is a message for the user.
 pub fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
+    let busy = busy_note();
+    if let Some(note) = &busy {
+        eprintln!("shmem-bench: warning: {note}");
+    }
     let ours_file =
         std::env::temp_dir().join(format!("shmem-bench-ours-{}.csv", std::process::id()));
     let ours = run_job(args, &ours_file);
     let _ = std::fs::remove_file(&ours_file);
     let mut samples = ours?;
 
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = busy.into_iter().collect();
     if args.no_baseline {
         notes.push("baselines not run (--no-baseline)".to_string());
     } else {
@@ -51,7 +53,7 @@ pub fn run(args: &Args) -> Result<(), String> {
 
     let report = Report::new(args.npes, &samples, memcpy, notes);
     print!("{}", output::terminal_table(&report));
-    for note in &report.baseline_notes {
+    for note in &report.notes {
         println!("note: {note}");
     }
     print!("{}", output::targets_summary(&report));
@@ -66,32 +68,38 @@ pub fn run(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the measuring job on `args.npes` PEs (this program again, as PEs, told to write
-/// its samples to `results`) and reads the samples.
+/// Runs the measuring job on `args.npes` PEs and reads its samples: this program again,
+/// told to write them to `results`, becomes the job's supervisor (as any program started
+/// directly does) and starts the PEs with the same arguments.
 fn run_job(args: &Args, results: &Path) -> Result<Vec<Sample>, String> {
     let program =
         std::env::current_exe().map_err(|e| format!("cannot find this program's own path: {e}"))?;
-    let mut pe_args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    pe_args.push("--job-results".into());
-    pe_args.push(results.into());
-    let mut spec = JobSpec::from_env(program, pe_args, Some(args.npes), args.npes)
-        .map_err(|e| e.to_string())?;
-    spec.symmetric_size = spec.symmetric_size.max(heap_needed(args));
+    let mut command = Command::new(program);
+    command
+        .args(std::env::args_os().skip(1))
+        .arg("--job-results")
+        .arg(results)
+        .env("SHMEM_NPES", args.npes.to_string())
+        .stdin(Stdio::null());
+    let heap = heap_needed(args);
+    let user_heap = std::env::var("SHMEM_SYMMETRIC_SIZE")
+        .ok()
+        .and_then(|v| shmem_rt::config::parse_size(&v, "SHMEM_SYMMETRIC_SIZE").ok());
+    if user_heap.is_none_or(|size| size < heap) {
+        command.env("SHMEM_SYMMETRIC_SIZE", heap.to_string());
+    }
     eprintln!(
         "shmem-bench: measuring ours on {} PEs, {}..{} bytes",
         args.npes,
         output::bytes_label(args.min),
         output::bytes_label(args.max)
     );
-    let outcome = launch::run_job(&spec).map_err(|e| format!("cannot start the PEs: {e}"))?;
-    if outcome.exit_code != 0 {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot start the measuring job: {e}"))?;
+    if !status.success() {
         return Err(format!(
-            "the measuring job failed (exit status {}{})",
-            outcome.exit_code,
-            outcome
-                .failure
-                .map(|(pe, end)| format!("; PE {pe}: {end}"))
-                .unwrap_or_default()
+            "the measuring job failed ({status}); see the PEs' messages above"
         ));
     }
     let text = std::fs::read_to_string(results).map_err(|e| {
@@ -107,4 +115,15 @@ fn run_job(args: &Args, results: &Path) -> Result<Vec<Sample>, String> {
 /// messages, three of one), their alignment, and room for the runtime's own use.
 fn heap_needed(args: &Args) -> usize {
     (args.npes + 3) * (args.max + crate::ours::BUFFER_ALIGN) + (16 << 20)
+}
+
+/// A warning when the machine was already busy (1-minute load average of at least 0.5
+/// per CPU) as the benchmark started: its figures will be noisy.
+fn busy_note() -> Option<String> {
+    let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: f64 = loadavg.split_whitespace().next()?.parse().ok()?;
+    let cpus = shmem_rt::config::available_cpus();
+    (load >= 0.5 * cpus as f64).then(|| {
+        format!("the machine was busy (load average {load:.1} on {cpus} CPUs): figures may be noisy; rerun when it is idle")
+    })
 }

@@ -2,8 +2,8 @@
 //! floors and Open MPI's OSHMEM and MPI.
 //!
 //! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--out DIR]` (see `--help`).
-//! The program is both the driver the user starts and, re-run by it with the hidden
-//! `--job-results FILE`, the PEs of the measuring job.
+//! The program is the driver the user starts and, re-run by it with the hidden
+//! `--job-results FILE`, the supervisor and the PEs of the measuring job.
 
 mod baseline;
 mod cli;
@@ -26,10 +26,9 @@ fn main() {
     let args = cli::Args::parse();
     let code = match (&args.job_results, shmem_rt::is_pe()) {
         (Some(results), true) => run_pe(&args, results),
-        (Some(_), false) => {
-            eprintln!("shmem-bench: --job-results is for the PEs the benchmark starts itself");
-            2
-        }
+        // The job's supervisor: started by the driver with SHMEM_NPES set; starts the
+        // PEs with the same arguments and exits with the job's status.
+        (Some(_), false) => shmem_rt::spmd::self_start(args.npes),
         (None, _) => match driver::run(&args) {
             Ok(()) => 0,
             Err(msg) => {

@@ -213,7 +213,7 @@ pub fn json(report: &Report) -> serde_json::Value {
             "cache_line_rtt_us": report.floors.rtt_us,
             "memcpy": memcpy,
         },
-        "baseline_notes": report.baseline_notes,
+        "notes": report.notes,
         "rows": rows,
     })
 }

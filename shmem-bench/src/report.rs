@@ -90,8 +90,8 @@ pub struct Report {
     pub floors: Floors,
     /// The rows, in table order (operation, then size).
     pub rows: Vec<Row>,
-    /// Why there are no baseline columns, or problems with them.
-    pub baseline_notes: Vec<String>,
+    /// Conditions of the run worth telling: a busy machine, missing or partial baselines.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -100,7 +100,7 @@ impl Report {
         npes: usize,
         samples: &[Sample],
         memcpy_gbps: BTreeMap<usize, f64>,
-        baseline_notes: Vec<String>,
+        notes: Vec<String>,
     ) -> Report {
         let find = |who: Impl, op: &str, bytes: usize| {
             samples
@@ -145,7 +145,7 @@ impl Report {
             cpus: shmem_rt::config::available_cpus(),
             floors,
             rows,
-            baseline_notes,
+            notes,
         }
     }
 
