@@ -1,0 +1,12 @@
+use shmem_typed::prelude::*;
+
+#[symmetric]
+static SOURCE: [Complex<f32>; 4] = [Complex::new(1.0, 0.0); 4];
+#[symmetric]
+static TARGET: [Complex<f32>; 4] = [Complex::new(1.0, 0.0); 4];
+
+#[shmem_typed::main]
+fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    let world = pe.world();
+    reduce::<Min, Complex<f32>>(pe, &world, &TARGET, &SOURCE)
+}
