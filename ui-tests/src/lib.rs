@@ -37,3 +37,15 @@ pub mod grid {
     #[symmetric]
     pub static LIB_GRID: [[f64; 3]; 2] = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
 }
+
+/// Where a collect of every PE's [`LIB_COUNTERS`] lands (room for 8 PEs).
+#[symmetric]
+pub static LIB_GATHERED: [u64; 32] = [0; 32];
+
+/// Where a reduction of every PE's [`LIB_COUNTERS`] lands.
+#[symmetric]
+pub static LIB_TOTALS: [u64; 4] = [0; 4];
+
+/// An explicit work array for reductions of up to 4 `u64`s, owned by the library.
+#[symmetric]
+pub static LIB_REDUCE_WORK: reduce_work!(u64, 4) = ReduceWork::new();
