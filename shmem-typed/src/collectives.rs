@@ -401,7 +401,7 @@ impl Call {
                 ShmemError::Runtime(RtError::Collective(CollectiveError::MemberFault {
                     during: self.op,
                     pe: self.me,
-                    desc: *desc,
+                    desc: Box::new(*desc),
                 }))
             }
         }

@@ -69,7 +69,7 @@ pub mod prelude {
     pub use crate::{
         barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
         fcollect, fcollect_with, reduce, reduce_with, And, BarrierSync, BroadcastSync,
-        CollectSync, Max, Min, Or, Prod, ReduceWork, Sum, Xor,
+        CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::reduce_work;
     pub use num_complex::Complex;

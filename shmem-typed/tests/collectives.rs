@@ -180,3 +180,218 @@ fn explicit_sync_work_arrays() {
         Ok::<(), ShmemError>(())
     });
 }
+
+/// A reproducible input value: element `i` of PE `pe`'s source in round `round`.
+fn input(round: u64, pe: usize, i: usize) -> u64 {
+    let mut x = round.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (pe as u64) << 40 ^ i as u64;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Runs every collective on `set` with `len` elements per source (inline, staged and
+/// direct sizes) and checks every member's result, including that nothing past the
+/// result was written.
+fn check_set(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    round: u64,
+    len: usize,
+    (src, dst): (&SymSlice<u64>, &SymSlice<u64>),
+) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    if !set.contains(me) {
+        return Ok(());
+    }
+    let n = set.size();
+    let idx = set.index_of(me).unwrap();
+    let members: Vec<usize> = set.members().collect();
+    let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
+    let dst = dst.range(..len * n + 4)?;
+    let mine: Vec<u64> = (0..len).map(|i| input(round, me, i)).collect();
+    s.local_slice_mut(pe).copy_from_slice(&mine);
+    let sentinel = u64::MAX - 7;
+    dst.local_slice_mut(pe).fill(sentinel);
+
+    fcollect::<u64>(pe, set, &d, &s)?;
+    let got = dst.local_slice(pe);
+    for (k, &p) in members.iter().enumerate() {
+        for i in 0..len {
+            assert_eq!(
+                got[k * len + i],
+                input(round, p, i),
+                "fcollect {set} len {len}"
+            );
+        }
+    }
+    assert_eq!(got[len * n..], [sentinel; 4]);
+
+    // Collect with lengths that differ: member k gives (k + round) % 3 / 2 of its source.
+    let part = |k: usize| len * ((k + round as usize) % 3) / 2;
+    dst.local_slice_mut(pe).fill(sentinel);
+    let total = collect::<u64>(pe, set, &d, &src.range(..part(idx))?)?;
+    assert_eq!(total, (0..n).map(part).sum::<usize>());
+    let got = dst.local_slice(pe);
+    let mut at = 0;
+    for (k, &p) in members.iter().enumerate() {
+        for i in 0..part(k) {
+            assert_eq!(got[at], input(round, p, i), "collect {set} len {len}");
+            at += 1;
+        }
+    }
+    assert!(got[at..].iter().all(|&x| x == sentinel));
+
+    let root = (round as usize) % n;
+    dst.local_slice_mut(pe).fill(sentinel);
+    broadcast::<u64>(pe, set, root, &dst.range(..len)?, &s)?;
+    let got = dst.local_slice(pe);
+    for (i, &x) in got[..len].iter().enumerate() {
+        let want = if idx == root {
+            sentinel
+        } else {
+            input(round, members[root], i)
+        };
+        assert_eq!(x, want, "broadcast {set} len {len} root {root}");
+    }
+    assert_eq!(got[len], sentinel);
+
+    reduce::<Xor, u64>(pe, set, &dst.range(..len)?, &s)?;
+    let got = dst.local_slice(pe);
+    for (i, &x) in got[..len].iter().enumerate() {
+        let want = members.iter().fold(0, |acc, &p| acc ^ input(round, p, i));
+        assert_eq!(x, want, "reduce xor {set} len {len}");
+    }
+    assert_eq!(got[len], sentinel);
+    // In place, with wrapping sums.
+    reduce::<Sum, u64>(pe, set, &s, &s)?;
+    let got = src.local_slice(pe);
+    for (i, &x) in got[..len].iter().enumerate() {
+        let want = members
+            .iter()
+            .fold(0u64, |acc, &p| acc.wrapping_add(input(round, p, i)));
+        assert_eq!(x, want, "reduce sum in place {set} len {len}");
+    }
+    barrier(pe, set)
+}
+
+#[test]
+fn strided_odd_and_single_pe_sets_small_and_large() {
+    test_on_pes("strided_odd_and_single_pe_sets_small_and_large", 5, |pe| {
+        let sets = [
+            ActiveSet::new(0, 0, 5)?,
+            ActiveSet::new(1, 1, 2)?,
+            ActiveSet::new(0, 1, 3)?,
+            ActiveSet::new(2, 0, 3)?,
+            ActiveSet::new(4, 0, 1)?,
+        ];
+        let max = 40_000;
+        let src = pe.alloc_slice::<u64>(max)?;
+        let dst = pe.alloc_slice::<u64>(max * 5 + 4)?;
+        for (round, len) in [0, 1, 8, 9, 300, 1500, 5000, max].into_iter().enumerate() {
+            for set in &sets {
+                check_set(pe, set, round as u64, len, (&src, &dst))?;
+            }
+        }
+        Ok::<(), ShmemError>(())
+    });
+}
+
+#[symmetric]
+static MIX_WORK: reduce_work!(u32, 64) = ReduceWork::new();
+
+/// 10,000 back-to-back collectives of every kind and of sizes on every path (inline,
+/// staged, direct) on one set, with no barrier between them; every result is checked, so
+/// a buffer reused too early would show up as stale or torn data.
+#[test]
+fn ten_thousand_back_to_back_mixed_collectives() {
+    test_on_pes("ten_thousand_back_to_back_mixed_collectives", 3, |pe| {
+        let me = pe.my_pe();
+        let set = pe.world();
+        let n = set.size();
+        let lens = [1usize, 8, 64, 700, 3000];
+        let max = 3000;
+        let src = pe.alloc_slice::<u64>(max)?;
+        let dst = pe.alloc_slice::<u64>(max * n)?;
+        let src32 = pe.alloc_slice::<u32>(64)?;
+        let dst32 = pe.alloc_slice::<u32>(64)?;
+        for round in 0..10_000u64 {
+            let len = lens[(round as usize / 7) % lens.len()];
+            let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
+            let fill = |pe: &mut Pe| {
+                for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
+                    *x = input(round, me, i);
+                }
+            };
+            fill(pe);
+            match round % 7 {
+                0 => {
+                    fcollect::<u64>(pe, &set, &d, &s)?;
+                    let got = dst.local_slice(pe);
+                    for p in 0..n {
+                        assert_eq!(got[p * len + len - 1], input(round, p, len - 1));
+                        assert_eq!(got[p * len], input(round, p, 0), "round {round}");
+                    }
+                }
+                1 => {
+                    let mine = (me + round as usize) % 2 * len;
+                    let total = collect::<u64>(pe, &set, &d, &src.range(..mine)?)?;
+                    let got = dst.local_slice(pe);
+                    let mut at = 0;
+                    for p in 0..n {
+                        let k = (p + round as usize) % 2 * len;
+                        if k > 0 {
+                            assert_eq!(got[at], input(round, p, 0), "round {round}");
+                            assert_eq!(got[at + k - 1], input(round, p, k - 1));
+                        }
+                        at += k;
+                    }
+                    assert_eq!(total, at);
+                }
+                2 => {
+                    let root = (round as usize / 7) % n;
+                    broadcast::<u64>(pe, &set, root, &d, &s)?;
+                    if me != root {
+                        let got = dst.local_slice(pe);
+                        assert_eq!(got[0], input(round, root, 0), "round {round}");
+                        assert_eq!(got[len - 1], input(round, root, len - 1));
+                    }
+                }
+                3 => {
+                    reduce::<Xor, u64>(pe, &set, &s, &s)?;
+                    let got = src.local_slice(pe);
+                    for i in [0, len / 2, len - 1] {
+                        let want = (0..n).fold(0, |acc, p| acc ^ input(round, p, i));
+                        assert_eq!(got[i], want, "round {round}");
+                    }
+                }
+                4 => {
+                    reduce::<Max, u64>(pe, &set, &d, &s)?;
+                    let got = dst.local_slice(pe);
+                    for i in [0, len - 1] {
+                        let want = (0..n).map(|p| input(round, p, i)).max().unwrap();
+                        assert_eq!(got[i], want, "round {round}");
+                    }
+                }
+                5 => {
+                    let k = len.min(64);
+                    for (i, x) in src32.local_slice_mut(pe)[..k].iter_mut().enumerate() {
+                        *x = input(round, me, i) as u32;
+                    }
+                    reduce_with::<Sum, u32>(
+                        pe,
+                        &set,
+                        &dst32.range(..k)?,
+                        &src32.range(..k)?,
+                        &MIX_WORK,
+                    )?;
+                    let got = dst32.local_slice(pe);
+                    let want =
+                        (0..n).fold(0u32, |a, p| a.wrapping_add(input(round, p, k - 1) as u32));
+                    assert_eq!(got[k - 1], want, "round {round}");
+                }
+                _ => barrier(pe, &set)?,
+            }
+        }
+        Ok::<(), ShmemError>(())
+    });
+}

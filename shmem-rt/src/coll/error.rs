@@ -19,11 +19,11 @@ pub enum CollectiveError {
         /// This PE.
         me: usize,
         /// This PE's descriptor.
-        mine: Descriptor,
+        mine: Box<Descriptor>,
         /// The member that disagrees.
         other: usize,
         /// Its descriptor.
-        theirs: Descriptor,
+        theirs: Box<Descriptor>,
     },
     /// A member (possibly this PE) cannot take part: its arguments failed a local check.
     MemberFault {
@@ -32,7 +32,7 @@ pub enum CollectiveError {
         /// The member.
         pe: usize,
         /// Its descriptor, carrying the fault and its details.
-        desc: Descriptor,
+        desc: Box<Descriptor>,
     },
     /// A member's target cannot hold a collect's result (known only once every member's
     /// count has been seen).

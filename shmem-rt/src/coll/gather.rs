@@ -45,7 +45,7 @@ pub fn broadcast(
         let err = CollectiveError::MemberFault {
             during: ctx.during,
             pe: ctx.me,
-            desc: mine,
+            desc: Box::new(mine),
         };
         return Err(fail(ctx, err, None));
     }
@@ -148,7 +148,7 @@ fn gather(
         let err = CollectiveError::MemberFault {
             during: ctx.during,
             pe: ctx.me,
-            desc: mine,
+            desc: Box::new(mine),
         };
         return Err(fail(ctx, err, None));
     }

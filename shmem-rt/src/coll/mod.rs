@@ -76,16 +76,16 @@ pub(crate) fn check_member(
             during: ctx.during,
             field,
             me: ctx.me,
-            mine: *mine,
+            mine: Box::new(*mine),
             other: ctx.set.member(index),
-            theirs: *theirs,
+            theirs: Box::new(*theirs),
         });
     }
     if theirs.is_fault() {
         return Err(CollectiveError::MemberFault {
             during: ctx.during,
             pe: ctx.set.member(index),
-            desc: *theirs,
+            desc: Box::new(*theirs),
         });
     }
     Ok(())

@@ -98,7 +98,7 @@ pub fn reduce<C: Combine>(
         let err = CollectiveError::MemberFault {
             during: ctx.during,
             pe: ctx.me,
-            desc: mine,
+            desc: Box::new(mine),
         };
         return Err(fail(ctx, err, None));
     }

@@ -1,0 +1,357 @@
+//! Property tests of the collectives against a sequential oracle: random active sets
+//! (strides, offsets, odd sizes, single PEs) over jobs of 2, 3, 4, 5 and 8 PEs, seven
+//! element types, sources from 0 bytes to 1 MiB, random roots, every reduction operator
+//! defined for the type, and collects with a random length per PE.
+//!
+//! Every PE generates the same cases from the same seed with proptest's strategies (no
+//! shrinking: the PEs of a job must stay in step), runs them, and checks its own target
+//! against the oracle, which recomputes every member's input.
+
+use std::fmt::Debug;
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use shmem_typed::prelude::*;
+use shmem_typed::testing::test_on_pes;
+
+/// One generated case.
+#[derive(Debug, Clone)]
+struct Case {
+    start: i64,
+    log_stride: i64,
+    size: i64,
+    elem: usize,
+    bytes: usize,
+    root: usize,
+    seed: u64,
+}
+
+fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
+    let npes = npes as i64;
+    prop_oneof![3 => Just(0i64), 1 => 1..=2i64]
+        .prop_flat_map(move |log_stride| {
+            let stride = 1i64 << log_stride;
+            (Just(log_stride), 1..=(npes - 1) / stride + 1)
+        })
+        .prop_flat_map(move |(log_stride, size)| {
+            let last_start = npes - 1 - (size - 1) * (1i64 << log_stride);
+            (
+                Just(log_stride),
+                Just(size),
+                0..=last_start,
+                0..7usize,
+                prop_oneof![5 => 0..=256usize, 3 => 0..=40_000usize, 1 => 0..=(1usize << 20)],
+                any::<usize>(),
+                any::<u64>(),
+            )
+        })
+        .prop_map(|(log_stride, size, start, elem, bytes, root, seed)| Case {
+            start,
+            log_stride,
+            size,
+            elem,
+            bytes,
+            root: root % size as usize,
+            seed,
+        })
+}
+
+/// The cases of a test: the same on every PE (fixed seed).
+fn cases(npes: usize, count: usize) -> Vec<Case> {
+    let config = Config {
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    let seed = [npes as u8 ^ 0x5a; 32];
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let strategy = case_strategy(npes);
+    (0..count)
+        .map(|_| strategy.new_tree(&mut runner).expect("case").current())
+        .collect()
+}
+
+/// A 64-bit hash of the case seed, a PE and an index (splitmix64).
+fn mix(seed: u64, pe: usize, i: usize) -> u64 {
+    let mut x = seed ^ (pe as u64).wrapping_mul(0xA076_1D64_78BD_642F) ^ (i as u64) << 1;
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// An element type under test: how to make inputs and compare results bit for bit.
+trait TestElem: Pod + Debug {
+    fn from_bits(bits: u64) -> Self;
+    /// Runs every reduction defined for the type and checks each against the oracle.
+    fn check_reductions(t: &mut Tester<'_, Self>) -> Result<(), ShmemError>;
+}
+
+fn same<T: Pod>(a: &T, b: &T) -> bool {
+    bytemuck::bytes_of(a) == bytemuck::bytes_of(b)
+}
+
+/// The state of one case on one PE.
+struct Tester<'a, T: Pod> {
+    pe: &'a mut Pe,
+    case: &'a Case,
+    set: ActiveSet,
+    members: Vec<usize>,
+    src: SymSlice<T>,
+    dst: SymSlice<T>,
+    /// Every member's input, in member order.
+    inputs: Vec<Vec<T>>,
+}
+
+impl<T: TestElem> Tester<'_, T> {
+    fn nelems(&self) -> usize {
+        self.inputs[0].len()
+    }
+
+    fn sentinel() -> T {
+        T::from_bits(0xDEAD_BEEF_DEAD_BEEF)
+    }
+
+    fn reset(&mut self) {
+        let me = self.pe.my_pe();
+        let k = self.set.index_of(me).unwrap();
+        let n = self.nelems();
+        self.src.local_slice_mut(self.pe)[..n].copy_from_slice(&self.inputs[k]);
+        self.dst.local_slice_mut(self.pe).fill(Self::sentinel());
+    }
+
+    fn expect(&self, what: &str, want: impl Iterator<Item = T>) {
+        let got = self.dst.local_slice(self.pe);
+        let mut count = 0;
+        for (i, w) in want.enumerate() {
+            assert!(
+                same(&got[i], &w),
+                "{what}: element {i} is {:?}, expected {w:?} (case {:?}, PE {})",
+                got[i],
+                self.case,
+                self.pe.my_pe()
+            );
+            count += 1;
+        }
+        for (i, x) in got.iter().enumerate().skip(count) {
+            assert!(
+                same(x, &Self::sentinel()),
+                "{what}: wrote past the result at {i}"
+            );
+        }
+    }
+
+    fn check_data_movement(&mut self) -> Result<(), ShmemError> {
+        let n = self.nelems();
+        let size = self.members.len();
+        let me = self.pe.my_pe();
+        let idx = self.set.index_of(me).unwrap();
+
+        self.reset();
+        fcollect::<T>(
+            self.pe,
+            &self.set,
+            &self.dst.range(..n * size)?,
+            &self.src.range(..n)?,
+        )?;
+        self.expect("fcollect", self.inputs.iter().flatten().copied());
+
+        let len_of = |k: usize| (mix(self.case.seed, k, usize::MAX) % (n as u64 + 1)) as usize;
+        self.reset();
+        let total = collect::<T>(
+            self.pe,
+            &self.set,
+            &self.dst.range(..n * size)?,
+            &self.src.range(..len_of(idx))?,
+        )?;
+        assert_eq!(total, (0..size).map(len_of).sum::<usize>());
+        let want: Vec<T> = (0..size)
+            .flat_map(|k| self.inputs[k][..len_of(k)].iter().copied())
+            .collect();
+        self.expect("collect", want.into_iter());
+
+        self.reset();
+        let root = self.case.root;
+        broadcast::<T>(
+            self.pe,
+            &self.set,
+            root,
+            &self.dst.range(..n)?,
+            &self.src.range(..n)?,
+        )?;
+        if idx == root {
+            self.expect("broadcast root", std::iter::empty());
+        } else {
+            self.expect("broadcast", self.inputs[root].iter().copied());
+        }
+        Ok(())
+    }
+
+    /// Runs `reduce::<Op, T>` and compares with folding `oracle` over the members'
+    /// inputs in member order; `in_place` uses the source as the target.
+    fn reduction<Op: ReduceOp<T>>(
+        &mut self,
+        oracle: impl Fn(T, T) -> T,
+        in_place: bool,
+    ) -> Result<(), ShmemError> {
+        let n = self.nelems();
+        self.reset();
+        let src = self.src.range(..n)?;
+        if in_place {
+            reduce::<Op, T>(self.pe, &self.set, &src, &src)?;
+        } else {
+            reduce::<Op, T>(self.pe, &self.set, &self.dst.range(..n)?, &src)?;
+        }
+        let want = (0..n).map(|i| {
+            (1..self.inputs.len()).fold(self.inputs[0][i], |acc, k| oracle(acc, self.inputs[k][i]))
+        });
+        if in_place {
+            let got = self.src.local_slice(self.pe);
+            for (i, w) in want.enumerate() {
+                assert!(
+                    same(&got[i], &w),
+                    "reduce {} in place: element {i} (case {:?})",
+                    Op::NAME,
+                    self.case
+                );
+            }
+            self.expect("reduce in place leaves the target", std::iter::empty());
+        } else {
+            self.expect(Op::NAME, want);
+        }
+        Ok(())
+    }
+}
+
+macro_rules! integer_elem {
+    ($($t:ty),*) => {$(
+        impl TestElem for $t {
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
+            }
+            fn check_reductions(t: &mut Tester<'_, Self>) -> Result<(), ShmemError> {
+                t.reduction::<And>(|a, b| a & b, false)?;
+                t.reduction::<Or>(|a, b| a | b, false)?;
+                t.reduction::<Xor>(|a, b| a ^ b, true)?;
+                t.reduction::<Min>(|a, b| a.min(b), false)?;
+                t.reduction::<Max>(|a, b| a.max(b), true)?;
+                t.reduction::<Sum>(|a, b| a.wrapping_add(b), false)?;
+                t.reduction::<Prod>(|a, b| a.wrapping_mul(b), false)
+            }
+        }
+    )*};
+}
+integer_elem!(u8, i16, i32, u64);
+
+macro_rules! float_elem {
+    ($($t:ty),*) => {$(
+        impl TestElem for $t {
+            fn from_bits(bits: u64) -> Self {
+                // Small multiples of 1/8, some negative: sums stay finite.
+                ((bits % 4001) as i64 - 2000) as $t / 8.0
+            }
+            fn check_reductions(t: &mut Tester<'_, Self>) -> Result<(), ShmemError> {
+                t.reduction::<Min>(|a, b| a.min(b), false)?;
+                t.reduction::<Max>(|a, b| a.max(b), false)?;
+                t.reduction::<Sum>(|a, b| a + b, true)?;
+                t.reduction::<Prod>(|a, b| a * b, false)
+            }
+        }
+    )*};
+}
+float_elem!(f32, f64);
+
+impl TestElem for Complex<f64> {
+    fn from_bits(bits: u64) -> Self {
+        Complex::new((bits & 0xff) as f64 / 16.0, -(((bits >> 8) % 97) as f64))
+    }
+    fn check_reductions(t: &mut Tester<'_, Self>) -> Result<(), ShmemError> {
+        t.reduction::<Sum>(|a, b| a + b, false)?;
+        t.reduction::<Prod>(|a, b| a * b, true)
+    }
+}
+
+fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
+    let set = ActiveSet::new(case.start, case.log_stride, case.size)?;
+    let size = set.size();
+    let n = case.bytes / std::mem::size_of::<T>();
+    // Allocation is collective over the job: every PE takes part, members or not.
+    let src = pe.alloc_slice::<T>(n + 1)?;
+    let dst = pe.alloc_slice::<T>(n * size + 3)?;
+    if set.contains(pe.my_pe()) {
+        let members: Vec<usize> = set.members().collect();
+        let inputs = members
+            .iter()
+            .map(|&p| (0..n).map(|i| T::from_bits(mix(case.seed, p, i))).collect())
+            .collect();
+        let mut t = Tester {
+            pe: &mut *pe,
+            case,
+            set,
+            members,
+            src,
+            dst,
+            inputs,
+        };
+        t.check_data_movement()?;
+        T::check_reductions(&mut t)?;
+        let (src, dst) = (t.src, t.dst);
+        pe.free(dst)?;
+        pe.free(src)
+    } else {
+        pe.free(dst)?;
+        pe.free(src)
+    }
+}
+
+fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
+    for case in cases(pe.n_pes(), count) {
+        match case.elem {
+            0 => run_case::<u8>(pe, &case)?,
+            1 => run_case::<i16>(pe, &case)?,
+            2 => run_case::<i32>(pe, &case)?,
+            3 => run_case::<u64>(pe, &case)?,
+            4 => run_case::<f32>(pe, &case)?,
+            5 => run_case::<f64>(pe, &case)?,
+            _ => run_case::<Complex<f64>>(pe, &case)?,
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn collectives_match_the_oracle_on_2_pes() {
+    test_on_pes("collectives_match_the_oracle_on_2_pes", 2, |pe| {
+        run_cases(pe, 96)
+    });
+}
+
+#[test]
+fn collectives_match_the_oracle_on_3_pes() {
+    test_on_pes("collectives_match_the_oracle_on_3_pes", 3, |pe| {
+        run_cases(pe, 64)
+    });
+}
+
+#[test]
+fn collectives_match_the_oracle_on_4_pes() {
+    test_on_pes("collectives_match_the_oracle_on_4_pes", 4, |pe| {
+        run_cases(pe, 64)
+    });
+}
+
+#[test]
+fn collectives_match_the_oracle_on_5_pes() {
+    test_on_pes("collectives_match_the_oracle_on_5_pes", 5, |pe| {
+        run_cases(pe, 48)
+    });
+}
+
+#[test]
+fn collectives_match_the_oracle_on_8_pes() {
+    test_on_pes("collectives_match_the_oracle_on_8_pes", 8, |pe| {
+        run_cases(pe, 40)
+    });
+}
