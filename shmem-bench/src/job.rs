@@ -10,7 +10,7 @@ use shmem_typed::prelude::*;
 
 use crate::cli::Args;
 use crate::floors;
-use crate::ours::{self, Buffers};
+use crate::ours::Buffers;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::timing::{iters_for_size, Timer};
 
@@ -31,12 +31,6 @@ pub fn run(pe: &mut Pe, args: &Args, results: &Path) -> Result<(), String> {
     let sizes = args.sizes();
     let buffers = Buffers::new(pe, args.max).map_err(err)?;
     for op in args.selected_ops() {
-        if !ours::MEASURED.contains(&op) {
-            if me == 0 {
-                eprintln!("shmem-bench: {op} is not measured: not in the typed API yet");
-            }
-            continue;
-        }
         let sizes = if op.has_payload() { &sizes[..] } else { &[0] };
         for &bytes in sizes {
             let n = bytes / 8;
@@ -44,8 +38,9 @@ pub fn run(pe: &mut Pe, args: &Args, results: &Path) -> Result<(), String> {
                 buffers.verify(op, pe, n)?;
             }
             let calls = iters_for_size(args.iters(), bytes);
+            let message = buffers.message(n).map_err(err)?;
             let usec = timer
-                .measure(pe, calls, |pe| buffers.run(op, pe, n))
+                .measure(pe, calls, |pe| message.run(op, pe))
                 .map_err(|e| format!("{op}, {bytes} bytes: {e}"))?;
             if me == 0 {
                 eprintln!("shmem-bench: ours {op:<14} {bytes:>8} B {usec:>10.3} us");

@@ -3,15 +3,13 @@
 //! input patterns and checks as the C baselines, so a wrong result cannot pass).
 
 use shmem_typed::prelude::*;
+use shmem_typed::SymRange;
 
 use crate::ops::Op;
 
 /// Alignment of every benchmark buffer (see bench/c/README.md: misaligned copies run up
 /// to 4× slower on this machine, and the baselines align theirs too).
 pub const BUFFER_ALIGN: usize = 4096;
-
-/// The operations the typed API offers so far; the others are reported as not measured.
-pub const MEASURED: &[Op] = &[Op::BarrierAll];
 
 /// The symmetric buffers of every operation, sized for the largest message.
 pub struct Buffers {
@@ -49,15 +47,17 @@ impl Buffers {
         pe.free(self.fdst)
     }
 
-    /// One call of `op` on messages of `n` 64-bit elements. Only the operations of
-    /// [`MEASURED`] are called.
-    #[inline]
-    pub fn run(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), ShmemError> {
-        let _ = (n, &self.world);
-        match op {
-            Op::BarrierAll => pe.barrier_all(),
-            other => unreachable!("{other} is not in ours::MEASURED"),
-        }
+    /// The buffers' first `n` elements (first `n · npes` of the collect target): one
+    /// message of each operation, ready to be passed again and again.
+    pub fn message(&self, n: usize) -> Result<Message<'_>, ShmemError> {
+        Ok(Message {
+            src: self.src.range(..n)?,
+            dst: self.dst.range(..n)?,
+            dst_all: self.dst.range(..n * self.world.size())?,
+            fsrc: self.fsrc.range(..n)?,
+            fdst: self.fdst.range(..n)?,
+            world: self.world,
+        })
     }
 
     /// Runs one call of `op` on `n` elements between patterned inputs and sentinel
@@ -74,7 +74,9 @@ impl Buffers {
         self.dst.local_slice_mut(pe).fill(-1);
         self.fdst.local_slice_mut(pe).fill(-1.0);
         pe.barrier_all().map_err(|e| e.to_string())?;
-        self.run(op, pe, n).map_err(|e| format!("{op}: {e}"))?;
+        self.message(n)
+            .and_then(|m| m.run(op, pe))
+            .map_err(|e| format!("{op}: {e}"))?;
         let dst = &self.dst.local_slice(pe)[..n * npes];
         let fdst = &self.fdst.local_slice(pe)[..n];
         let wrong = |what: &str, i: usize| {
@@ -116,6 +118,36 @@ impl Buffers {
             }
         }
         pe.barrier_all().map_err(|e| e.to_string())
+    }
+}
+
+/// One message size's buffers, as the collectives take them.
+pub struct Message<'a> {
+    src: SymRange<'a, i64>,
+    /// Target of broadcast and reductions.
+    dst: SymRange<'a, i64>,
+    /// Target of the collects (`npes` messages).
+    dst_all: SymRange<'a, i64>,
+    fsrc: SymRange<'a, f64>,
+    fdst: SymRange<'a, f64>,
+    world: ActiveSet,
+}
+
+impl Message<'_> {
+    /// One call of `op` on this message, over the world set (broadcast root: PE 0).
+    #[inline]
+    pub fn run(&self, op: Op, pe: &mut Pe) -> Result<(), ShmemError> {
+        let world = &self.world;
+        match op {
+            Op::BarrierAll => barrier_all(pe),
+            Op::Barrier => barrier(pe, world),
+            Op::Broadcast => broadcast(pe, world, 0, &self.dst, &self.src),
+            Op::Fcollect => fcollect(pe, world, &self.dst_all, &self.src),
+            Op::Collect => collect(pe, world, &self.dst_all, &self.src).map(|_| ()),
+            Op::ReduceXorI64 => reduce::<Xor, i64>(pe, world, &self.dst, &self.src),
+            Op::ReduceMaxI64 => reduce::<Max, i64>(pe, world, &self.dst, &self.src),
+            Op::ReduceSumF64 => reduce::<Sum, f64>(pe, world, &self.fdst, &self.fsrc),
+        }
     }
 }
 
