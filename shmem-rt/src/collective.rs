@@ -15,6 +15,7 @@
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use crate::coll::deadlock::Watch;
 use crate::coll::descriptor::{Descriptor, Kind};
 use crate::coll::CollectiveError;
 use crate::error::RtResult;
@@ -179,17 +180,41 @@ impl<'a> SetCtx<'a> {
         self.address_in(index, self.stage.offset_of(self.parity()))
     }
 
-    /// Waits until `word` (written by member `writer`) reaches `at_least`.
+    /// Waits until `word` (written by member `writer`) reaches `at_least`. Fails if the
+    /// writer leaves or the job fails, or if the wait turns out to be part of a cycle of
+    /// waits that can never end (members' calls that do not match).
     #[inline]
     pub fn wait_at_least(&self, word: &AtomicU64, at_least: u64, writer: usize) -> RtResult<()> {
-        wait::wait_for(
+        if word.load(Ordering::Acquire) >= at_least {
+            return Ok(());
+        }
+        self.wait_blocked(word, at_least, writer)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_blocked(&self, word: &AtomicU64, at_least: u64, writer: usize) -> RtResult<()> {
+        let mut watch = Watch::new(self, word, at_least, writer);
+        let mut cycle = None;
+        let waited = wait::wait_for(
             self.heap,
             self.policy,
             self.me,
             Blocker::Pe(self.set.member(writer)),
             self.during,
-            || word.load(Ordering::Acquire) >= at_least,
-        )
+            || {
+                if word.load(Ordering::Acquire) >= at_least {
+                    return true;
+                }
+                cycle = watch.poll();
+                cycle.is_some()
+            },
+        );
+        watch.finish();
+        match cycle {
+            Some(err) => Err(err.into()),
+            None => waited,
+        }
     }
 
     /// Waits until it is safe to rewrite this PE's parity-`e % 2` arrival line and

@@ -172,8 +172,38 @@ pub struct SetSlot {
 #[repr(C, align(128))]
 pub struct PaddedU64(pub AtomicU64);
 
+/// What a PE blocked in a collective waits for: published only once a wait has lasted a
+/// while, so that members can tell a wait that can never end (collective calls that do
+/// not match, waiting on each other in a cycle) from a slow peer. Written only by its
+/// owner under a sequence lock: `seq` is odd while the owner rewrites the record.
+#[repr(C, align(128))]
+pub struct WaitRecord {
+    /// Sequence lock word.
+    pub seq: AtomicU64,
+    /// 0: no wait in progress; 1: waiting; 2: waiting, and found to be in a cycle of
+    /// waits (the owner leaves once every member of the cycle has found it too).
+    pub state: AtomicU64,
+    /// Key of the active set of the call.
+    pub set_key: AtomicU64,
+    /// Symmetric offset of the call's sync words.
+    pub sync: AtomicU64,
+    /// The call's epoch.
+    pub epoch: AtomicU64,
+    /// The operation's name, up to 16 bytes.
+    pub name: [AtomicU64; 2],
+    /// The PE whose word is awaited.
+    pub waits_for: AtomicU64,
+    /// Symmetric offset of that word in that PE's partition.
+    pub word: AtomicU64,
+    /// The value the word must reach.
+    pub at_least: AtomicU64,
+}
+
+/// Offset of a PE's [`WaitRecord`] in its partition (after the set slots).
+pub const WAIT_RECORD: usize = MAX_SETS * std::mem::size_of::<SetSlot>();
+
 /// Bytes of the runtime's sync region at the start of each partition.
-pub const SYNC_REGION: usize = MAX_SETS * std::mem::size_of::<SetSlot>();
+pub const SYNC_REGION: usize = round_up(WAIT_RECORD + std::mem::size_of::<WaitRecord>(), PAGE);
 
 /// Offset of the per-PE control blocks inside the header.
 pub const fn controls_offset() -> usize {
@@ -209,3 +239,4 @@ const _: () = assert!(std::mem::size_of::<ArrivalLine>() == CACHE_LINE);
 const _: () = assert!(std::mem::size_of::<OwnerLine>() == CACHE_LINE);
 const _: () = assert!(std::mem::size_of::<SyncWords>() % CACHE_LINE == 0);
 const _: () = assert!(SYNC_REGION % PAGE == 0);
+const _: () = assert!(std::mem::size_of::<WaitRecord>() == CACHE_LINE);

@@ -359,6 +359,20 @@ impl Call {
                 first: coll::describe_set_key(bound),
                 now: coll::describe_set_key(used),
             },
+            CollectiveError::Deadlock {
+                me,
+                mine,
+                other,
+                theirs,
+                ..
+            } => ShmemError::ArgumentMismatch {
+                op: self.op,
+                what: coll::deadlock_field(&mine, &theirs),
+                me,
+                mine: coll::describe_wait_site(&mine),
+                other,
+                theirs: coll::describe_wait_site(&theirs),
+            },
             other @ CollectiveError::BadDescriptor { .. } => {
                 ShmemError::Runtime(RtError::Collective(other))
             }

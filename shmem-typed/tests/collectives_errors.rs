@@ -331,3 +331,71 @@ fn work_array_misuse_is_reported() {
         Ok::<(), ShmemError>(())
     });
 }
+
+#[symmetric]
+static SYNC_A: BarrierSync = BarrierSync::new();
+#[symmetric]
+static SYNC_B: BarrierSync = BarrierSync::new();
+
+/// Calls on different active sets never see each other's arguments; they wait for each
+/// other in a cycle instead, which every PE of the cycle detects and reports.
+#[test]
+fn calls_on_different_active_sets_are_reported_not_hung() {
+    test_on_pes(
+        "calls_on_different_active_sets_are_reported_not_hung",
+        3,
+        |pe| {
+            let me = pe.my_pe();
+            // PE 0 calls on {0, 1}, PE 1 on {1, 2}, PE 2 on {0, 2}.
+            let sets = [
+                ActiveSet::new(0, 0, 2)?,
+                ActiveSet::new(1, 0, 2)?,
+                ActiveSet::new(0, 1, 2)?,
+            ];
+            SRC.set(pe, [me as u32; 8]);
+            let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
+            match &err {
+                ShmemError::ArgumentMismatch {
+                    what: "the active set",
+                    mine,
+                    theirs,
+                    ..
+                } => {
+                    assert!(mine.contains(&sets[me].to_string()), "{err}");
+                    assert!(theirs.contains("fcollect on the active set"), "{err}");
+                }
+                other => panic!("PE {me}: {other:?}"),
+            }
+            let world = pe.world();
+            still_works(pe, &world)?;
+            Ok::<(), ShmemError>(())
+        },
+    );
+}
+
+/// Two work arrays for one set are two independent sets of sync words: PEs that pick
+/// different ones wait for each other forever, which they detect and report.
+#[test]
+fn different_work_arrays_for_one_set_are_reported_not_hung() {
+    test_on_pes(
+        "different_work_arrays_for_one_set_are_reported_not_hung",
+        2,
+        |pe| {
+            let world = pe.world();
+            let sync = if pe.my_pe() == 0 { &SYNC_A } else { &SYNC_B };
+            let err = barrier_with(pe, &world, sync).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ShmemError::ArgumentMismatch {
+                        what: "the work array",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            still_works(pe, &world)?;
+            Ok::<(), ShmemError>(())
+        },
+    );
+}

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use super::deadlock::WaitSite;
 use super::descriptor::{op_code, Descriptor, Fault, Field, Kind};
 
 /// A collective call that could not be carried out.
@@ -54,6 +55,20 @@ pub enum CollectiveError {
         bound: u64,
         /// Key of the set of this call.
         used: u64,
+    },
+    /// Members wait for each other in a cycle that can never end: their calls use
+    /// different active sets (or work arrays), or come in a different order.
+    Deadlock {
+        /// The operation this PE called.
+        during: &'static str,
+        /// This PE.
+        me: usize,
+        /// Where this PE waits.
+        mine: Box<WaitSite>,
+        /// The PE it waits for.
+        other: usize,
+        /// Where that PE waits.
+        theirs: Box<WaitSite>,
     },
     /// A member published a descriptor whose data lies outside the symmetric heap or is
     /// misaligned: its calls do not match this PE's.
@@ -122,6 +137,33 @@ pub fn describe_fault(desc: &Descriptor) -> String {
     }
 }
 
+/// What two members blocked on each other in a cycle disagree on: the active set, the
+/// work array (sync words) for the same set, or else the order of their calls.
+pub fn deadlock_field(mine: &WaitSite, theirs: &WaitSite) -> &'static str {
+    if mine.set_key != theirs.set_key {
+        "the active set"
+    } else if mine.sync != theirs.sync {
+        "the work array"
+    } else {
+        "the order of collective calls"
+    }
+}
+
+/// A blocked call, in words.
+pub fn describe_wait_site(site: &WaitSite) -> String {
+    let work = if site.sync < crate::layout::SYNC_REGION as u64 {
+        "the runtime's work arrays for the set".to_string()
+    } else {
+        format!("the work array at symmetric offset {:#x}", site.sync)
+    };
+    format!(
+        "{} on {}, its call {} with {work}",
+        site.name,
+        describe_set_key(site.set_key),
+        site.epoch
+    )
+}
+
 impl fmt::Display for CollectiveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -160,6 +202,19 @@ impl fmt::Display for CollectiveError {
                 "{during}: this work array was first used with {} and cannot serve {} (its epochs count the first set's calls; use one work array per active set)",
                 describe_set_key(*bound),
                 describe_set_key(*used)
+            ),
+            CollectiveError::Deadlock {
+                during,
+                me,
+                mine,
+                other,
+                theirs,
+            } => write!(
+                f,
+                "{during}: PEs disagree on {}: PE {me} called {}, PE {other} called {}; they wait for each other, so neither call can complete (every member of an active set must make the same collective calls in the same order)",
+                deadlock_field(mine, theirs),
+                describe_wait_site(mine),
+                describe_wait_site(theirs)
             ),
             CollectiveError::BadDescriptor { during, pe } => write!(
                 f,

@@ -16,14 +16,17 @@
 //! wait for, so a disagreement or a bad argument is reported by the members that see it
 //! and never turns into a hang; epochs stay aligned, so the set remains usable.
 
+pub(crate) mod deadlock;
 pub mod descriptor;
 mod error;
 mod gather;
 mod reduce;
 
+pub use deadlock::WaitSite;
 pub use descriptor::{op_code, Descriptor, ElemType, Fault, Field, Kind, Location};
 pub use error::{
-    describe_fault, describe_field, describe_operation, describe_set_key, CollectiveError,
+    deadlock_field, describe_fault, describe_field, describe_operation, describe_set_key,
+    describe_wait_site, CollectiveError,
 };
 pub use gather::{broadcast, collect, fcollect};
 pub use reduce::{reduce, Combine};
