@@ -8,7 +8,7 @@
 //! sees the sleeper or the sleeper sees the data, so no wake-up is lost, and the fast
 //! path costs the notifier one load of a line that is rarely written.
 
-use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{PeEnd, RtError, RtResult};
@@ -29,29 +29,42 @@ pub enum Blocker {
 
 /// How long to spin and yield before sleeping; chosen once per PE from the PE count and
 /// the CPUs available (oversubscribed PEs must not burn each other's time slices).
+///
+/// The spin phase adapts at run time: a wait that had to go past spinning halves this
+/// PE's spin budget, a wait satisfied while spinning doubles it (up to the policy's
+/// maximum). When the PEs share their cores with other work, waits stop burning the time
+/// slices the peers need; when they have the cores to themselves, spinning comes back.
 #[derive(Debug, Clone, Copy)]
 pub struct WaitPolicy {
-    spins: u32,
+    max_spin_ns: u64,
     yield_for: Duration,
 }
 
 /// How long one futex sleep lasts before the abort flag is checked again.
 const SLEEP_SLICE: Duration = Duration::from_millis(20);
 
+/// Smallest spin budget: about one cache-line round trip plus change.
+const MIN_SPIN_NS: u64 = 1_000;
+
+/// This process's current spin budget in nanoseconds (one PE per process).
+static SPIN_BUDGET_NS: AtomicU64 = AtomicU64::new(MIN_SPIN_NS);
+
 impl WaitPolicy {
     /// The policy for `npes` PEs sharing `cpus` CPUs.
     pub fn for_job(npes: usize, cpus: usize) -> WaitPolicy {
-        if npes > cpus {
+        let policy = if npes > cpus {
             WaitPolicy {
-                spins: 64,
+                max_spin_ns: MIN_SPIN_NS,
                 yield_for: Duration::from_micros(500),
             }
         } else {
             WaitPolicy {
-                spins: 1 << 16,
-                yield_for: Duration::from_millis(2),
+                max_spin_ns: 50_000,
+                yield_for: Duration::from_millis(1),
             }
-        }
+        };
+        SPIN_BUDGET_NS.store(policy.max_spin_ns, Ordering::Relaxed);
+        policy
     }
 }
 
@@ -70,16 +83,43 @@ pub fn wait_for(
     if ready() {
         return Ok(());
     }
-    for i in 0..policy.spins {
+    wait_spinning(heap, policy, me, blocker, during, &mut ready)
+}
+
+/// The spin phase, then (if needed) the slow phases; adapts the spin budget.
+#[inline(never)]
+fn wait_spinning(
+    heap: &SymmetricHeap,
+    policy: WaitPolicy,
+    me: usize,
+    blocker: Blocker,
+    during: &'static str,
+    ready: &mut dyn FnMut() -> bool,
+) -> RtResult<()> {
+    let budget = SPIN_BUDGET_NS.load(Ordering::Relaxed);
+    let start = Instant::now();
+    let mut i = 0u32;
+    loop {
         std::hint::spin_loop();
         if ready() {
+            let grown = (budget * 2).min(policy.max_spin_ns);
+            if grown != budget {
+                SPIN_BUDGET_NS.store(grown, Ordering::Relaxed);
+            }
             return Ok(());
         }
-        if i % 4096 == 4095 {
-            check_wait(heap, me, blocker, during, &mut ready)?;
+        i = i.wrapping_add(1);
+        if i % 128 == 0 {
+            if start.elapsed().as_nanos() as u64 >= budget {
+                break;
+            }
+            if i % 8192 == 0 {
+                check_wait(heap, me, blocker, during, ready)?;
+            }
         }
     }
-    wait_slow(heap, policy, me, blocker, during, &mut ready)
+    SPIN_BUDGET_NS.store((budget / 2).max(MIN_SPIN_NS), Ordering::Relaxed);
+    wait_slow(heap, policy, me, blocker, during, ready)
 }
 
 #[cold]
