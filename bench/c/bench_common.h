@@ -23,6 +23,10 @@
  * the reported value is the median over batches of batch_time / n, in
  * microseconds.
  *
+ * Operation filter: when the environment variable BENCH_OPS is set to a
+ * comma-separated list of operation names, only those are measured (every
+ * PE/rank sees the same environment, so all skip the same operations).
+ *
  * Output (stdout, one line per measurement, no header):
  *   impl,op,bytes,npes,usec
  * Barriers have no payload and are reported with bytes = 0.
@@ -142,6 +146,27 @@ static inline double bench_median(double *v, int n)
     if (n % 2)
         return v[n / 2];
     return 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Whether operation `name` is selected by BENCH_OPS (all are when unset). */
+static inline int bench_op_selected(const char *name)
+{
+    const char *list = getenv("BENCH_OPS");
+    size_t len = strlen(name);
+    const char *p;
+
+    if (list == NULL || *list == '\0')
+        return 1;
+    for (p = list; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        size_t item = end ? (size_t)(end - p) : strlen(p);
+        if (item == len && strncmp(p, name, len) == 0)
+            return 1;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    return 0;
 }
 
 /* Print one CSV result line and flush immediately. */

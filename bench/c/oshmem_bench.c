@@ -368,6 +368,9 @@ int main(int argc, char **argv)
     for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         const struct op_desc *op = &ops[k];
 
+        if (!bench_op_selected(op->name))
+            continue;
+
         if (op->check == NULL) {  /* barriers: no payload, bytes = 0 */
             double us = measure(&c, op->run, 0, a.iters);
             if (c.me == 0)

@@ -15,6 +15,8 @@
 # Environment:
 #   BENCH_IMPLS    which baselines to run, default "oshmem mpi"
 #   BENCH_TIMEOUT  seconds allowed per launcher run, default 900
+#   BENCH_OPS      comma-separated operations to measure (default all), e.g.
+#                  barrier,reduce_xor_i64; passed to every PE/rank with -x
 #
 # Needs Debian's Open MPI (apt-get install -y libopenmpi-dev openmpi-bin).
 # Launcher settings used, for one node running as root:
@@ -58,6 +60,13 @@ done
 
 mkdir -p "$build_dir" || { log "cannot create $build_dir"; exit 1; }
 
+# The operation filter reaches every PE/rank explicitly.
+env_args=()
+if [[ -n ${BENCH_OPS:-} ]]; then
+    export BENCH_OPS
+    env_args=(-x BENCH_OPS)
+fi
+
 cflags=(-O2 -Wall -Wextra)
 common_mca=(--allow-run-as-root --oversubscribe --mca btl self,vader)
 ncores=$(nproc 2>/dev/null || echo 1)
@@ -83,10 +92,10 @@ for impl in $impls; do
         continue
     fi
 
-    log "running: $launcher ${common_mca[*]} ${extra_mca[*]} -np $npes $bin ${bench_args[*]}"
+    log "running: $launcher ${common_mca[*]} ${extra_mca[*]} ${env_args[*]} -np $npes $bin ${bench_args[*]}"
     out="$build_dir/${impl}.out"
     timeout "$run_timeout" "$launcher" "${common_mca[@]}" "${extra_mca[@]}" \
-        -np "$npes" "$bin" "${bench_args[@]}" >"$out"
+        "${env_args[@]}" -np "$npes" "$bin" "${bench_args[@]}" >"$out"
     rc=$?
 
     # CSV lines to stdout, anything else the launcher printed to stderr.

@@ -24,8 +24,8 @@ pub enum Baselines {
     Unavailable(String),
 }
 
-/// Builds and runs the C baselines with the same PE count, sizes and calls per batch as
-/// ours. Their progress goes to stderr.
+/// Builds and runs the C baselines with the same PE count, sizes, calls per batch and
+/// operations (`BENCH_OPS`) as ours. Their progress goes to stderr.
 pub fn run(args: &Args) -> Baselines {
     let harness = &args.c_harness;
     if !harness.is_file() {
@@ -35,13 +35,18 @@ pub fn run(args: &Args) -> Baselines {
         ));
     }
     let build_dir = std::env::temp_dir().join("shmem-bench-c");
-    let output = Command::new("bash")
+    let mut command = Command::new("bash");
+    command
         .arg(harness)
         .arg(&build_dir)
         .args(run_sh_args(args))
         .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output();
+        .stderr(Stdio::inherit());
+    if !args.ops.is_empty() {
+        let names: Vec<&str> = args.selected_ops().iter().map(|op| op.name()).collect();
+        command.env("BENCH_OPS", names.join(","));
+    }
+    let output = command.output();
     let output = match output {
         Ok(o) => o,
         Err(e) => {
