@@ -13,16 +13,22 @@
 //! one set run without a barrier between them, and lets small collectives return without a
 //! trailing synchronization.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::coll::deadlock::Watch;
-use crate::coll::descriptor::{Descriptor, Kind};
+use crate::coll::descriptor::{Descriptor, Kind, Location};
 use crate::coll::CollectiveError;
+use crate::coll::Span;
 use crate::error::RtResult;
 use crate::heap::SymmetricHeap;
-use crate::layout::{ArrivalLine, SyncWords, MAX_ROUNDS};
+use crate::layout::{ArrivalLine, SyncWords, INLINE_BYTES, MAX_ROUNDS};
 use crate::sets::SetSpec;
 use crate::wait::{self, Blocker, WaitPolicy};
+
+/// Polls of an unsatisfied wait before this PE wakes the members it has published for
+/// (see [`SetCtx::publish`]).
+const WAKE_AFTER_POLLS: u32 = 64;
 
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line, and
 /// checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉ rounds).
@@ -79,6 +85,16 @@ pub struct SetCtx<'a> {
     pub stage: StageArea,
     /// Name of the operation, for error messages.
     pub during: &'static str,
+    /// Whether this PE has published words since it last woke the other members.
+    wake_pending: Cell<bool>,
+}
+
+impl Drop for SetCtx<'_> {
+    /// Wakes the other members if this call published something it has not woken them
+    /// for yet: every call ends with its words announced.
+    fn drop(&mut self) {
+        self.wake_others();
+    }
 }
 
 impl<'a> SetCtx<'a> {
@@ -125,6 +141,7 @@ impl<'a> SetCtx<'a> {
             sync,
             stage,
             during,
+            wake_pending: Cell::new(false),
         })
     }
 
@@ -196,6 +213,7 @@ impl<'a> SetCtx<'a> {
     fn wait_blocked(&self, word: &AtomicU64, at_least: u64, writer: usize) -> RtResult<()> {
         let mut watch = Watch::new(self, word, at_least, writer);
         let mut cycle = None;
+        let mut polls = 0u32;
         let waited = wait::wait_for(
             self.heap,
             self.policy,
@@ -205,6 +223,10 @@ impl<'a> SetCtx<'a> {
             || {
                 if word.load(Ordering::Acquire) >= at_least {
                     return true;
+                }
+                polls += 1;
+                if polls == WAKE_AFTER_POLLS {
+                    self.wake_others();
                 }
                 cycle = watch.poll();
                 cycle.is_some()
@@ -234,17 +256,46 @@ impl<'a> SetCtx<'a> {
         Ok(())
     }
 
-    /// Publishes this PE's descriptor for the current epoch (after everything it wrote to
-    /// its inline data and staging buffer, which become visible with it) and wakes the
-    /// other members. Call [`SetCtx::prepare_publish`] before writing any of it.
+    /// Publishes this PE's descriptor for the current epoch, after copying the
+    /// contribution it describes from `source` into this PE's arrival line (inline) or
+    /// staging buffer (staged); readers see both once they see the epoch. Call
+    /// [`SetCtx::prepare_publish`] first.
+    ///
+    /// The descriptor is encoded before anything is stored into shared memory: a store to
+    /// a line that readers hold has to wait for the line, and nothing else of the call
+    /// should wait behind it.
+    ///
+    /// Members that sleep in a wait are woken later: once this PE's own wait has lasted a
+    /// few polls, or when the call ends. Waking takes a full fence, which would stall until
+    /// the line just written is owned — a cache-line transfer on the critical path; by the
+    /// time this PE has waited a little, the store has long completed. Sleepers lose
+    /// nothing: a member only sleeps after spinning far longer than that.
     #[inline]
-    pub fn publish(&self, desc: &Descriptor) {
+    pub fn publish(&self, desc: &Descriptor, source: Span) {
+        let words = desc.encode();
         let line = &self.my_sync().arrival[self.parity()];
-        for (word, value) in line.desc.iter().zip(desc.encode()) {
+        let bytes = source.len * desc.elem.size as usize;
+        let place = match desc.location() {
+            // The inline words are atomics (interior mutability): writing through a pointer
+            // derived from the shared reference to the whole array is allowed.
+            Some(Location::Inline) => Some(line.inline.as_ptr().cast::<u8>().cast_mut()),
+            Some(Location::Staged) => Some(self.stage_of(self.index)),
+            _ => None,
+        };
+        if let Some(dst) = place {
+            debug_assert!(bytes <= INLINE_BYTES || bytes <= self.stage.capacity);
+            // SAFETY: `source` is this PE's source (a symmetric buffer of `bytes`); `dst` is
+            // its own inline area or staging buffer of this parity, which holds `bytes`
+            // (the location was chosen by size) and which no member reads before the epoch
+            // below is published (`prepare_publish` made sure the readers of two epochs
+            // ago are done).
+            unsafe { crate::coll::copy_bytes(self.address_in(self.index, source.off), dst, bytes) };
+        }
+        for (word, value) in line.desc.iter().zip(words) {
             word.store(value, Ordering::Relaxed);
         }
         line.epoch.store(self.epoch, Ordering::Release);
-        self.notify_others();
+        self.wake_pending.set(true);
     }
 
     /// Waits until member `index` has published its descriptor for this epoch and
@@ -277,12 +328,20 @@ impl<'a> SetCtx<'a> {
             .store(self.epoch, Ordering::Relaxed);
     }
 
-    /// Stores this epoch into one of this PE's progress words (`mid`, `done`) and wakes
-    /// the other members.
+    /// Stores this epoch into one of this PE's progress words (`mid`, `done`); members
+    /// are woken as after [`SetCtx::publish`].
     #[inline]
     pub fn publish_progress(&self, word: fn(&SyncWords) -> &AtomicU64) {
         word(self.my_sync()).store(self.epoch, Ordering::Release);
-        self.notify_others();
+        self.wake_pending.set(true);
+    }
+
+    /// Wakes the other members if this PE has published since it last did.
+    #[inline]
+    pub fn wake_others(&self) {
+        if self.wake_pending.replace(false) {
+            self.notify_others();
+        }
     }
 
     /// Waits until member `index`'s progress word (`mid`, `done`) reaches this epoch.
@@ -310,7 +369,7 @@ impl<'a> SetCtx<'a> {
         }
         self.prepare_publish()?;
         let mine = Descriptor::new(Kind::Barrier, self.set.key());
-        self.publish(&mine);
+        self.publish(&mine, Span::new(0, 0));
         let mut first_error = None;
         if n <= FLAT_BARRIER_MAX {
             for i in self.others() {
@@ -331,7 +390,6 @@ impl<'a> SetCtx<'a> {
             }
         }
         self.note_all_arrived();
-        fence(Ordering::SeqCst);
         match first_error {
             None => Ok(()),
             Some(err) => Err(crate::coll::fail(self, err, None)),

@@ -179,28 +179,25 @@ pub fn reduce_with<Op, T>(
     set: &ActiveSet,
     target: &impl SymmetricBuffer<Elem = T>,
     source: &impl KnownLen<Elem = T>,
-    work: &Symmetric<impl ReduceWorkArray<Elem = T>>,
+    work: &Symmetric<impl ReduceWorkArray<T>>,
 ) -> Result<()>
 where
     T: Pod,
     Op: ReduceOp<T>,
 {
-    check_work_fits(source, work);
+    check_work_fits::<_, _, T>(source, work);
+    let (place, nreduce) = reduce_place::<T, _>(work);
     let call = Call::new::<T>(pe, set, "reduce");
-    let ctx = call.explicit(pe, set, reduce_place(work))?;
+    let ctx = call.explicit(pe, set, place)?;
     coll::reduce::<Combiner<Op, T>>(
         &ctx,
         Op::CODE,
         elem_type::<T>(),
         span(target),
         span(source),
-        nreduce_of(work),
+        nreduce,
     )
     .map_err(|e| call.error(e))
-}
-
-fn nreduce_of<W: ReduceWorkArray>(_: &Symmetric<W>) -> usize {
-    W::NREDUCE
 }
 
 fn span<B: SymmetricBuffer + ?Sized>(buffer: &B) -> Span {

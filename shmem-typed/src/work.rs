@@ -216,10 +216,14 @@ mod sealed {
     impl<T: bytemuck::Pod, const N: usize, const L: usize> Sealed for super::ReduceWork<T, N, L> {}
 }
 
-/// Implemented by [`ReduceWork`]: what [`crate::reduce_with`] needs to know about it.
-pub trait ReduceWorkArray: Pod + sealed::Sealed {
-    /// Element type of the reductions it serves.
-    type Elem: Pod;
+/// Implemented by [`ReduceWork<T, …>`](ReduceWork) for `T`: a work array for reductions
+/// of `T` elements, and what [`crate::reduce_with`] needs to know about it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a work array for reductions of `{T}`",
+    label = "a work array for another element type",
+    note = "declare the work array with the reduction's element type: `#[symmetric] static WORK: reduce_work!({T}, N) = ReduceWork::new();`"
+)]
+pub trait ReduceWorkArray<T: Pod>: Pod + sealed::Sealed {
     /// Largest `nreduce` it serves.
     const NREDUCE: usize;
     /// The staging area (both `pWrk` buffers) of a work array at symmetric offset `base`.
@@ -227,10 +231,9 @@ pub trait ReduceWorkArray: Pod + sealed::Sealed {
     fn stage(base: usize) -> StageArea;
 }
 
-impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWorkArray
+impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWorkArray<T>
     for ReduceWork<T, NREDUCE, LINES>
 {
-    type Elem = T;
     const NREDUCE: usize = NREDUCE;
     fn stage(base: usize) -> StageArea {
         StageArea {
@@ -278,11 +281,16 @@ impl<B: KnownLen + ?Sized> KnownLen for &B {
 
 /// Fails to compile when a source of known length has more elements than the work array
 /// serves.
-pub(crate) fn check_work_fits<S: KnownLen + ?Sized, W: ReduceWorkArray>(_: &S, _: &Symmetric<W>) {
+pub(crate) fn check_work_fits<S, W, T>(_: &S, _: &Symmetric<W>)
+where
+    S: KnownLen + ?Sized,
+    W: ReduceWorkArray<T>,
+    T: Pod,
+{
     const {
         if let Some(len) = S::FIXED_LEN {
             assert!(
-                len <= W::NREDUCE,
+                len <= <W as ReduceWorkArray<T>>::NREDUCE,
                 "the work array is too small for this reduction: reduce_work!(T, N) serves at most N elements, and the source has more"
             );
         }
@@ -295,8 +303,10 @@ pub(crate) fn sync_place<W: Pod + WorkLayout>(work: &Symmetric<W>) -> (usize, St
     (base, W::stage(base))
 }
 
-/// Symmetric offset and staging area of a reduction work array static.
-pub(crate) fn reduce_place<W: ReduceWorkArray>(work: &Symmetric<W>) -> (usize, StageArea) {
+/// Symmetric offset, staging area and capacity (`nreduce`) of a reduction work array.
+pub(crate) fn reduce_place<T: Pod, W: ReduceWorkArray<T>>(
+    work: &Symmetric<W>,
+) -> ((usize, StageArea), usize) {
     let base = work.offset();
-    (base, W::stage(base))
+    ((base, W::stage(base)), W::NREDUCE)
 }

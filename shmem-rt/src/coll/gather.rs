@@ -3,8 +3,8 @@
 
 use super::descriptor::{Descriptor, ElemType, Fault, Kind, Location};
 use super::{
-    check_member, contribution, copy_bytes, fail, place, wait_readers, CollectiveError, Span,
-    BROADCAST_STAGE_MAX, GATHER_STAGE_MAX,
+    check_member, choose_place, contribution, copy_bytes, fail, wait_readers, CollectiveError,
+    Span, BROADCAST_STAGE_MAX, GATHER_STAGE_MAX,
 };
 use crate::collective::SetCtx;
 use crate::error::RtResult;
@@ -38,9 +38,9 @@ pub fn broadcast(
     }
     ctx.prepare_publish()?;
     if is_root && !mine.is_fault() {
-        mine.location = place(ctx, &mut mine, source, bytes, BROADCAST_STAGE_MAX) as u8;
+        choose_place(ctx, &mut mine, source, bytes, BROADCAST_STAGE_MAX);
     }
-    ctx.publish(&mine);
+    ctx.publish(&mine, source);
     if mine.is_fault() {
         let err = CollectiveError::MemberFault {
             during: ctx.during,
@@ -141,9 +141,9 @@ fn gather(
     }
     ctx.prepare_publish()?;
     if !mine.is_fault() {
-        mine.location = place(ctx, &mut mine, source, bytes, GATHER_STAGE_MAX) as u8;
+        choose_place(ctx, &mut mine, source, bytes, GATHER_STAGE_MAX);
     }
-    ctx.publish(&mine);
+    ctx.publish(&mine, source);
     if mine.is_fault() {
         let err = CollectiveError::MemberFault {
             during: ctx.during,

@@ -172,38 +172,26 @@ pub(crate) fn contribution(
     }
 }
 
-/// Copies this PE's `bytes` of `source` where its descriptor will say they are: into its
-/// arrival line if they fit, into its staging buffer if they fit and are at most
-/// `stage_max`, otherwise nowhere (direct: readers take them from the source). Call after
-/// [`SetCtx::prepare_publish`]; returns the location and fills `mine.data_off`.
-pub(crate) fn place(
+/// Chooses where this PE's `bytes` of `source` will be for the call and records it in
+/// `mine` (location, and `data_off` for direct data): its arrival line if they fit, its
+/// staging buffer if they fit and are at most `stage_max`, otherwise its source itself.
+/// [`SetCtx::publish`] copies them there.
+pub(crate) fn choose_place(
     ctx: &SetCtx<'_>,
     mine: &mut Descriptor,
     source: Span,
     bytes: usize,
     stage_max: usize,
-) -> Location {
-    let src = ctx.address_in(ctx.index, source.off);
-    let (location, dst) = if bytes <= INLINE_BYTES {
-        let line = &ctx.my_sync().arrival[ctx.parity()];
-        // The inline words are atomics (interior mutability): writing through a pointer
-        // derived from the shared reference to the whole array is allowed.
-        (
-            Location::Inline,
-            line.inline.as_ptr().cast::<u8>().cast_mut(),
-        )
+) {
+    let location = if bytes <= INLINE_BYTES {
+        Location::Inline
     } else if bytes <= ctx.stage.capacity && bytes <= stage_max {
-        (Location::Staged, ctx.stage_of(ctx.index))
+        Location::Staged
     } else {
         mine.data_off = source.off as u64;
-        return Location::Direct;
+        Location::Direct
     };
-    // SAFETY: `src` is this PE's source (a checked symmetric buffer of `bytes` bytes);
-    // `dst` is its own inline area or staging buffer of this parity, which holds `bytes`
-    // (checked above) and which no member reads until the descriptor is published
-    // (`prepare_publish` made sure the readers of two epochs ago are done).
-    unsafe { copy_bytes(src, dst, bytes) };
-    location
+    mine.location = location as u8;
 }
 
 /// Copies `bytes` from `src` to `dst` (regions that do not overlap).

@@ -15,7 +15,7 @@ use std::mem::{align_of, size_of, MaybeUninit};
 
 use super::descriptor::{Descriptor, ElemType, Fault, Kind, Location};
 use super::{
-    check_member, contribution, copy_bytes, fail, place, wait_readers, CollectiveError, Span,
+    check_member, choose_place, contribution, copy_bytes, fail, wait_readers, CollectiveError, Span,
 };
 use crate::collective::SetCtx;
 use crate::error::RtResult;
@@ -86,14 +86,14 @@ pub fn reduce<C: Combine>(
             && bytes * (n - 1) <= ONE_SHOT_READ_MAX);
     ctx.prepare_publish()?;
     if !mine.is_fault() {
-        mine.location = if one_shot {
-            place(ctx, &mut mine, source, bytes, usize::MAX) as u8
+        if one_shot {
+            choose_place(ctx, &mut mine, source, bytes, usize::MAX);
         } else {
             mine.data_off = source.off as u64;
-            Location::Direct as u8
-        };
+            mine.location = Location::Direct as u8;
+        }
     }
-    ctx.publish(&mine);
+    ctx.publish(&mine, source);
     if mine.is_fault() {
         let err = CollectiveError::MemberFault {
             during: ctx.during,
