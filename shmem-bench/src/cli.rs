@@ -58,9 +58,22 @@ pub struct Args {
     #[arg(long)]
     pub no_bind: bool,
 
-    /// Internal: run as the measuring job and write its samples to this file.
+    /// Internal: run as a job of the benchmark and write its samples to this file.
     #[arg(long, hide = true)]
     pub job_results: Option<PathBuf>,
+
+    /// Internal: what that job measures.
+    #[arg(long, hide = true, value_enum, default_value_t = JobKind::Ops)]
+    pub job_kind: JobKind,
+}
+
+/// What a job of the benchmark measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JobKind {
+    /// Our operations, on the PE count of the run.
+    Ops,
+    /// The cache-line round trip, on 2 PEs of their own.
+    Floor,
 }
 
 /// Default calls per timed batch.

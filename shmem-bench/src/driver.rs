@@ -1,13 +1,16 @@
-//! The driver: the process the user starts. It runs the measuring job (our operations
-//! and the round-trip floor on the PEs), then the C baselines, then measures memcpy
-//! while no PE runs, and reports: table on stdout, CSV/JSON/Markdown/SVG in `--out`.
+//! The driver: the process the user starts. It runs the floor job (the cache-line round
+//! trip on 2 PEs of their own), the operations job (ours on `-n` PEs), the C baselines,
+//! then measures memcpy while no PE runs, and reports: table on stdout,
+//! CSV/JSON/Markdown/SVG in `--out`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::baseline::{self, Baselines};
-use crate::cli::Args;
+use clap::ValueEnum;
+
+use crate::cli::{Args, JobKind};
 use crate::report::{self, Report};
 use crate::results::Sample;
 use crate::{floors, output, plot};
@@ -19,11 +22,15 @@ pub fn run(args: &Args) -> Result<(), String> {
     if let Some(note) = &busy {
         eprintln!("shmem-bench: warning: {note}");
     }
-    let ours_file =
-        std::env::temp_dir().join(format!("shmem-bench-ours-{}.csv", std::process::id()));
-    let ours = run_job(args, &ours_file);
-    let _ = std::fs::remove_file(&ours_file);
-    let mut samples = ours?;
+    eprintln!("shmem-bench: measuring the cache-line round trip on 2 PEs");
+    let mut samples = run_job(args, JobKind::Floor, 2)?;
+    eprintln!(
+        "shmem-bench: measuring ours on {} PEs, {}..{} bytes",
+        args.npes,
+        output::bytes_label(args.min),
+        output::bytes_label(args.max)
+    );
+    samples.extend(run_job(args, JobKind::Ops, args.npes)?);
 
     let mut notes: Vec<String> = busy.into_iter().collect();
     if args.no_baseline {
@@ -68,18 +75,37 @@ pub fn run(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the measuring job on `args.npes` PEs and reads its samples: this program again,
-/// told to write them to `results`, becomes the job's supervisor (as any program started
-/// directly does) and starts the PEs with the same arguments.
-fn run_job(args: &Args, results: &Path) -> Result<Vec<Sample>, String> {
+/// Runs job `kind` on `npes` PEs and reads its samples: this program again, told what
+/// to measure and where to write it, becomes the job's supervisor (as any program
+/// started directly does) and starts the PEs with the same arguments.
+fn run_job(args: &Args, kind: JobKind, npes: usize) -> Result<Vec<Sample>, String> {
+    let results =
+        std::env::temp_dir().join(format!("shmem-bench-{}-{kind:?}.csv", std::process::id()));
+    let samples = run_job_into(args, kind, npes, &results);
+    let _ = std::fs::remove_file(&results);
+    samples
+}
+
+fn run_job_into(
+    args: &Args,
+    kind: JobKind,
+    npes: usize,
+    results: &Path,
+) -> Result<Vec<Sample>, String> {
     let program =
         std::env::current_exe().map_err(|e| format!("cannot find this program's own path: {e}"))?;
+    let kind_name = kind
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
     let mut command = Command::new(program);
     command
         .args(std::env::args_os().skip(1))
         .arg("--job-results")
         .arg(results)
-        .env("SHMEM_NPES", args.npes.to_string())
+        .arg("--job-kind")
+        .arg(kind_name)
+        .env("SHMEM_NPES", npes.to_string())
         .stdin(Stdio::null());
     let heap = heap_needed(args);
     let user_heap = std::env::var("SHMEM_SYMMETRIC_SIZE")
@@ -88,18 +114,12 @@ fn run_job(args: &Args, results: &Path) -> Result<Vec<Sample>, String> {
     if user_heap.is_none_or(|size| size < heap) {
         command.env("SHMEM_SYMMETRIC_SIZE", heap.to_string());
     }
-    eprintln!(
-        "shmem-bench: measuring ours on {} PEs, {}..{} bytes",
-        args.npes,
-        output::bytes_label(args.min),
-        output::bytes_label(args.max)
-    );
     let status = command
         .status()
-        .map_err(|e| format!("cannot start the measuring job: {e}"))?;
+        .map_err(|e| format!("cannot start a job of the benchmark: {e}"))?;
     if !status.success() {
         return Err(format!(
-            "the measuring job failed ({status}); see the PEs' messages above"
+            "the {kind:?} job on {npes} PEs failed ({status}); see the PEs' messages above"
         ));
     }
     let text = std::fs::read_to_string(results).map_err(|e| {

@@ -1,33 +1,51 @@
-//! The measuring job: what every PE runs. It measures the cache-line round trip, then
-//! each selected operation at each size (one checked call, then the timed batches), and
-//! PE 0 writes the figures as `impl,op,bytes,npes,usec` lines (the C baselines' format)
-//! to the file the driver named.
+//! The jobs of the benchmark: what every PE runs. The floor job (2 PEs, nothing else
+//! running) measures the cache-line round trip; the operations job measures each
+//! selected operation at each size (one checked call, then the timed batches). PE 0
+//! writes the figures as `impl,op,bytes,npes,usec` lines (the C baselines' format) to
+//! the file the driver named.
 
 use std::io::Write;
 use std::path::Path;
 
 use shmem_typed::prelude::*;
 
-use crate::cli::Args;
+use crate::cli::{Args, JobKind};
 use crate::floors;
 use crate::ours::Buffers;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::timing::{iters_for_size, Timer};
 
-/// Runs the job on this PE; PE 0 writes the samples to `results`.
-pub fn run(pe: &mut Pe, args: &Args, results: &Path) -> Result<(), String> {
+/// Runs the job `kind` on this PE; PE 0 writes the samples to `results`.
+pub fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Result<(), String> {
+    let me = pe.my_pe();
+    if !args.no_bind {
+        pin_when_cpus_suffice(me, pe.n_pes())?;
+    }
+    let timer = Timer::new(pe).map_err(|e| e.to_string())?;
+    let samples = match kind {
+        JobKind::Floor => floor(pe, &timer),
+        JobKind::Ops => operations(pe, args, &timer),
+    }?;
+    timer.free(pe).map_err(|e| e.to_string())?;
+    if me == 0 {
+        write_samples(results, &samples)
+            .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
+    }
+    Ok(())
+}
+
+/// The cache-line round trip between PE 0 and PE 1.
+fn floor(pe: &mut Pe, timer: &Timer) -> Result<Vec<Sample>, String> {
+    let rtt = floors::cache_line_round_trip(pe, timer).map_err(|e| e.to_string())?;
+    Ok(vec![Sample::new(Impl::Floor, RTT_OP, 64, pe.n_pes(), rtt)])
+}
+
+/// Every selected operation at every size of the sweep.
+fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, String> {
     let me = pe.my_pe();
     let npes = pe.n_pes();
-    if !args.no_bind {
-        pin_when_cpus_suffice(me, npes)?;
-    }
     let err = |e: ShmemError| e.to_string();
     let mut samples = Vec::new();
-    let timer = Timer::new(pe).map_err(err)?;
-
-    let rtt = floors::cache_line_round_trip(pe, &timer).map_err(err)?;
-    samples.push(Sample::new(Impl::Floor, RTT_OP, 64, npes, rtt));
-
     let sizes = args.sizes();
     let buffers = Buffers::new(pe, args.max).map_err(err)?;
     for op in args.selected_ops() {
@@ -49,13 +67,7 @@ pub fn run(pe: &mut Pe, args: &Args, results: &Path) -> Result<(), String> {
         }
     }
     buffers.free(pe).map_err(err)?;
-    timer.free(pe).map_err(err)?;
-
-    if me == 0 {
-        write_samples(results, &samples)
-            .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
-    }
-    Ok(())
+    Ok(samples)
 }
 
 fn write_samples(path: &Path, samples: &[Sample]) -> std::io::Result<()> {

@@ -3,7 +3,7 @@
 //!
 //! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--out DIR]` (see `--help`).
 //! The program is the driver the user starts and, re-run by it with the hidden
-//! `--job-results FILE`, the supervisor and the PEs of the measuring job.
+//! `--job-results FILE`, the supervisor and the PEs of its jobs.
 
 mod baseline;
 mod cli;
@@ -26,8 +26,8 @@ fn main() {
     let args = cli::Args::parse();
     let code = match (&args.job_results, shmem_rt::is_pe()) {
         (Some(results), true) => run_pe(&args, results),
-        // The job's supervisor: started by the driver with SHMEM_NPES set; starts the
-        // PEs with the same arguments and exits with the job's status.
+        // A job's supervisor: started by the driver with SHMEM_NPES set; starts the PEs
+        // with the same arguments and exits with the job's status.
         (Some(_), false) => shmem_rt::spmd::self_start(args.npes),
         (None, _) => match driver::run(&args) {
             Ok(()) => 0,
@@ -50,7 +50,7 @@ fn run_pe(args: &cli::Args, results: &std::path::Path) -> i32 {
         }
     };
     let me = pe.my_pe();
-    if let Err(msg) = job::run(&mut pe, args, results) {
+    if let Err(msg) = job::run(&mut pe, args, args.job_kind, results) {
         eprintln!("shmem-bench: PE {me}: error: {msg}");
         return 1;
     }

@@ -65,7 +65,7 @@ fn floors_line(report: &Report) -> String {
         .get(&(256 << 10))
         .map_or(String::new(), |g| format!("; memcpy 256 KiB {g:.1} GB/s"));
     format!(
-        "{} PEs on {} CPUs; cache-line round trip {} µs{memcpy}",
+        "{} PEs on {} CPUs; cache-line round trip between 2 PEs {} µs{memcpy}",
         report.npes,
         report.cpus,
         opt(report.floors.rtt_us, 3)
