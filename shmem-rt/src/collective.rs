@@ -6,12 +6,14 @@
 //! is "until the word is at least `e`", so words never need resetting and a fast PE that
 //! is already a step ahead satisfies a slow one's wait too.
 //!
-//! Alternation: a member's arrival line, staging buffer and inline data come in two
-//! copies selected by epoch parity. Before a member rewrites the copy of parity `e % 2` it
-//! makes sure every member has arrived at `e - 1`, which a member only does after it has
-//! finished reading everything of `e - 2`. That is what lets back-to-back collectives on
-//! one set run without a barrier between them, and lets small collectives return without a
-//! trailing synchronization.
+//! Alternation: a member's staging buffer comes in two copies selected by epoch parity,
+//! its arrival line (descriptor and inline data) in [`ARRIVAL_LINES`] copies used in turn.
+//! Before a member rewrites the staging buffer of parity `e % 2` it makes sure every member
+//! has arrived at `e - 1`, which a member only does after it has finished reading
+//! everything of `e - 2`; before it rewrites line `e % ARRIVAL_LINES`, that every member
+//! has arrived at `e - ARRIVAL_LINES + 1`. That is what lets back-to-back collectives on
+//! one set run without a barrier between them, lets small collectives return without a
+//! trailing synchronization, and lets a broadcast root run ahead of its readers.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,7 +24,7 @@ use crate::coll::CollectiveError;
 use crate::coll::Span;
 use crate::error::RtResult;
 use crate::heap::SymmetricHeap;
-use crate::layout::{ArrivalLine, SyncWords, INLINE_BYTES, MAX_ROUNDS};
+use crate::layout::{ArrivalLine, SyncWords, ARRIVAL_LINES, INLINE_BYTES, MAX_ROUNDS};
 use crate::sets::SetSpec;
 use crate::wait::{self, Blocker, WaitPolicy};
 
@@ -151,10 +153,16 @@ impl<'a> SetCtx<'a> {
         self.set.size()
     }
 
-    /// Epoch parity: which copy of double-buffered words and buffers this call uses.
+    /// Epoch parity: which of the two staging buffers this call uses.
     #[inline]
     pub fn parity(&self) -> usize {
         (self.epoch & 1) as usize
+    }
+
+    /// Which arrival line epoch `epoch` uses.
+    #[inline]
+    fn line_index(epoch: u64) -> usize {
+        (epoch % ARRIVAL_LINES as u64) as usize
     }
 
     /// The other members' indices, starting after this PE's own and wrapping around (so
@@ -177,10 +185,10 @@ impl<'a> SetCtx<'a> {
         self.heap.sync_words(self.set.member(index), self.sync)
     }
 
-    /// Member `index`'s arrival line of this call's parity.
+    /// Member `index`'s arrival line for this call.
     #[inline]
     pub fn line_of(&self, index: usize) -> &'a ArrivalLine {
-        &self.sync_of(index).arrival[self.parity()]
+        &self.sync_of(index).arrival[Self::line_index(self.epoch)]
     }
 
     /// Address of member `index`'s copy of symmetric offset `offset`.
@@ -239,20 +247,33 @@ impl<'a> SetCtx<'a> {
         }
     }
 
-    /// Waits until it is safe to rewrite this PE's parity-`e % 2` arrival line and
-    /// buffers: every member has arrived at `e - 1`, so every reader of epoch `e - 2` is
-    /// done. Usually known already (then it costs no shared access at all).
-    pub fn prepare_publish(&self) -> RtResult<()> {
-        let need = self.epoch - 1;
+    /// Waits until it is safe for this call (epoch `e`) to rewrite this PE's arrival line
+    /// — every member has arrived at `e - ARRIVAL_LINES + 1`, so every reader of the line's
+    /// previous call is done — and, if `staged`, its staging buffer of parity `e % 2` —
+    /// every member has arrived at `e - 1`. Usually known already, then it costs no shared
+    /// access at all; when it looks, it records how far the members are, so a PE that
+    /// runs ahead (a broadcast root) looks only every few calls.
+    pub fn prepare_publish(&self, staged: bool) -> RtResult<()> {
+        let e = self.epoch;
+        let need = if staged {
+            e - 1
+        } else {
+            e.saturating_sub(ARRIVAL_LINES as u64 - 1)
+        };
         let owner = &self.my_sync().owner;
         if owner.seen_all.load(Ordering::Relaxed) >= need {
             return Ok(());
         }
-        let parity = (need & 1) as usize;
+        let mut least = e - 1;
         for i in self.others() {
-            self.wait_at_least(&self.sync_of(i).arrival[parity].epoch, need, i)?;
+            let lines = &self.sync_of(i).arrival;
+            if lines[Self::line_index(e - 1)].epoch.load(Ordering::Acquire) >= e - 1 {
+                continue;
+            }
+            self.wait_at_least(&lines[Self::line_index(need)].epoch, need, i)?;
+            least = need;
         }
-        owner.seen_all.store(need, Ordering::Relaxed);
+        owner.seen_all.store(least, Ordering::Relaxed);
         Ok(())
     }
 
@@ -273,7 +294,7 @@ impl<'a> SetCtx<'a> {
     #[inline]
     pub fn publish(&self, desc: &Descriptor, source: Span) {
         let words = desc.encode();
-        let line = &self.my_sync().arrival[self.parity()];
+        let line = &self.my_sync().arrival[Self::line_index(self.epoch)];
         let bytes = source.len * desc.elem.size as usize;
         let place = match desc.location() {
             // The inline words are atomics (interior mutability): writing through a pointer
@@ -367,7 +388,7 @@ impl<'a> SetCtx<'a> {
         if n == 1 {
             return Ok(());
         }
-        self.prepare_publish()?;
+        self.prepare_publish(false)?;
         let mine = Descriptor::new(Kind::Barrier, self.set.key());
         self.publish(&mine, Span::new(0, 0));
         let mut first_error = None;

@@ -104,6 +104,11 @@ pub struct PeControl {
     pub alloc_offset: AtomicU64,
 }
 
+/// Arrival lines per member and set of sync words, used in turn by epoch: a member whose
+/// calls do not wait for readers (a broadcast root) can run this many calls minus one
+/// ahead of them before it has to look at their progress again.
+pub const ARRIVAL_LINES: usize = 8;
+
 /// Words of one collective descriptor in an [`ArrivalLine`] (see `coll::descriptor`).
 pub const DESC_WORDS: usize = 7;
 
@@ -111,10 +116,10 @@ pub const DESC_WORDS: usize = 7;
 /// to this many bytes per PE move their data with the synchronization itself.
 pub const INLINE_BYTES: usize = CACHE_LINE - 8 - DESC_WORDS * 8;
 
-/// One member's announcement for the collectives of one epoch parity: written only by its
-/// owner (data and descriptor first, `epoch` last with release), read by the other members
-/// after they observe `epoch`. Two of them alternate by epoch parity, so a member can
-/// announce epoch `e + 1` while slower peers still read its announcement of `e`.
+/// One member's announcement of one collective call: written only by its owner (data
+/// and descriptor first, `epoch` last with release), read by the other members after they
+/// observe `epoch`. [`ARRIVAL_LINES`] of them are used in turn (`epoch % ARRIVAL_LINES`),
+/// so a member can announce later calls while slower peers still read earlier ones.
 #[repr(C, align(128))]
 pub struct ArrivalLine {
     /// The epoch this line describes (the owner has arrived there and published its data).
@@ -144,8 +149,8 @@ pub struct OwnerLine {
 /// writer's words sit on cache lines of their own.
 #[repr(C, align(128))]
 pub struct SyncWords {
-    /// The owner's announcements, alternated by epoch parity.
-    pub arrival: [ArrivalLine; 2],
+    /// The owner's announcements, used in turn by epoch.
+    pub arrival: [ArrivalLine; ARRIVAL_LINES],
     /// Dissemination-barrier flags: `round[k]` is written by the one peer that signals
     /// this PE in round k, with the epoch it has reached.
     pub round: [PaddedU64; MAX_ROUNDS],

@@ -28,6 +28,29 @@ static COLLECT_SYNC: CollectSync = CollectSync::new();
 #[symmetric]
 static BARRIER_SYNC: BarrierSync = BarrierSync::new();
 
+/// As `test_on_pes`, with checked mode off (`SHMEM_CHECKED=0`, as in release builds): no
+/// member waits for more members than its algorithm needs, so a broadcast root runs
+/// ahead of its readers.
+fn test_on_pes_unchecked<R: shmem_typed::__private::MainResult>(
+    test_name: &str,
+    npes: usize,
+    body: impl FnOnce(&mut Pe) -> R,
+) {
+    if shmem_rt::is_pe() {
+        test_on_pes(test_name, npes, |pe| {
+            assert!(!pe.checked(), "SHMEM_CHECKED=0 did not reach the PE");
+            body(pe)
+        });
+    } else {
+        let outcome = shmem_rt::spmd::run_test_job(test_name, npes, &[("SHMEM_CHECKED", "0")]);
+        assert_eq!(
+            outcome.exit_code, 0,
+            "test job {test_name} failed: {:?}",
+            outcome.failure
+        );
+    }
+}
+
 /// Value of element `i` of PE `pe`'s contribution in the tests below.
 fn value(pe: usize, i: usize) -> u64 {
     (pe as u64) << 32 | i as u64
@@ -301,10 +324,11 @@ static MIX_WORK: reduce_work!(u32, 64) = ReduceWork::new();
 
 /// 10,000 back-to-back collectives of every kind and of sizes on every path (inline,
 /// staged, direct) on one set, with no barrier between them; every result is checked, so
-/// a buffer reused too early would show up as stale or torn data.
+/// a buffer reused too early would show up as stale or torn data. Unchecked mode, so that
+/// no member waits for more than its algorithm needs.
 #[test]
 fn ten_thousand_back_to_back_mixed_collectives() {
-    test_on_pes("ten_thousand_back_to_back_mixed_collectives", 3, |pe| {
+    test_on_pes_unchecked("ten_thousand_back_to_back_mixed_collectives", 3, |pe| {
         let me = pe.my_pe();
         let set = pe.world();
         let n = set.size();
@@ -390,6 +414,43 @@ fn ten_thousand_back_to_back_mixed_collectives() {
                     assert_eq!(got[k - 1], want, "round {round}");
                 }
                 _ => barrier(pe, &set)?,
+            }
+        }
+        Ok::<(), ShmemError>(())
+    });
+}
+
+/// Back-to-back broadcasts from one root: the root never waits for its readers on small
+/// data, so it runs several calls ahead of them; every reader must still see every call's
+/// own data (inline, staged and direct sizes mixed).
+#[test]
+fn back_to_back_broadcasts_let_the_root_run_ahead() {
+    test_on_pes_unchecked("back_to_back_broadcasts_let_the_root_run_ahead", 3, |pe| {
+        let me = pe.my_pe();
+        let set = pe.world();
+        let lens = [1usize, 8, 1, 600, 1, 1500, 2, 3];
+        let src = pe.alloc_slice::<u64>(1500)?;
+        let dst = pe.alloc_slice::<u64>(1500)?;
+        for round in 0..8000u64 {
+            // First only inline sizes (nothing makes the root wait), then all sizes.
+            let len = if round < 3000 {
+                1 + round as usize % 8
+            } else {
+                lens[round as usize % lens.len()]
+            };
+            let root = if round < 6000 {
+                0
+            } else {
+                (round as usize / 8) % 3
+            };
+            for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
+                *x = input(round, me, i);
+            }
+            broadcast::<u64>(pe, &set, root, &dst.range(..len)?, &src.range(..len)?)?;
+            if me != root {
+                let got = dst.local_slice(pe);
+                assert_eq!(got[0], input(round, root, 0), "round {round}");
+                assert_eq!(got[len - 1], input(round, root, len - 1), "round {round}");
             }
         }
         Ok::<(), ShmemError>(())

@@ -36,10 +36,10 @@ pub fn broadcast(
         mine.fault = Fault::TargetTooSmall as u8;
         mine.data_off = source.len as u64;
     }
-    ctx.prepare_publish()?;
     if is_root && !mine.is_fault() {
         choose_place(ctx, &mut mine, source, bytes, BROADCAST_STAGE_MAX);
     }
+    ctx.prepare_publish(mine.location == Location::Staged as u8)?;
     ctx.publish(&mine, source);
     if mine.is_fault() {
         let err = CollectiveError::MemberFault {
@@ -139,10 +139,10 @@ fn gather(
     } else if !in_place && source.overlaps(source.len, &target, target.len, size) {
         mine.fault = Fault::Overlap as u8;
     }
-    ctx.prepare_publish()?;
     if !mine.is_fault() {
         choose_place(ctx, &mut mine, source, bytes, GATHER_STAGE_MAX);
     }
+    ctx.prepare_publish(mine.location == Location::Staged as u8)?;
     ctx.publish(&mine, source);
     if mine.is_fault() {
         let err = CollectiveError::MemberFault {

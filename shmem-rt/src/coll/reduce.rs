@@ -84,7 +84,6 @@ pub fn reduce<C: Combine>(
         || (bytes <= ctx.stage.capacity
             && bytes <= ONE_SHOT_MAX
             && bytes * (n - 1) <= ONE_SHOT_READ_MAX);
-    ctx.prepare_publish()?;
     if !mine.is_fault() {
         if one_shot {
             choose_place(ctx, &mut mine, source, bytes, usize::MAX);
@@ -93,6 +92,9 @@ pub fn reduce<C: Combine>(
             mine.location = Location::Direct as u8;
         }
     }
+    let plan = Plan::new(ctx, count, size, one_shot, mine.location);
+    // Results of a scatter-gather go through the staging buffer when a chunk fits.
+    ctx.prepare_publish(mine.location == Location::Staged as u8 || plan.in_stage)?;
     ctx.publish(&mine, source);
     if mine.is_fault() {
         let err = CollectiveError::MemberFault {
@@ -103,7 +105,6 @@ pub fn reduce<C: Combine>(
         return Err(fail(ctx, err, None));
     }
     let exposed = (!one_shot).then_some(&mine);
-    let plan = Plan::new(ctx, count, size, one_shot, mine.location);
     let mut first = None;
     for i in ctx.others() {
         let theirs = ctx.wait_arrival(i)?;
