@@ -105,10 +105,9 @@ pub fn terminal_table(report: &Report) -> String {
     out
 }
 
-/// The table as Markdown, with the floors line above it.
-pub fn markdown_table(report: &Report) -> String {
-    let mut out = format!("{}.\n\n", floors_line(report));
-    let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
+/// `rows` as a Markdown table.
+fn markdown_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
+    let mut out = format!("| {} |\n", HEADERS.join(" | "));
     let align: Vec<&str> = (0..HEADERS.len())
         .map(|i| {
             if i == 0 || i == HEADERS.len() - 1 {
@@ -119,9 +118,35 @@ pub fn markdown_table(report: &Report) -> String {
         })
         .collect();
     let _ = writeln!(out, "| {} |", align.join(" | "));
-    for r in &report.rows {
+    for r in rows {
         let _ = writeln!(out, "| {} |", cells(r).join(" | "));
     }
+    out
+}
+
+/// The report as Markdown (what the README shows): the run's conditions, the rows that
+/// carry targets, the target summary, then every row in a collapsed block.
+pub fn markdown_report(report: &Report) -> String {
+    let mut out = format!("{}.\n\n", floors_line(report));
+    for note in &report.notes {
+        let _ = writeln!(out, "Note: {note}.\n");
+    }
+    let targeted: Vec<&Row> = report
+        .rows
+        .iter()
+        .filter(|r| !r.checks.is_empty())
+        .collect();
+    if !targeted.is_empty() {
+        out.push_str(&markdown_rows(targeted));
+        out.push('\n');
+    }
+    let _ = write!(out, "```text\n{}```\n\n", targets_summary(report));
+    let _ = write!(
+        out,
+        "<details><summary>All {} rows</summary>\n\n{}\n</details>\n",
+        report.rows.len(),
+        markdown_rows(&report.rows)
+    );
     out
 }
 
@@ -264,10 +289,7 @@ pub fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>>
             file_path(dir, report.npes, "json"),
             serde_json::to_string_pretty(&json(report))? + "\n",
         ),
-        (
-            file_path(dir, report.npes, "md"),
-            format!("{}\n{}", markdown_table(report), targets_summary(report)),
-        ),
+        (file_path(dir, report.npes, "md"), markdown_report(report)),
     ];
     let mut written = Vec::new();
     for (path, text) in files {
@@ -308,8 +330,13 @@ mod tests {
         let table = terminal_table(&report);
         assert!(table.contains("barrier_all"), "{table}");
         assert!(table.contains("✗ /rtt 1.50 > 1.2"), "{table}");
-        let md = markdown_table(&report);
-        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 4, "{md}");
+        let md = markdown_report(&report);
+        // Header and alignment lines, then the 2 targeted rows; again for all 2 rows.
+        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 8, "{md}");
+        assert!(
+            md.contains("<details><summary>All 2 rows</summary>"),
+            "{md}"
+        );
         let summary = targets_summary(&report);
         assert!(
             summary.contains("1 met, 1 missed, 2 not measurable"),
