@@ -191,6 +191,21 @@ impl<'a> SetCtx<'a> {
         &self.sync_of(index).arrival[Self::line_index(self.epoch)]
     }
 
+    /// Hints the processor to fetch member `index`'s arrival line of the next call (a
+    /// read of it that is not needed yet; no effect on correctness).
+    #[inline]
+    pub fn prefetch_next_line(&self, index: usize) {
+        let line = &self.sync_of(index).arrival[Self::line_index(self.epoch + 1)];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching has no memory effects; the address is a valid line.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>((line as *const ArrivalLine).cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = line;
+    }
+
     /// Address of member `index`'s copy of symmetric offset `offset`.
     #[inline]
     pub fn address_in(&self, index: usize, offset: usize) -> *mut u8 {
@@ -293,7 +308,7 @@ impl<'a> SetCtx<'a> {
     /// nothing: a member only sleeps after spinning far longer than that.
     #[inline]
     pub fn publish(&self, desc: &Descriptor, source: Span) {
-        let words = desc.encode();
+        let (head, tail) = desc.encode();
         let line = &self.my_sync().arrival[Self::line_index(self.epoch)];
         let bytes = source.len * desc.elem.size as usize;
         let place = match desc.location() {
@@ -312,8 +327,13 @@ impl<'a> SetCtx<'a> {
             // ago are done).
             unsafe { crate::coll::copy_bytes(self.address_in(self.index, source.off), dst, bytes) };
         }
-        for (word, value) in line.desc.iter().zip(words) {
+        for (word, value) in line.head.iter().zip(head) {
             word.store(value, Ordering::Relaxed);
+        }
+        if desc.needs_tail() {
+            for (word, value) in line.tail.iter().zip(tail) {
+                word.store(value, Ordering::Relaxed);
+            }
         }
         line.epoch.store(self.epoch, Ordering::Release);
         self.wake_pending.set(true);
@@ -325,9 +345,7 @@ impl<'a> SetCtx<'a> {
     pub fn wait_arrival(&self, index: usize) -> RtResult<Descriptor> {
         let line = self.line_of(index);
         self.wait_at_least(&line.epoch, self.epoch, index)?;
-        Ok(Descriptor::decode(
-            &line.desc.each_ref().map(|w| w.load(Ordering::Relaxed)),
-        ))
+        Ok(Self::read_desc(line))
     }
 
     /// Member `index`'s descriptor of this epoch, which it has published already (the
@@ -336,7 +354,18 @@ impl<'a> SetCtx<'a> {
     pub fn arrived_desc(&self, index: usize) -> Descriptor {
         let line = self.line_of(index);
         debug_assert!(line.epoch.load(Ordering::Acquire) >= self.epoch);
-        Descriptor::decode(&line.desc.each_ref().map(|w| w.load(Ordering::Relaxed)))
+        Self::read_desc(line)
+    }
+
+    /// Reads a published descriptor: the head, and the tail only if the head says the
+    /// descriptor has one worth reading (it lies in the line's other 64-byte half).
+    #[inline]
+    fn read_desc(line: &ArrivalLine) -> Descriptor {
+        let mut desc = Descriptor::decode(&line.head.each_ref().map(|w| w.load(Ordering::Relaxed)));
+        if desc.needs_tail() {
+            desc.decode_tail(&line.tail.each_ref().map(|w| w.load(Ordering::Relaxed)));
+        }
+        desc
     }
 
     /// Records that every member has arrived at this epoch (so the next call need not

@@ -109,12 +109,22 @@ pub struct PeControl {
 /// ahead of them before it has to look at their progress again.
 pub const ARRIVAL_LINES: usize = 8;
 
-/// Words of one collective descriptor in an [`ArrivalLine`] (see `coll::descriptor`).
-pub const DESC_WORDS: usize = 7;
+/// Words of a collective descriptor every reader needs (operation, element type, count,
+/// set, root), kept with the epoch and the first inline bytes in the first 64 bytes of an
+/// [`ArrivalLine`]: one cache-line transfer on machines with 64-byte lines.
+pub const DESC_HEAD_WORDS: usize = 4;
+
+/// Words of a descriptor only some readers need (where direct data is, target capacity,
+/// reduction target), at the end of the line.
+pub const DESC_TAIL_WORDS: usize = 3;
 
 /// Bytes of data a member can publish inside its arrival line, so that collectives of up
-/// to this many bytes per PE move their data with the synchronization itself.
-pub const INLINE_BYTES: usize = CACHE_LINE - 8 - DESC_WORDS * 8;
+/// to this many bytes per PE move their data with the synchronization itself; the first
+/// [`INLINE_HOT_BYTES`] share the first 64 bytes with the epoch and descriptor head.
+pub const INLINE_BYTES: usize = CACHE_LINE - 8 - (DESC_HEAD_WORDS + DESC_TAIL_WORDS) * 8;
+
+/// Inline bytes in the first 64 bytes of the line.
+pub const INLINE_HOT_BYTES: usize = 64 - 8 - DESC_HEAD_WORDS * 8;
 
 /// One member's announcement of one collective call: written only by its owner (data
 /// and descriptor first, `epoch` last with release), read by the other members after they
@@ -124,10 +134,12 @@ pub const INLINE_BYTES: usize = CACHE_LINE - 8 - DESC_WORDS * 8;
 pub struct ArrivalLine {
     /// The epoch this line describes (the owner has arrived there and published its data).
     pub epoch: AtomicU64,
-    /// The call's descriptor: operation, element type, counts, where the data is.
-    pub desc: [AtomicU64; DESC_WORDS],
+    /// The descriptor words every reader needs.
+    pub head: [AtomicU64; DESC_HEAD_WORDS],
     /// Up to [`INLINE_BYTES`] of the owner's contribution.
     pub inline: [AtomicU64; INLINE_BYTES / 8],
+    /// The descriptor words some readers need.
+    pub tail: [AtomicU64; DESC_TAIL_WORDS],
 }
 
 /// Book-keeping that only the owning PE reads or writes, kept beside the shared words so
@@ -241,6 +253,7 @@ pub const fn round_up(x: usize, to: usize) -> usize {
 const _: () = assert!(std::mem::size_of::<PeControl>() == CACHE_LINE);
 const _: () = assert!(std::mem::size_of::<SetSlot>() % CACHE_LINE == 0);
 const _: () = assert!(std::mem::size_of::<ArrivalLine>() == CACHE_LINE);
+const _: () = assert!(std::mem::offset_of!(ArrivalLine, inline) + INLINE_HOT_BYTES == 64);
 const _: () = assert!(std::mem::size_of::<OwnerLine>() == CACHE_LINE);
 const _: () = assert!(std::mem::size_of::<SyncWords>() % CACHE_LINE == 0);
 const _: () = assert!(SYNC_REGION % PAGE == 0);

@@ -399,7 +399,7 @@ impl Call {
             },
             Some(Fault::RootOutOfRange) => ShmemError::RootOutOfRange {
                 op: self.op,
-                root: desc.extra as usize,
+                root: desc.root as usize,
                 size: self.set_size,
             },
             Some(Fault::Overlap) => ShmemError::PartialOverlap { op: self.op },

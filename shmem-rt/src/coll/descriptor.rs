@@ -3,7 +3,15 @@
 //! compare the descriptors they observe with their own (argument agreement) and find each
 //! other's data through them.
 
-use crate::layout::DESC_WORDS;
+use crate::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
+
+/// Element sizes and roots are published in 20 bits each (roots are below the largest
+/// PE count; larger element sizes are told apart by the type fingerprint anyway).
+const FIELD20: u64 = (1 << 20) - 1;
+
+fn clamp20(x: u64) -> u64 {
+    x.min(FIELD20)
+}
 
 /// The collective operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +124,7 @@ pub enum Fault {
     /// Its target is too small: `capacity` holds the target's length, `data_off` the
     /// length needed.
     TargetTooSmall = 1,
-    /// Its root index is outside the set (`extra` holds it).
+    /// Its root index is outside the set (`root` holds it).
     RootOutOfRange = 2,
     /// Its target and source overlap in a way the operation does not allow.
     Overlap = 3,
@@ -172,7 +180,9 @@ pub struct Descriptor {
     pub elem: ElemType,
     /// Elements the member contributes (source length; `nreduce` for reductions).
     pub nelems: u64,
-    /// Broadcast: the root index; reduction: the target's symmetric offset.
+    /// Broadcast: the root index (published in 20 bits).
+    pub root: u64,
+    /// Reduction: the target's symmetric offset.
     pub extra: u64,
     /// Key of the active set ([`crate::SetSpec::key`]).
     pub set_key: u64,
@@ -192,6 +202,7 @@ impl Descriptor {
             fault: Fault::None as u8,
             elem: ElemType::NONE,
             nelems: 0,
+            root: 0,
             extra: 0,
             set_key,
             data_off: 0,
@@ -219,42 +230,54 @@ impl Descriptor {
         self.fault != Fault::None as u8
     }
 
-    /// The words published in an arrival line.
-    pub fn encode(&self) -> [u64; DESC_WORDS] {
-        let head = self.kind as u64
-            | (self.op as u64) << 8
-            | (self.location as u64) << 16
-            | (self.fault as u64) << 24
-            | (self.elem.size as u64) << 32;
-        [
-            head,
-            self.elem.tag,
-            self.nelems,
-            self.extra,
-            self.set_key,
-            self.data_off,
-            self.capacity,
-        ]
+    /// Whether readers need the tail words of this descriptor (see [`Descriptor::decode`]).
+    pub fn needs_tail(&self) -> bool {
+        self.location == Location::Direct as u8
+            || self.is_fault()
+            || self.kind() == Some(Kind::Collect)
     }
 
-    /// Decodes published words (any bit pattern decodes; unknown codes stay raw).
-    pub fn decode(words: &[u64; DESC_WORDS]) -> Descriptor {
-        let head = words[0];
+    /// The words published in an arrival line: head and tail.
+    pub fn encode(&self) -> ([u64; DESC_HEAD_WORDS], [u64; DESC_TAIL_WORDS]) {
+        let head = self.kind as u64
+            | (self.op as u64) << 8
+            | (self.location as u64 & 0xf) << 16
+            | (self.fault as u64 & 0xf) << 20
+            | clamp20(self.elem.size as u64) << 24
+            | clamp20(self.root) << 44;
+        (
+            [head, self.elem.tag, self.nelems, self.set_key],
+            [self.data_off, self.capacity, self.extra],
+        )
+    }
+
+    /// Decodes the head words (any bit pattern decodes; unknown codes stay raw); the
+    /// tail fields stay 0 until [`Descriptor::decode_tail`].
+    pub fn decode(head: &[u64; DESC_HEAD_WORDS]) -> Descriptor {
+        let h = head[0];
         Descriptor {
-            kind: head as u8,
-            op: (head >> 8) as u8,
-            location: (head >> 16) as u8,
-            fault: (head >> 24) as u8,
+            kind: h as u8,
+            op: (h >> 8) as u8,
+            location: ((h >> 16) & 0xf) as u8,
+            fault: ((h >> 20) & 0xf) as u8,
             elem: ElemType {
-                size: (head >> 32) as u32,
-                tag: words[1],
+                size: ((h >> 24) & FIELD20) as u32,
+                tag: head[1],
             },
-            nelems: words[2],
-            extra: words[3],
-            set_key: words[4],
-            data_off: words[5],
-            capacity: words[6],
+            nelems: head[2],
+            root: h >> 44,
+            extra: 0,
+            set_key: head[3],
+            data_off: 0,
+            capacity: 0,
         }
+    }
+
+    /// Fills in the tail fields.
+    pub fn decode_tail(&mut self, tail: &[u64; DESC_TAIL_WORDS]) {
+        self.data_off = tail[0];
+        self.capacity = tail[1];
+        self.extra = tail[2];
     }
 }
 
@@ -296,14 +319,16 @@ pub fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
         return Some(Field::ActiveSet);
     }
     let kind = mine.kind();
-    if kind != Some(Kind::Barrier) && theirs.elem != mine.elem {
+    let same_elem = theirs.elem.tag == mine.elem.tag
+        && clamp20(theirs.elem.size as u64) == clamp20(mine.elem.size as u64);
+    if kind != Some(Kind::Barrier) && !same_elem {
         return Some(Field::ElementType);
     }
     let equal_counts = matches!(kind, Some(Kind::Broadcast | Kind::Fcollect | Kind::Reduce));
     if equal_counts && theirs.nelems != mine.nelems {
         return Some(Field::Nelems);
     }
-    if kind == Some(Kind::Broadcast) && theirs.extra != mine.extra {
+    if kind == Some(Kind::Broadcast) && clamp20(theirs.root) != clamp20(mine.root) {
         return Some(Field::Root);
     }
     None
@@ -326,7 +351,17 @@ mod tests {
         d.extra = 4096;
         d.data_off = 8192;
         d.capacity = 5;
-        assert_eq!(Descriptor::decode(&d.encode()), d);
+        let (head, tail) = d.encode();
+        let mut back = Descriptor::decode(&head);
+        assert!(back.needs_tail());
+        back.decode_tail(&tail);
+        assert_eq!(back, d);
+        let mut b = Descriptor::new(Kind::Broadcast, 9);
+        b.root = 1000;
+        b.elem = ElemType { size: 8, tag: 3 };
+        b.location = Location::Inline as u8;
+        assert!(!b.needs_tail());
+        assert_eq!(Descriptor::decode(&b.encode().0), b);
         assert_eq!(disagreement(&d, &d), None);
         let mut other = d;
         other.nelems = 4;

@@ -112,7 +112,7 @@ pub fn describe_field(field: Field, desc: &Descriptor) -> String {
             desc.elem.size, desc.elem.tag
         ),
         Field::Nelems => desc.nelems.to_string(),
-        Field::Root => desc.extra.to_string(),
+        Field::Root => desc.root.to_string(),
     }
 }
 
@@ -124,7 +124,7 @@ pub fn describe_fault(desc: &Descriptor) -> String {
             desc.capacity, desc.data_off
         ),
         Some(Fault::RootOutOfRange) => {
-            format!("its root {} is not an index in the active set", desc.extra)
+            format!("its root {} is not an index in the active set", desc.root)
         }
         Some(Fault::Overlap) => {
             "its target and source overlap (they must be the same buffer or disjoint)".into()

@@ -28,7 +28,7 @@ pub fn broadcast(
     let mut mine = Descriptor::new(Kind::Broadcast, ctx.set.key());
     mine.elem = elem;
     mine.nelems = source.len as u64;
-    mine.extra = root as u64;
+    mine.root = root as u64;
     mine.capacity = target.len as u64;
     if root >= n {
         mine.fault = Fault::RootOutOfRange as u8;
@@ -84,6 +84,9 @@ pub fn broadcast(
     if from_root.location == Location::Direct as u8 {
         ctx.publish_progress(|s| &s.done.0);
     }
+    // A root that does not wait for its readers is usually a call or more ahead: start
+    // fetching its next announcement now, so the next call finds it close by.
+    ctx.prefetch_next_line(root);
     Ok(())
 }
 
