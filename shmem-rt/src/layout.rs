@@ -214,6 +214,8 @@ pub struct WaitRecord {
     pub word: AtomicU64,
     /// The value the word must reach.
     pub at_least: AtomicU64,
+    /// In state 2: a fingerprint of the cycle the owner found.
+    pub cycle: AtomicU64,
 }
 
 /// Offset of a PE's [`WaitRecord`] in its partition (after the set slots).

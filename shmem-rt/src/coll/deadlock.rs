@@ -25,8 +25,11 @@ use crate::collective::SetCtx;
 use crate::heap::SymmetricHeap;
 use crate::layout::{WaitRecord, WAIT_RECORD};
 
-/// Polls of a wait before it publishes its record (a few tens of µs of spinning).
-const PUBLISH_AFTER: u32 = 512;
+/// Polls of a wait before it starts watching the clock (cheap polls of a short wait).
+const WATCH_AFTER: u32 = 64;
+
+/// How long a wait lasts before it publishes its record.
+const PUBLISH_AFTER: Duration = Duration::from_micros(50);
 
 /// How often a published waiter looks for a cycle.
 const CHECK_EVERY: Duration = Duration::from_millis(2);
@@ -60,6 +63,7 @@ struct Snapshot {
     state: u64,
     site: WaitSite,
     awaited: Awaited,
+    cycle: u64,
 }
 
 /// What a PE's record says, if it can be read consistently now.
@@ -114,8 +118,17 @@ const WAITING: u64 = 1;
 /// [`WaitRecord::state`]: waiting, and in a cycle of waits.
 const IN_CYCLE: u64 = 2;
 
-/// Rewrites this PE's record under its sequence lock.
-fn write_record(rec: &WaitRecord, state: u64, ctx: &SetCtx<'_>, awaited: &Awaited) {
+/// Fingerprint of one wait of a cycle: which PE, in which call.
+fn wait_print(pe: usize, sync: u64, epoch: u64) -> u64 {
+    let mut x = (pe as u64) ^ sync.rotate_left(20) ^ epoch.rotate_left(44);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Rewrites this PE's record under its sequence lock (`cycle`: the fingerprint of the
+/// cycle found, in state [`IN_CYCLE`]).
+fn write_record(rec: &WaitRecord, state: u64, ctx: &SetCtx<'_>, awaited: &Awaited, cycle: u64) {
     let seq = rec.seq.load(Ordering::Relaxed);
     rec.seq.store(seq | 1, Ordering::Relaxed);
     fence(Ordering::Release);
@@ -130,6 +143,7 @@ fn write_record(rec: &WaitRecord, state: u64, ctx: &SetCtx<'_>, awaited: &Awaite
         rec.waits_for.store(awaited.pe as u64, Ordering::Relaxed);
         rec.word.store(awaited.word as u64, Ordering::Relaxed);
         rec.at_least.store(awaited.at_least, Ordering::Relaxed);
+        rec.cycle.store(cycle, Ordering::Relaxed);
     }
     rec.seq.store((seq | 1) + 1, Ordering::Release);
 }
@@ -154,6 +168,7 @@ fn read_record(heap: &SymmetricHeap, pe: usize) -> Reading {
             word: rec.word.load(Ordering::Relaxed) as usize,
             at_least: rec.at_least.load(Ordering::Relaxed),
         },
+        cycle: rec.cycle.load(Ordering::Relaxed),
     };
     let name = [
         rec.name[0].load(Ordering::Relaxed),
@@ -183,10 +198,19 @@ pub(crate) struct Watch<'c, 'a> {
     ctx: &'c SetCtx<'a>,
     awaited: Awaited,
     polls: u32,
+    since: Option<Instant>,
     published: bool,
     last_check: Option<Instant>,
-    /// The other PEs of the cycle found, and the error to report once they all know.
-    cycle: Option<(Vec<usize>, CollectiveError)>,
+    /// The cycle found: its fingerprint, its other PEs with the fingerprints of their
+    /// waits in it, and the error to report once they all know.
+    cycle: Option<Found>,
+}
+
+/// A cycle of waits found by this PE.
+struct Found {
+    print: u64,
+    others: Vec<(usize, u64)>,
+    error: CollectiveError,
 }
 
 impl<'c, 'a> Watch<'c, 'a> {
@@ -199,6 +223,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             ctx,
             awaited: Awaited { pe, word, at_least },
             polls: 0,
+            since: None,
             published: false,
             last_check: None,
             cycle: None,
@@ -209,16 +234,19 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// known to be part of a cycle that can never end and every PE of the cycle knows.
     pub(crate) fn poll(&mut self) -> Option<CollectiveError> {
         self.polls = self.polls.saturating_add(1);
-        if self.polls < PUBLISH_AFTER {
-            return None;
-        }
-        let record = record_of(self.ctx.heap, self.ctx.me);
-        if !self.published {
-            write_record(record, WAITING, self.ctx, &self.awaited);
-            self.published = true;
+        if self.polls < WATCH_AFTER {
             return None;
         }
         let now = Instant::now();
+        let record = record_of(self.ctx.heap, self.ctx.me);
+        if !self.published {
+            let since = *self.since.get_or_insert(now);
+            if now - since >= PUBLISH_AFTER {
+                write_record(record, WAITING, self.ctx, &self.awaited, 0);
+                self.published = true;
+            }
+            return None;
+        }
         if self.last_check.is_some_and(|t| now - t < CHECK_EVERY) {
             return None;
         }
@@ -226,29 +254,35 @@ impl<'c, 'a> Watch<'c, 'a> {
         match &self.cycle {
             None => {
                 self.cycle = self.find_cycle();
-                if self.cycle.is_some() {
-                    write_record(record, IN_CYCLE, self.ctx, &self.awaited);
+                if let Some(found) = &self.cycle {
+                    write_record(record, IN_CYCLE, self.ctx, &self.awaited, found.print);
                 }
                 None
             }
-            Some((others, _)) => {
-                // Leave once every other PE of the cycle has found it too (or has left
-                // after finding it: nobody leaves a cycle before all have found it).
-                let all_know = others
+            Some(found) => {
+                // Leave once every other PE of the cycle has found it too, or has moved
+                // on from its wait in it (nobody leaves before all have found it).
+                let heap = self.ctx.heap;
+                let all_know = found
+                    .others
                     .iter()
-                    .all(|&pe| match read_record(self.ctx.heap, pe) {
+                    .all(|&(pe, wait)| match read_record(heap, pe) {
                         Reading::Busy => false,
                         Reading::Idle => true,
-                        Reading::Blocked(s) => s.state == IN_CYCLE,
+                        Reading::Blocked(s) => {
+                            (s.state == IN_CYCLE && s.cycle == found.print)
+                                || wait_print(pe, s.site.sync, s.site.epoch) != wait
+                        }
                     });
-                all_know.then(|| self.cycle.take().expect("cycle").1)
+                all_know.then(|| self.cycle.take().expect("cycle").error)
             }
         }
     }
 
-    /// Follows the records from the PE this one waits for; the other PEs of the cycle and
-    /// the error if they lead back here through waits that are all still short.
-    fn find_cycle(&self) -> Option<(Vec<usize>, CollectiveError)> {
+    /// Follows the records from the PE this one waits for; the cycle if they lead back
+    /// here through waits that are all still short (and through no PE that is leaving
+    /// another cycle).
+    fn find_cycle(&self) -> Option<Found> {
         let heap = self.ctx.heap;
         let me = self.ctx.me;
         let mut chain: Vec<(usize, Snapshot)> = Vec::new();
@@ -268,17 +302,27 @@ impl<'c, 'a> Watch<'c, 'a> {
             }
             pe = next;
         }
+        let others: Vec<(usize, u64)> = chain
+            .iter()
+            .map(|(pe, s)| (*pe, wait_print(*pe, s.site.sync, s.site.epoch)))
+            .collect();
+        let print = others.iter().fold(
+            wait_print(me, self.ctx.sync as u64, self.ctx.epoch),
+            |acc, (_, w)| acc ^ w,
+        );
+        let foreign = chain
+            .iter()
+            .any(|(_, s)| s.state == IN_CYCLE && s.cycle != print);
         let stuck = chain
             .iter()
             .rev()
             .all(|(_, s)| still_short(heap, &s.awaited))
             && still_short(heap, &self.awaited);
-        if !stuck {
+        if foreign || !stuck {
             return None;
         }
-        let others = chain.iter().map(|(pe, _)| *pe).collect();
         let (other, theirs) = chain.swap_remove(0);
-        let err = CollectiveError::Deadlock {
+        let error = CollectiveError::Deadlock {
             during: self.ctx.during,
             me,
             mine: Box::new(WaitSite {
@@ -290,7 +334,11 @@ impl<'c, 'a> Watch<'c, 'a> {
             other,
             theirs: Box::new(theirs.site),
         };
-        Some((others, err))
+        Some(Found {
+            print,
+            others,
+            error,
+        })
     }
 
     /// Ends the wait: withdraws the record if it was published.
@@ -301,6 +349,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 IDLE,
                 self.ctx,
                 &self.awaited,
+                0,
             );
         }
     }
