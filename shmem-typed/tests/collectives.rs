@@ -456,3 +456,56 @@ fn back_to_back_broadcasts_let_the_root_run_ahead() {
         Ok::<(), ShmemError>(())
     });
 }
+
+#[symmetric]
+static BIG_WORK: reduce_work!(u64, 1000) = ReduceWork::new();
+
+/// Explicit work arrays on every path: a reduction larger than its pWrk goes through the
+/// pWrk in chunks (scatter–gather), smaller ones in one shot; sync-only work arrays move
+/// small data inline and large data straight from the sources.
+#[test]
+fn explicit_work_arrays_on_every_path() {
+    test_on_pes("explicit_work_arrays_on_every_path", 3, |pe| {
+        let me = pe.my_pe();
+        let set = pe.world();
+        let n = set.size();
+        let src = pe.alloc_slice::<u64>(1000)?;
+        let dst = pe.alloc_slice::<u64>(3000)?;
+        for (round, len) in [1usize, 8, 100, 501, 999, 1000, 3, 1000]
+            .into_iter()
+            .enumerate()
+        {
+            let round = round as u64;
+            let (s, d) = (src.range(..len)?, dst.range(..len)?);
+            for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
+                *x = input(round, me, i);
+            }
+            reduce_with::<Xor, u64>(pe, &set, &d, &s, &BIG_WORK)?;
+            let got = dst.local_slice(pe);
+            for (i, &x) in got[..len].iter().enumerate() {
+                assert_eq!(
+                    x,
+                    (0..n).fold(0, |a, p| a ^ input(round, p, i)),
+                    "len {len}"
+                );
+            }
+            fcollect_with::<u64>(pe, &set, &dst.range(..len * n)?, &s, &COLLECT_SYNC)?;
+            let got = dst.local_slice(pe);
+            for p in 0..n {
+                assert_eq!(
+                    got[p * len + len - 1],
+                    input(round, p, len - 1),
+                    "len {len}"
+                );
+            }
+            let total =
+                collect_with::<u64>(pe, &set, &dst, &src.range(..len - me % 2)?, &COLLECT_SYNC)?;
+            assert_eq!(total, (0..n).map(|p| len - p % 2).sum::<usize>());
+            broadcast_with::<u64>(pe, &set, 2, &d, &s, &BCAST_SYNC)?;
+            if me != 2 {
+                assert_eq!(dst.local_slice(pe)[len - 1], input(round, 2, len - 1));
+            }
+        }
+        Ok::<(), ShmemError>(())
+    });
+}
