@@ -21,6 +21,8 @@ const MEMCPY: RGBColor = RGBColor(170, 170, 170);
 const PANEL_W: u32 = 620;
 const PANEL_H: u32 = 360;
 const COLUMNS: usize = 2;
+/// Height of the shared legend under the title.
+const LEGEND_H: u32 = 30;
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -42,7 +44,9 @@ pub fn write_svg(report: &Report, path: &Path) -> PlotResult {
         report.npes
     );
     let root = root.titled(&title, ("sans-serif", 22))?;
-    let panels = root.split_evenly((rows_of_panels, COLUMNS));
+    let (key, body) = root.split_vertically(LEGEND_H);
+    draw_legend(&key, report)?;
+    let panels = body.split_evenly((rows_of_panels, COLUMNS));
     for (op, panel) in ops.into_iter().zip(panels.iter()) {
         if op.has_payload() {
             size_panel(report, op, panel)?;
@@ -51,6 +55,100 @@ pub fn write_svg(report: &Report, path: &Path) -> PlotResult {
         }
     }
     root.present()?;
+    Ok(())
+}
+
+/// One line style of the figure and its name in the legend.
+#[derive(Clone, Copy)]
+struct Key {
+    name: &'static str,
+    color: RGBColor,
+    width: u32,
+    dashed: bool,
+}
+
+impl Key {
+    fn style(self) -> ShapeStyle {
+        self.color.stroke_width(self.width)
+    }
+}
+
+/// Ours, OSHMEM, MPI, memcpy floor, round-trip floor (the legend's order).
+const KEYS: [Key; 5] = [
+    Key {
+        name: "ours",
+        color: OURS,
+        width: 3,
+        dashed: false,
+    },
+    Key {
+        name: "OSHMEM",
+        color: OSHMEM,
+        width: 2,
+        dashed: false,
+    },
+    Key {
+        name: "MPI",
+        color: MPI,
+        width: 2,
+        dashed: false,
+    },
+    Key {
+        name: "memcpy of the bytes each PE receives",
+        color: MEMCPY,
+        width: 2,
+        dashed: true,
+    },
+    Key {
+        name: "cache-line round trip",
+        color: FLOOR,
+        width: 2,
+        dashed: true,
+    },
+];
+
+/// The legend shared by every panel, in one row (baselines only when measured).
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    report: &Report,
+) -> PlotResult
+where
+    DB::ErrorType: 'static,
+{
+    let has = |f: fn(&crate::report::Row) -> bool| report.rows.iter().any(f);
+    let shown: Vec<Key> = KEYS
+        .into_iter()
+        .filter(|k| match k.name {
+            "OSHMEM" => has(|r| r.oshmem_us.is_some()),
+            "MPI" => has(|r| r.mpi_us.is_some()),
+            _ => true,
+        })
+        .collect();
+    let font = ("sans-serif", 14).into_font().color(&BLACK);
+    // Without font files the backend cannot measure text; 8 px per character at 14 px
+    // is a safe width for sans-serif.
+    let widths: Vec<i32> = shown.iter().map(|k| 50 + 8 * k.name.len() as i32).collect();
+    let total: i32 = widths.iter().sum();
+    let mut x = (area.dim_in_pixel().0 as i32 - total).max(0) / 2;
+    let y = LEGEND_H as i32 / 2;
+    for (key, width) in shown.iter().zip(widths) {
+        let line = vec![(x, y), (x + 28, y)];
+        if key.dashed {
+            area.draw(&PathElement::new(vec![(x, y), (x + 10, y)], key.style()))?;
+            area.draw(&PathElement::new(
+                vec![(x + 16, y), (x + 28, y)],
+                key.style(),
+            ))?;
+        } else {
+            area.draw(&PathElement::new(line, key.style()))?;
+        }
+        area.draw(&Text::new(
+            key.name,
+            (x + 34, y),
+            font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+        x += width;
+    }
     Ok(())
 }
 
@@ -116,40 +214,35 @@ where
         .x_desc("bytes")
         .x_labels(10)
         .y_desc("µs per call")
-        .x_label_formatter(&|x| bytes_label(2f64.powf(*x).round() as usize))
+        .x_label_formatter(&|x| {
+            // Only whole powers of two are message sizes.
+            if (x - x.round()).abs() < 1e-9 {
+                bytes_label(2f64.powf(*x).round() as usize)
+            } else {
+                String::new()
+            }
+        })
         .y_label_formatter(&|y| format_us(*y))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
 
-    let mut series =
-        |points: Vec<(f64, f64)>, color: RGBColor, name: &str, dashed: bool| -> PlotResult {
-            if points.is_empty() {
-                return Ok(());
-            }
-            let style = color.stroke_width(if name == "ours" { 3 } else { 2 });
-            let drawn = if dashed {
-                chart.draw_series(DashedLineSeries::new(points, 6, 4, style))?
-            } else {
-                chart.draw_series(LineSeries::new(points, style))?
-            };
-            drawn
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
-            Ok(())
-        };
-    series(rtt, FLOOR, "cache-line round trip", true)?;
-    series(memcpy, MEMCPY, "memcpy of received bytes", true)?;
-    series(mpi, MPI, "MPI", false)?;
-    series(oshmem, OSHMEM, "OSHMEM", false)?;
-    series(ours.clone(), OURS, "ours", false)?;
+    let mut series = |points: Vec<(f64, f64)>, key: Key| -> PlotResult {
+        if points.is_empty() {
+            return Ok(());
+        }
+        if key.dashed {
+            chart.draw_series(DashedLineSeries::new(points, 6, 4, key.style()))?;
+        } else {
+            chart.draw_series(LineSeries::new(points, key.style()))?;
+        }
+        Ok(())
+    };
+    series(rtt, KEYS[4])?;
+    series(memcpy, KEYS[3])?;
+    series(mpi, KEYS[2])?;
+    series(oshmem, KEYS[1])?;
+    series(ours.clone(), KEYS[0])?;
     chart.draw_series(ours.iter().map(|&p| Circle::new(p, 3, OURS.filled())))?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 12))
-        .draw()?;
     Ok(())
 }
 
@@ -274,7 +367,10 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(svg.contains("barrier_all"), "no barrier panel");
         assert!(svg.contains("fcollect"), "no fcollect panel");
-        assert!(svg.contains("memcpy of received bytes"), "no memcpy floor");
+        assert!(
+            svg.contains("memcpy of the bytes each PE receives"),
+            "no memcpy floor"
+        );
         assert!(!svg.contains("broadcast"), "a panel for an unmeasured op");
     }
 
