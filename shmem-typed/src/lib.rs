@@ -44,14 +44,14 @@ pub mod work;
 
 pub use active_set::ActiveSet;
 pub use collectives::{
-    barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
-    fcollect, fcollect_with, reduce, reduce_with,
+    barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with, fcollect,
+    fcollect_with, reduce, reduce_with,
 };
 pub use error::{Result, ShmemError};
+pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Sum, Xor};
 pub use pe::Pe;
 pub use shmem_macros::{main, symmetric};
 pub use symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt};
-pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Sum, Xor};
 pub use sync::{Cmp, WaitInt};
 pub use work::{BarrierSync, BroadcastSync, CollectSync, ReduceWork};
 
@@ -62,18 +62,18 @@ pub mod testing {
 
 /// Everything a typical program uses.
 pub mod prelude {
+    pub use crate::reduce_work;
+    pub use crate::{
+        barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
+        fcollect, fcollect_with, reduce, reduce_with, And, BarrierSync, BroadcastSync, CollectSync,
+        Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
+    };
     pub use crate::{
         symmetric, ActiveSet, Cmp, Pe, ShmemError, SymSlice, Symmetric, SymmetricBuffer,
         SymmetricBufferExt,
     };
-    pub use crate::{
-        barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
-        fcollect, fcollect_with, reduce, reduce_with, And, BarrierSync, BroadcastSync,
-        CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
-    };
-    pub use crate::reduce_work;
-    pub use num_complex::Complex;
     pub use bytemuck::{Pod, Zeroable};
+    pub use num_complex::Complex;
 }
 
 /// Items used by the macros' expansions. Not part of the public API.

@@ -29,9 +29,9 @@ use crate::layout::INLINE_BYTES;
 pub unsafe trait Combine {
     /// The element type.
     type Elem: Copy;
-    /// `acc[i] = acc[i] ⊕ src[i]` for every `i` (the slices have equal lengths). Keep it
-    /// a plain loop over the two slices so that the compiler vectorises it.
-    fn combine(acc: &mut [Self::Elem], src: &[Self::Elem]);
+    /// `out[i] = a[i] ⊕ b[i]` for every `i` (the slices have equal lengths). Keep it a
+    /// plain loop over the slices so that the compiler vectorises it.
+    fn combine(out: &mut [Self::Elem], a: &[Self::Elem], b: &[Self::Elem]);
 }
 
 /// Sources up to this many bytes are reduced in one shot when the data every member
@@ -41,7 +41,7 @@ pub const ONE_SHOT_MAX: usize = 4 << 10;
 /// See [`ONE_SHOT_MAX`].
 pub const ONE_SHOT_READ_MAX: usize = 16 << 10;
 
-/// Bytes combined per step: an accumulator block that stays in L1.
+/// Bytes combined per step: two accumulator blocks that stay in L1.
 const BLOCK_BYTES: usize = 4096;
 
 #[repr(C, align(64))]
@@ -251,8 +251,9 @@ fn scatter_gather<C: Combine>(
 }
 
 /// `dst[0..count] = src(0)[..] ⊕ src(1)[..] ⊕ … ⊕ src(n-1)[..]`, left to right, in
-/// L1-sized blocks (each block of every source is read before that block of `dst` is
-/// written, so `dst` may be one of the sources).
+/// L1-sized blocks: each step combines into a block of its own (so the compiler stores
+/// results unconditionally), and each block of every source is read before that block of
+/// `dst` is written, so `dst` may be one of the sources.
 ///
 /// # Safety
 /// `src(m)` must point to `count` readable, `C::Elem`-aligned elements for every member
@@ -264,22 +265,40 @@ unsafe fn combine_into<C: Combine>(
     src: impl Fn(usize) -> *const u8,
 ) {
     let size = size_of::<C::Elem>();
+    if n == 1 {
+        // SAFETY: as the caller guarantees; a no-op when dst is the source.
+        unsafe {
+            if src(0) != dst.cast_const() {
+                copy_bytes(src(0), dst, count * size);
+            }
+        }
+        return;
+    }
     let per_block = BLOCK_BYTES / size;
-    let mut block = Block([MaybeUninit::uninit(); BLOCK_BYTES]);
-    let acc_ptr = block.0.as_mut_ptr().cast::<C::Elem>();
+    let mut blocks = [
+        Block([MaybeUninit::uninit(); BLOCK_BYTES]),
+        Block([MaybeUninit::uninit(); BLOCK_BYTES]),
+    ];
+    let [x, y] = &mut blocks;
+    let (mut cur, mut next) = (
+        x.0.as_mut_ptr().cast::<C::Elem>(),
+        y.0.as_mut_ptr().cast::<C::Elem>(),
+    );
     let mut done = 0;
     while done < count {
         let k = per_block.min(count - done);
-        // SAFETY: the caller guarantees the ranges; the block holds `per_block` elements
-        // and is aligned to 64 ≥ align_of::<C::Elem>(); it is initialised before use.
+        // SAFETY: the caller guarantees the ranges; each block holds `per_block` elements,
+        // is aligned to 64 ≥ align_of::<C::Elem>() and is written before it is read.
         unsafe {
-            copy_bytes(src(0).add(done * size), acc_ptr.cast(), k * size);
-            let acc = std::slice::from_raw_parts_mut(acc_ptr, k);
-            for m in 1..n {
-                let s = std::slice::from_raw_parts(src(m).add(done * size).cast::<C::Elem>(), k);
-                C::combine(acc, s);
+            let at =
+                |m: usize| std::slice::from_raw_parts(src(m).add(done * size).cast::<C::Elem>(), k);
+            C::combine(std::slice::from_raw_parts_mut(cur, k), at(0), at(1));
+            for m in 2..n {
+                let acc = std::slice::from_raw_parts(cur.cast_const(), k);
+                C::combine(std::slice::from_raw_parts_mut(next, k), acc, at(m));
+                std::mem::swap(&mut cur, &mut next);
             }
-            copy_bytes(acc_ptr.cast_const().cast(), dst.add(done * size), k * size);
+            copy_bytes(cur.cast_const().cast(), dst.add(done * size), k * size);
         }
         done += k;
     }
