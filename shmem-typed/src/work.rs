@@ -13,16 +13,18 @@
 //! static SYNC: BroadcastSync = BroadcastSync::new();
 //! ```
 //!
-//! Nothing is sized or initialised by hand: [`reduce_work!`] computes the `pWrk` length
-//! `max(nreduce / 2 + 1, MIN_WRKDATA)` from the element type and `nreduce`, and a work
-//! array starts ready to use. Each one holds both buffer sets and alternates them by
+//! Nothing is sized or initialised by hand: [`reduce_work!`](crate::reduce_work) computes
+//! the `pWrk` length `max(nreduce / 2 + 1, MIN_WRKDATA)` (rounded up to whole cache lines)
+//! from the element type and `nreduce`, and a work array starts ready to use. Each one holds both buffer sets and alternates them by
 //! itself on every call (its sync words count calls, epochs, that never need resetting),
 //! so back-to-back calls with one work array are safe without a barrier. A work array
 //! serves the active set of its first use; using it with another set is an error.
 //!
 //! A work array of the wrong kind or element type does not compile, and neither does a
 //! [`ReduceWork`] too small for a source whose length is part of its type (a
-//! `#[symmetric]` static array); for sources sized at run time the check is at run time.
+//! `#[symmetric]` static array; the compiler reports this one when it generates code, so
+//! `cargo build` shows it and `cargo check` does not); for sources sized at run time the
+//! check is at run time.
 
 use std::marker::PhantomData;
 use std::mem::size_of;
