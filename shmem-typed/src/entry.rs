@@ -39,17 +39,17 @@ pub fn run_main<R: MainResult>(default_npes: usize, body: impl FnOnce(&mut Pe) -
     let mut pe = match Pe::init() {
         Ok(pe) => pe,
         Err(e) => {
-            eprintln!("error: cannot start SHMEM: {e}");
+            shmem_rt::error::print_line(&format!("error: cannot start SHMEM: {e}"));
             std::process::exit(2);
         }
     };
     let me = pe.my_pe();
     if let Err(msg) = body(&mut pe).into_outcome() {
-        eprintln!("PE {me}: error: {msg}");
+        shmem_rt::error::print_line(&format!("PE {me}: error: {msg}"));
         std::process::exit(1);
     }
     if let Err(e) = pe.finalize() {
-        eprintln!("PE {me}: error: {e}");
+        shmem_rt::error::print_line(&format!("PE {me}: error: {e}"));
         std::process::exit(1);
     }
     std::process::exit(0)

@@ -1,0 +1,265 @@
+//! A PE dying inside each typed collective — set barrier, broadcast, collect, fcollect,
+//! reduce — by SIGKILL, by a panic, and by returning from main early, while every other
+//! PE of the set is inside the same call. Each case checks from outside the job (see
+//! `shmem_rt::testing`): the supervisor's exit status and message naming the PE and the
+//! cause, every survivor's own error naming it, the whole job gone within 2 s of the
+//! fault, and — around all the cases — nothing left behind: no descriptor, child process
+//! or mapping in the observing process, no entry in /dev/shm, no case directory.
+//!
+//! This binary holds one test only, so that nothing else changes the observer's
+//! descriptors while it counts them. The cases run one after another in that test; the
+//! PE side learns its case from the environment.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use shmem_rt::error::print_line;
+use shmem_rt::testing::{await_ready, mark_ready, stamp_fault, Ended, Fault, FaultCase};
+use shmem_typed::prelude::*;
+
+const TEST: &str = "a_pe_dying_inside_each_collective_stops_the_job";
+
+/// Environment variables by which the observer tells the PEs their case.
+const COLL_VAR: &str = "HARDEN_COLLECTIVE";
+const FAULT_VAR: &str = "HARDEN_FAULT";
+
+/// The PE that fails: the last one (so, in a broadcast, the root everyone waits for).
+fn culprit(npes: usize) -> usize {
+    npes - 1
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Collective {
+    Barrier,
+    Broadcast,
+    Collect,
+    Fcollect,
+    Reduce,
+}
+
+const COLLECTIVES: [Collective; 5] = [
+    Collective::Barrier,
+    Collective::Broadcast,
+    Collective::Collect,
+    Collective::Fcollect,
+    Collective::Reduce,
+];
+
+impl Collective {
+    fn name(self) -> &'static str {
+        match self {
+            Collective::Barrier => "barrier",
+            Collective::Broadcast => "broadcast",
+            Collective::Collect => "collect",
+            Collective::Fcollect => "fcollect",
+            Collective::Reduce => "reduce",
+        }
+    }
+
+    fn from_name(name: &str) -> Collective {
+        *COLLECTIVES
+            .iter()
+            .find(|c| c.name() == name)
+            .unwrap_or_else(|| panic!("unknown collective {name:?}"))
+    }
+}
+
+/// How the culprit ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Death {
+    Kill,
+    Panic,
+    ReturnEarly,
+}
+
+const DEATHS: [Death; 3] = [Death::Kill, Death::Panic, Death::ReturnEarly];
+
+impl Death {
+    fn name(self) -> &'static str {
+        match self {
+            Death::Kill => "kill",
+            Death::Panic => "panic",
+            Death::ReturnEarly => "return",
+        }
+    }
+
+    fn from_name(name: &str) -> Death {
+        *DEATHS
+            .iter()
+            .find(|d| d.name() == name)
+            .unwrap_or_else(|| panic!("unknown death {name:?}"))
+    }
+
+    /// The supervisor's exit status and the cause it and the survivors name.
+    fn expected(self, pe: usize) -> (Ended, String) {
+        match self {
+            Death::Kill => (
+                Ended::Code(137),
+                format!("PE {pe} was killed by signal 9 (SIGKILL)"),
+            ),
+            Death::Panic => (Ended::Code(101), format!("PE {pe} panicked")),
+            Death::ReturnEarly => (
+                Ended::Code(1),
+                format!(
+                    "PE {pe} returned from main (began finalizing) while other PEs still waited for it"
+                ),
+            ),
+        }
+    }
+}
+
+/// Elements per PE: above the 64-byte inline limit for SIGKILL and early return (the
+/// pull-from-sources path), within it for the panic (data moves with the arrival).
+fn elems_for(death: Death) -> usize {
+    match death {
+        Death::Panic => 4,
+        Death::Kill | Death::ReturnEarly => 300,
+    }
+}
+
+/// The PE side, shaped like `#[shmem_typed::main]`: init, the case, finalize; an error
+/// is printed naming this PE and ends it with status 1.
+fn pe_program() {
+    let coll = Collective::from_name(&std::env::var(COLL_VAR).expect("collective"));
+    let death = Death::from_name(&std::env::var(FAULT_VAR).expect("fault"));
+    let mut pe = Pe::init().unwrap_or_else(|e| {
+        print_line(&format!("error: cannot start SHMEM: {e}"));
+        std::process::exit(2)
+    });
+    let me = pe.my_pe();
+    let result = inside_collective(&mut pe, coll, death).and_then(|()| pe.finalize());
+    if let Err(e) = result {
+        print_line(&format!("PE {me}: error: {e}"));
+        std::process::exit(1);
+    }
+}
+
+/// Every PE allocates its buffers; the culprit waits until the others are about to enter
+/// `coll` (plus a moment to fall asleep in it), then dies; the others enter `coll`.
+fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), ShmemError> {
+    let npes = pe.n_pes();
+    let me = pe.my_pe();
+    let n = elems_for(death);
+    let set = ActiveSet::new(0, 0, npes as i64)?;
+    let src = pe.alloc_slice::<u64>(n)?;
+    let dst = pe.alloc_slice::<u64>(n * npes)?;
+    src.local_slice_mut(pe).fill(me as u64 + 1);
+    if me == culprit(npes) {
+        await_ready(npes - 1);
+        match death {
+            Death::Kill => Fault::Kill.strike(),
+            Death::Panic => Fault::Panic.strike(),
+            Death::ReturnEarly => {
+                stamp_fault();
+                return Ok(());
+            }
+        }
+    }
+    mark_ready();
+    match coll {
+        Collective::Barrier => barrier(pe, &set),
+        Collective::Broadcast => broadcast::<u64>(pe, &set, culprit(npes), &dst.range(..n)?, &src),
+        Collective::Collect => collect::<u64>(pe, &set, &dst, &src.range(..n - me)?).map(drop),
+        Collective::Fcollect => fcollect::<u64>(pe, &set, &dst, &src),
+        Collective::Reduce => reduce::<Sum, u64>(pe, &set, &dst.range(..n)?, &src),
+    }
+}
+
+/// What the observing process holds or sees that a job could leak.
+#[derive(Debug, PartialEq, Eq)]
+struct Resources {
+    /// Targets of this process's open descriptors.
+    fds: Vec<String>,
+    /// Mappings of a symmetric heap in this process.
+    heap_mappings: usize,
+    /// Children of this process (running or zombie).
+    children: usize,
+    /// Entries of /dev/shm.
+    dev_shm: BTreeSet<String>,
+    /// Fault-case directories left in the temporary directory.
+    case_dirs: usize,
+}
+
+fn names_in(dir: impl AsRef<std::path::Path>) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn snapshot() -> Resources {
+    let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .map(|t| t.to_string_lossy().into_owned())
+        // The directory being listed is itself an open descriptor.
+        .filter(|t| !t.starts_with("/proc/") || !t.ends_with("/fd"))
+        .collect();
+    fds.sort();
+    let children = names_in("/proc/self/task")
+        .iter()
+        .map(|task| {
+            std::fs::read_to_string(format!("/proc/self/task/{task}/children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .count()
+        })
+        .sum();
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    Resources {
+        fds,
+        heap_mappings: maps
+            .lines()
+            .filter(|l| l.contains("shmem-symmetric-heap"))
+            .count(),
+        children,
+        dev_shm: names_in("/dev/shm"),
+        case_dirs: names_in(std::env::temp_dir())
+            .iter()
+            .filter(|n| n.starts_with("shmem-fault-"))
+            .count(),
+    }
+}
+
+#[test]
+fn a_pe_dying_inside_each_collective_stops_the_job() {
+    let before = snapshot();
+    let started = Instant::now();
+    let mut slowest = std::time::Duration::ZERO;
+    for (i, coll) in COLLECTIVES.into_iter().enumerate() {
+        for death in DEATHS {
+            // 3 and 4 PEs in turn, so that the culprit is sometimes an odd member.
+            let npes = 3 + (i + death as usize) % 2;
+            // A PE runs its program (its case is in its environment) and a self-started
+            // supervisor its job, on the first call; only the observer gets a report.
+            let Some(report) = FaultCase::new(TEST, npes)
+                .env(COLL_VAR, coll.name())
+                .env(FAULT_VAR, death.name())
+                .run(pe_program)
+            else {
+                return;
+            };
+            println!("{} / {death:?} on {npes} PEs:", coll.name());
+            let (ended, cause) = death.expected(culprit(npes));
+            report.assert_failed_fast(ended, &[&format!("{cause}; stopping the other PEs")]);
+            let told = report.stderr_lines_with(&format!("error: {cause}"));
+            assert_eq!(
+                told,
+                npes - 1,
+                "{} / {death:?}: every surviving PE reports the failure\n{}",
+                coll.name(),
+                report.stderr
+            );
+            slowest = slowest.max(report.job_gone_after_fault);
+        }
+    }
+    println!(
+        "15 cases in {:?}; slowest job gone {slowest:?} after its fault",
+        started.elapsed()
+    );
+    assert_eq!(snapshot(), before, "the failed jobs left something behind");
+}
