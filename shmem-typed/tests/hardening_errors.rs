@@ -37,9 +37,9 @@ fn still_works(pe: &mut Pe) -> Result<(), ShmemError> {
     SRC.set(pe, [me + 100; 8]);
     fcollect::<u32>(pe, &world, &DST, &SRC.range(..1)?)?;
     let got = DST.get(pe);
-    for p in 0..pe.n_pes() {
+    for (p, &value) in got[..pe.n_pes()].iter().enumerate() {
         assert_eq!(
-            got[p],
+            value,
             p as u32 + 100,
             "the world set is unusable after an error"
         );
