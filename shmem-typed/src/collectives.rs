@@ -36,7 +36,6 @@
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 
-use bytemuck::Pod;
 use num_complex::Complex;
 use shmem_rt::coll::{self, CollectiveError, Descriptor, ElemType, Fault, Field, Span};
 use shmem_rt::collective::{SetCtx, StageArea};
@@ -46,7 +45,7 @@ use crate::active_set::ActiveSet;
 use crate::error::{Result, ShmemError};
 use crate::ops::{Combiner, ReduceOp};
 use crate::pe::Pe;
-use crate::symmetric::{Symmetric, SymmetricBuffer};
+use crate::symmetric::{Symmetric, SymmetricBuffer, SymmetricType};
 use crate::work::{
     check_work_fits, reduce_place, sync_place, BarrierSync, BroadcastSync, CollectSync, KnownLen,
     ReduceWorkArray,
@@ -77,12 +76,12 @@ pub fn barrier_with(pe: &mut Pe, set: &ActiveSet, sync: &Symmetric<BarrierSync>)
 /// `set`, not a PE number) into the target of every other member; the root's own target
 /// is not written. Every member passes a source of the same length (`nelems`) and a
 /// target at least that long.
-pub fn broadcast<T: Pod>(
+pub fn broadcast<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
     root: usize,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
     let call = Call::new::<T>(pe, set, "broadcast");
     let ctx = call.implicit(pe, set)?;
@@ -91,12 +90,12 @@ pub fn broadcast<T: Pod>(
 }
 
 /// [`broadcast`] with an explicit work array.
-pub fn broadcast_with<T: Pod>(
+pub fn broadcast_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
     root: usize,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &Symmetric<BroadcastSync>,
 ) -> Result<()> {
     let call = Call::new::<T>(pe, set, "broadcast");
@@ -108,11 +107,11 @@ pub fn broadcast_with<T: Pod>(
 /// `shmem_fcollect`: concatenates every member's source (all of the same length) into
 /// every member's target, in member order. The target must hold `len × set.size()`
 /// elements. The source may be the caller's own block of the target (in place).
-pub fn fcollect<T: Pod>(
+pub fn fcollect<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
     let call = Call::new::<T>(pe, set, "fcollect");
     let ctx = call.implicit(pe, set)?;
@@ -120,11 +119,11 @@ pub fn fcollect<T: Pod>(
 }
 
 /// [`fcollect`] with an explicit work array.
-pub fn fcollect_with<T: Pod>(
+pub fn fcollect_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &Symmetric<CollectSync>,
 ) -> Result<()> {
     let call = Call::new::<T>(pe, set, "fcollect");
@@ -135,11 +134,11 @@ pub fn fcollect_with<T: Pod>(
 /// `shmem_collect`: concatenates every member's source (lengths may differ) into every
 /// member's target, in member order, and returns the number of elements written. Every
 /// target must hold the sum of the lengths.
-pub fn collect<T: Pod>(
+pub fn collect<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<usize> {
     let call = Call::new::<T>(pe, set, "collect");
     let ctx = call.implicit(pe, set)?;
@@ -147,11 +146,11 @@ pub fn collect<T: Pod>(
 }
 
 /// [`collect`] with an explicit work array.
-pub fn collect_with<T: Pod>(
+pub fn collect_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &Symmetric<CollectSync>,
 ) -> Result<usize> {
     let call = Call::new::<T>(pe, set, "collect");
@@ -167,12 +166,12 @@ pub fn collect_with<T: Pod>(
 pub fn reduce<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl SymmetricBuffer<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()>
 where
-    T: Pod,
     Op: ReduceOp<T>,
+    T: SymmetricType,
 {
     let call = Call::new::<T>(pe, set, "reduce");
     let ctx = call.implicit(pe, set)?;
@@ -194,13 +193,13 @@ where
 pub fn reduce_with<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &impl SymmetricBuffer<Elem = T>,
-    source: &impl KnownLen<Elem = T>,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl KnownLen<Elem = T> + ?Sized),
     work: &Symmetric<impl ReduceWorkArray<T>>,
 ) -> Result<()>
 where
-    T: Pod,
     Op: ReduceOp<T>,
+    T: SymmetricType,
 {
     check_work_fits::<_, _, T>(source, work);
     let (place, nreduce) = reduce_place::<T, _>(work);

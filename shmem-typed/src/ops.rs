@@ -57,7 +57,8 @@ mod sealed {
 #[diagnostic::on_unimplemented(
     message = "the reduction `{Self}` is not defined for `{T}`",
     label = "`{Self}` cannot reduce `{T}` values",
-    note = "And, Or and Xor are defined for the integer types (i8, i16, i32, i64, isize, u8, u16, u32, u64, usize); Min and Max for those integers, f32 and f64; Sum and Prod for those integers, f32, f64, Complex<f32> and Complex<f64>"
+    note = "And, Or and Xor are defined for the integer types (i8, i16, i32, i64, isize, u8, u16, u32, u64, usize); Min and Max for those integers, f32 and f64; Sum and Prod for those integers, f32, f64, Complex<f32> and Complex<f64>",
+    note = "the operator comes first, then the element type: `reduce::<Xor, i16>`, `reduce::<Sum, f64>`"
 )]
 pub trait ReduceOp<T: Pod>: sealed::Sealed + 'static {
     /// The operator's name.
