@@ -403,9 +403,7 @@ impl<'a> SetCtx<'a> {
     /// Wakes every other member that may sleep on this PE's words.
     #[inline]
     pub fn notify_others(&self) {
-        for i in self.others() {
-            wait::notify(self.heap, self.set.member(i));
-        }
+        wait::notify_each(self.heap, self.others().map(|i| self.set.member(i)));
     }
 
     /// Returns when every member has entered this epoch; all stores made by members

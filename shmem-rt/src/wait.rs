@@ -36,6 +36,10 @@ pub enum Blocker {
 /// slices the peers need; when they have the cores to themselves, spinning comes back.
 #[derive(Debug, Clone, Copy)]
 pub struct WaitPolicy {
+    /// Polls before the first look at the clock: a short wait costs no clock read.
+    free_polls: u32,
+    /// Least spin budget the adaptation goes down to (0: straight to yielding).
+    min_spin_ns: u64,
     max_spin_ns: u64,
     yield_for: Duration,
 }
@@ -46,6 +50,13 @@ const SLEEP_SLICE: Duration = Duration::from_millis(20);
 /// Smallest spin budget: about one cache-line round trip plus change.
 const MIN_SPIN_NS: u64 = 1_000;
 
+/// Polls of a wait before it first reads the clock, with a CPU of its own: a few
+/// cache-line round trips, which is how long most collective waits last.
+const FREE_POLLS: u32 = 64;
+
+/// Polls of a wait before it yields, when PEs outnumber CPUs.
+const OVERSUBSCRIBED_POLLS: u32 = 8;
+
 /// This process's current spin budget in nanoseconds (one PE per process).
 static SPIN_BUDGET_NS: AtomicU64 = AtomicU64::new(MIN_SPIN_NS);
 
@@ -53,12 +64,18 @@ impl WaitPolicy {
     /// The policy for `npes` PEs sharing `cpus` CPUs.
     pub fn for_job(npes: usize, cpus: usize) -> WaitPolicy {
         let policy = if npes > cpus {
+            // The PE being waited for is most likely not running: spinning only delays
+            // it, so give the CPU away after a few polls.
             WaitPolicy {
-                max_spin_ns: MIN_SPIN_NS,
+                free_polls: OVERSUBSCRIBED_POLLS,
+                min_spin_ns: 0,
+                max_spin_ns: 0,
                 yield_for: Duration::from_micros(500),
             }
         } else {
             WaitPolicy {
+                free_polls: FREE_POLLS,
+                min_spin_ns: MIN_SPIN_NS,
                 max_spin_ns: 50_000,
                 yield_for: Duration::from_millis(1),
             }
@@ -97,28 +114,41 @@ fn wait_spinning(
     ready: &mut dyn FnMut() -> bool,
 ) -> RtResult<()> {
     let budget = SPIN_BUDGET_NS.load(Ordering::Relaxed);
-    let start = Instant::now();
-    let mut i = 0u32;
-    loop {
+    let grow = |budget: u64| {
+        let grown = (budget * 2).clamp(policy.min_spin_ns, policy.max_spin_ns);
+        if grown != budget {
+            SPIN_BUDGET_NS.store(grown, Ordering::Relaxed);
+        }
+    };
+    // Clock-free polls first: most waits end within them.
+    for _ in 0..policy.free_polls {
         std::hint::spin_loop();
         if ready() {
-            let grown = (budget * 2).min(policy.max_spin_ns);
-            if grown != budget {
-                SPIN_BUDGET_NS.store(grown, Ordering::Relaxed);
-            }
+            grow(budget);
             return Ok(());
         }
-        i = i.wrapping_add(1);
-        if i % 128 == 0 {
-            if start.elapsed().as_nanos() as u64 >= budget {
-                break;
+    }
+    if budget > 0 {
+        let start = Instant::now();
+        let mut i = 0u32;
+        loop {
+            std::hint::spin_loop();
+            if ready() {
+                grow(budget);
+                return Ok(());
             }
-            if i % 8192 == 0 {
-                check_wait(heap, me, blocker, during, ready)?;
+            i = i.wrapping_add(1);
+            if i % 128 == 0 {
+                if start.elapsed().as_nanos() as u64 >= budget {
+                    break;
+                }
+                if i % 8192 == 0 {
+                    check_wait(heap, me, blocker, during, ready)?;
+                }
             }
         }
     }
-    SPIN_BUDGET_NS.store((budget / 2).max(MIN_SPIN_NS), Ordering::Relaxed);
+    SPIN_BUDGET_NS.store((budget / 2).max(policy.min_spin_ns), Ordering::Relaxed);
     wait_slow(heap, policy, me, blocker, during, ready)
 }
 
@@ -165,12 +195,38 @@ fn wait_slow(
 /// Wakes PE `pe` if it sleeps. Call after the store it may be waiting for.
 #[inline]
 pub fn notify(heap: &SymmetricHeap, pe: usize) {
-    fence(Ordering::SeqCst);
-    let ctl = heap.control(pe);
-    if ctl.sleeping.load(Ordering::Relaxed) != 0 {
-        ctl.wake.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&ctl.wake);
+    notify_each(heap, std::iter::once(pe));
+}
+
+/// Wakes each of `pes` that sleeps, with one fence for all. Call after the stores they
+/// may be waiting for.
+#[inline]
+pub fn notify_each(heap: &SymmetricHeap, pes: impl Iterator<Item = usize>) {
+    store_load_fence();
+    for pe in pes {
+        let ctl = heap.control(pe);
+        if ctl.sleeping.load(Ordering::Relaxed) != 0 {
+            ctl.wake.fetch_add(1, Ordering::SeqCst);
+            futex_wake(&ctl.wake);
+        }
     }
+}
+
+/// The notifier's half of the Dekker protocol: orders its earlier stores before its later
+/// loads. On x86-64 a locked read-modify-write of the stack does that (as Linux's
+/// `smp_mb`) at a fraction of the cost of `mfence`, which the notifier pays on every
+/// collective call; elsewhere a sequentially consistent fence.
+#[inline]
+fn store_load_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: adds 0 to the word at the stack pointer, which is this thread's own
+    // mapped stack: its value does not change; the locked instruction is a full barrier
+    // for the processor, and the asm block (not `nomem`) one for the compiler.
+    unsafe {
+        std::arch::asm!("lock or dword ptr [rsp], 0", options(nostack));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    fence(Ordering::SeqCst);
 }
 
 /// Wakes every PE of the job (used on abort).
