@@ -20,7 +20,7 @@ impl ActiveSet {
     pub fn new(pe_start: i64, log_pe_stride: i64, pe_size: i64) -> Result<ActiveSet> {
         let npes = crate::pe::JOB_NPES.load(Ordering::Acquire);
         if npes == 0 {
-            return Err(ShmemError::Runtime(shmem_rt::RtError::NotLaunched));
+            return Err(shmem_rt::RtError::NotLaunched.into());
         }
         SetSpec::new(pe_start, log_pe_stride, pe_size, npes)
             .map(|spec| ActiveSet { spec })

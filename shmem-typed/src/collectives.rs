@@ -42,7 +42,7 @@ use shmem_rt::collective::{SetCtx, StageArea};
 use shmem_rt::RtError;
 
 use crate::active_set::ActiveSet;
-use crate::error::{Result, ShmemError};
+use crate::error::{Disagreement, Result, ShmemError, WorkArraySets};
 use crate::ops::{Combiner, ReduceOp};
 use crate::pe::Pe;
 use crate::symmetric::{Symmetric, SymmetricBuffer, SymmetricType};
@@ -296,7 +296,7 @@ impl Call {
         ShmemError::NotInActiveSet {
             pe: self.me,
             op: self.op,
-            set: set.to_string(),
+            set: Box::new(*set),
         }
     }
 
@@ -335,7 +335,7 @@ impl Call {
     /// The typed error for a runtime failure of this call.
     fn error(&self, err: RtError) -> ShmemError {
         let RtError::Collective(err) = err else {
-            return ShmemError::Runtime(err);
+            return err.into();
         };
         match err {
             CollectiveError::Mismatch {
@@ -346,12 +346,14 @@ impl Call {
                 theirs,
                 ..
             } => ShmemError::ArgumentMismatch {
-                op: self.op,
                 what: field.describe(),
-                me,
-                mine: self.describe(field, &mine, true),
-                other,
-                theirs: self.describe(field, &theirs, false),
+                details: Box::new(Disagreement {
+                    op: self.op,
+                    me,
+                    mine: self.describe(field, &mine, true),
+                    other,
+                    theirs: self.describe(field, &theirs, false),
+                }),
             },
             CollectiveError::MemberFault { pe, desc, .. } => self.from(pe, self.fault(&desc)),
             CollectiveError::TargetTooSmall {
@@ -369,8 +371,10 @@ impl Call {
             ),
             CollectiveError::WrongSet { bound, used, .. } => ShmemError::WorkArrayWrongSet {
                 op: self.op,
-                first: coll::describe_set_key(bound),
-                now: coll::describe_set_key(used),
+                sets: Box::new(WorkArraySets {
+                    first: coll::describe_set_key(bound),
+                    now: coll::describe_set_key(used),
+                }),
             },
             CollectiveError::Deadlock {
                 me,
@@ -379,16 +383,16 @@ impl Call {
                 theirs,
                 ..
             } => ShmemError::ArgumentMismatch {
-                op: self.op,
                 what: coll::deadlock_field(&mine, &theirs),
-                me,
-                mine: coll::describe_wait_site(&mine),
-                other,
-                theirs: coll::describe_wait_site(&theirs),
+                details: Box::new(Disagreement {
+                    op: self.op,
+                    me,
+                    mine: coll::describe_wait_site(&mine),
+                    other,
+                    theirs: coll::describe_wait_site(&theirs),
+                }),
             },
-            other @ CollectiveError::BadDescriptor { .. } => {
-                ShmemError::Runtime(RtError::Collective(other))
-            }
+            other @ CollectiveError::BadDescriptor { .. } => RtError::Collective(other).into(),
         }
     }
 
@@ -424,13 +428,12 @@ impl Call {
                 capacity: desc.data_off as usize,
                 needed: desc.nelems as usize,
             },
-            Some(Fault::None) | None => {
-                ShmemError::Runtime(RtError::Collective(CollectiveError::MemberFault {
-                    during: self.op,
-                    pe: self.me,
-                    desc: Box::new(*desc),
-                }))
-            }
+            Some(Fault::None) | None => RtError::Collective(CollectiveError::MemberFault {
+                during: self.op,
+                pe: self.me,
+                desc: Box::new(*desc),
+            })
+            .into(),
         }
     }
 

@@ -1,7 +1,13 @@
 //! Errors of the typed API: what C leaves undefined is reported here, as a value, on
 //! every PE that can detect it.
+//!
+//! [`ShmemError`] is kept small (40 bytes, checked below) so that `Result<_, ShmemError>`
+//! stays cheap to return: large payloads (runtime errors, the two sides of a
+//! disagreement) are boxed.
 
 use shmem_rt::RtError;
+
+use crate::active_set::ActiveSet;
 
 /// Everything a SHMEM call can fail with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -9,7 +15,7 @@ pub enum ShmemError {
     /// A runtime failure: another PE died, the heap is exhausted, an access is out of
     /// bounds, the configuration is bad.
     #[error(transparent)]
-    Runtime(#[from] RtError),
+    Runtime(Box<RtError>),
     /// The active-set triplet is invalid for this job.
     #[error("invalid active set: {0}")]
     InvalidActiveSet(String),
@@ -20,8 +26,8 @@ pub enum ShmemError {
         pe: usize,
         /// The collective.
         op: &'static str,
-        /// The set, described.
-        set: String,
+        /// The set.
+        set: Box<ActiveSet>,
     },
     /// The target cannot hold the collective's result.
     #[error("{op}: the target holds {capacity} elements but the result needs {needed}")]
@@ -52,20 +58,12 @@ pub enum ShmemError {
         op: &'static str,
     },
     /// PEs passed different arguments to the same collective call.
-    #[error("{op}: PEs disagree on {what}: PE {me} passed {mine}, PE {other} passed {theirs}")]
+    #[error("{}: PEs disagree on {what}: PE {} passed {}, PE {} passed {}", .details.op, .details.me, .details.mine, .details.other, .details.theirs)]
     ArgumentMismatch {
-        /// The collective.
-        op: &'static str,
         /// Which argument.
         what: &'static str,
-        /// This PE.
-        me: usize,
-        /// Its value, described.
-        mine: String,
-        /// The PE that disagreed.
-        other: usize,
-        /// Its value, described.
-        theirs: String,
+        /// The collective and both sides' values.
+        details: Box<Disagreement>,
     },
     /// Another member of the active set could not take part in the call (its own
     /// arguments failed a check), so this PE's call failed too instead of waiting for it.
@@ -89,14 +87,12 @@ pub enum ShmemError {
         needed: usize,
     },
     /// An explicit work array first used with one active set was used with another.
-    #[error("{op}: this work array was first used with {first} and cannot serve {now} (its epochs count the first set's calls; use one work array per active set)")]
+    #[error("{op}: this work array was first used with {} and cannot serve {} (its epochs count the first set's calls; use one work array per active set)", .sets.first, .sets.now)]
     WorkArrayWrongSet {
         /// The collective.
         op: &'static str,
-        /// The set of its first use, described.
-        first: String,
-        /// The set of this call, described.
-        now: String,
+        /// The two sets.
+        sets: Box<WorkArraySets>,
     },
     /// An index or range outside a symmetric buffer.
     #[error("range {start}..{end} is outside a symmetric buffer of {len} elements")]
@@ -110,5 +106,67 @@ pub enum ShmemError {
     },
 }
 
+impl From<RtError> for ShmemError {
+    fn from(err: RtError) -> ShmemError {
+        ShmemError::Runtime(Box::new(err))
+    }
+}
+
+/// The two sides of a [`ShmemError::ArgumentMismatch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// The collective.
+    pub op: &'static str,
+    /// This PE.
+    pub me: usize,
+    /// Its value, described.
+    pub mine: String,
+    /// The PE that disagreed.
+    pub other: usize,
+    /// Its value, described.
+    pub theirs: String,
+}
+
+/// The sets of a [`ShmemError::WorkArrayWrongSet`], described.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkArraySets {
+    /// The set of the work array's first use.
+    pub first: String,
+    /// The set of this call.
+    pub now: String,
+}
+
+// Small enough that returning it costs little (clippy's `result_large_err` starts at 128).
+static_assertions::const_assert!(std::mem::size_of::<ShmemError>() <= 40);
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = ShmemError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boxed_payloads_keep_the_messages() {
+        let err = ShmemError::ArgumentMismatch {
+            what: "the root",
+            details: Box::new(Disagreement {
+                op: "broadcast",
+                me: 0,
+                mine: "0".into(),
+                other: 2,
+                theirs: "1".into(),
+            }),
+        };
+        assert_eq!(
+            err.to_string(),
+            "broadcast: PEs disagree on the root: PE 0 passed 0, PE 2 passed 1"
+        );
+        let err: ShmemError = RtError::PeOutOfRange { pe: 5, npes: 2 }.into();
+        assert_eq!(
+            err.to_string(),
+            "PE 5 does not exist (this job has 2 PEs: 0..2)"
+        );
+        assert_eq!(std::mem::size_of::<ShmemError>(), 40);
+    }
+}

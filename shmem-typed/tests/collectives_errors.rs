@@ -357,12 +357,13 @@ fn calls_on_different_active_sets_are_reported_not_hung() {
             match &err {
                 ShmemError::ArgumentMismatch {
                     what: "the active set",
-                    mine,
-                    theirs,
-                    ..
+                    details,
                 } => {
-                    assert!(mine.contains(&sets[me].to_string()), "{err}");
-                    assert!(theirs.contains("fcollect on the active set"), "{err}");
+                    assert!(details.mine.contains(&sets[me].to_string()), "{err}");
+                    assert!(
+                        details.theirs.contains("fcollect on the active set"),
+                        "{err}"
+                    );
                 }
                 other => panic!("PE {me}: {other:?}"),
             }
