@@ -1,6 +1,7 @@
 //! A PE dying inside each typed collective — set barrier, broadcast, collect, fcollect,
 //! reduce — by SIGKILL, by a panic, and by returning from main early, while every other
-//! PE of the set is inside the same call. Each case checks from outside the job (see
+//! PE of the set is inside the same call; and the supervisor killed (SIGKILL) or
+//! interrupted (SIGINT) while the PEs are inside each collective. Each case checks from outside the job (see
 //! `shmem_rt::testing`): the supervisor's exit status and message naming the PE and the
 //! cause, every survivor's own error naming it, the whole job gone within 2 s of the
 //! fault, and — around all the cases — nothing left behind: no descriptor, child process
@@ -22,6 +23,10 @@ const TEST: &str = "a_pe_dying_inside_each_collective_stops_the_job";
 /// Environment variables by which the observer tells the PEs their case.
 const COLL_VAR: &str = "HARDEN_COLLECTIVE";
 const FAULT_VAR: &str = "HARDEN_FAULT";
+
+/// Linux signal numbers (this crate does not depend on libc).
+const SIGINT: i32 = 2;
+const SIGKILL: i32 = 9;
 
 /// The PE that fails: the last one (so, in a broadcast, the root everyone waits for).
 fn culprit(npes: usize) -> usize {
@@ -64,15 +69,25 @@ impl Collective {
     }
 }
 
-/// How the culprit ends.
+/// How the job is broken: the culprit ends, or the supervisor gets a signal while the
+/// culprit waits in `wait_until` for a word nobody writes (so the others wait for it
+/// inside the collective).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Death {
     Kill,
     Panic,
     ReturnEarly,
+    SupervisorKilled,
+    SupervisorInterrupted,
 }
 
-const DEATHS: [Death; 3] = [Death::Kill, Death::Panic, Death::ReturnEarly];
+const DEATHS: [Death; 5] = [
+    Death::Kill,
+    Death::Panic,
+    Death::ReturnEarly,
+    Death::SupervisorKilled,
+    Death::SupervisorInterrupted,
+];
 
 impl Death {
     fn name(self) -> &'static str {
@@ -80,6 +95,8 @@ impl Death {
             Death::Kill => "kill",
             Death::Panic => "panic",
             Death::ReturnEarly => "return",
+            Death::SupervisorKilled => "supervisor-kill",
+            Death::SupervisorInterrupted => "supervisor-int",
         }
     }
 
@@ -88,6 +105,15 @@ impl Death {
             .iter()
             .find(|d| d.name() == name)
             .unwrap_or_else(|| panic!("unknown death {name:?}"))
+    }
+
+    /// The signal the observer sends the supervisor once every PE waits, if any.
+    fn supervisor_signal(self) -> Option<i32> {
+        match self {
+            Death::SupervisorKilled => Some(SIGKILL),
+            Death::SupervisorInterrupted => Some(SIGINT),
+            _ => None,
+        }
     }
 
     /// The supervisor's exit status and the cause it and the survivors name.
@@ -104,6 +130,12 @@ impl Death {
                     "PE {pe} returned from main (began finalizing) while other PEs still waited for it"
                 ),
             ),
+            // Killed, the supervisor says nothing; the PEs die with it.
+            Death::SupervisorKilled => (Ended::Signal(SIGKILL), String::new()),
+            Death::SupervisorInterrupted => (
+                Ended::Code(130),
+                "interrupted by SIGINT; stopping the PEs".into(),
+            ),
         }
     }
 }
@@ -112,8 +144,8 @@ impl Death {
 /// pull-from-sources path), within it for the panic (data moves with the arrival).
 fn elems_for(death: Death) -> usize {
     match death {
-        Death::Panic => 4,
-        Death::Kill | Death::ReturnEarly => 300,
+        Death::Panic | Death::SupervisorInterrupted => 4,
+        Death::Kill | Death::ReturnEarly | Death::SupervisorKilled => 300,
     }
 }
 
@@ -143,7 +175,12 @@ fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), 
     let set = ActiveSet::new(0, 0, npes as i64)?;
     let src = pe.alloc_slice::<u64>(n)?;
     let dst = pe.alloc_slice::<u64>(n * npes)?;
+    let never_written = pe.alloc_slice::<u64>(1)?;
     src.local_slice_mut(pe).fill(me as u64 + 1);
+    if me == culprit(npes) && death.supervisor_signal().is_some() {
+        mark_ready();
+        return pe.wait_until(&never_written, Cmp::Ne, 0);
+    }
     if me == culprit(npes) {
         await_ready(npes - 1);
         match death {
@@ -153,6 +190,7 @@ fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), 
                 stamp_fault();
                 return Ok(());
             }
+            Death::SupervisorKilled | Death::SupervisorInterrupted => unreachable!(),
         }
     }
     mark_ready();
@@ -236,15 +274,27 @@ fn a_pe_dying_inside_each_collective_stops_the_job() {
             let npes = 3 + (i + death as usize) % 2;
             // A PE runs its program (its case is in its environment) and a self-started
             // supervisor its job, on the first call; only the observer gets a report.
-            let Some(report) = FaultCase::new(TEST, npes)
+            let mut case = FaultCase::new(TEST, npes)
                 .env(COLL_VAR, coll.name())
-                .env(FAULT_VAR, death.name())
-                .run(pe_program)
-            else {
+                .env(FAULT_VAR, death.name());
+            if let Some(sig) = death.supervisor_signal() {
+                case = case.signal_supervisor(sig);
+            }
+            let Some(report) = case.run(pe_program) else {
                 return;
             };
             println!("{} / {death:?} on {npes} PEs:", coll.name());
             let (ended, cause) = death.expected(culprit(npes));
+            if death.supervisor_signal().is_some() {
+                assert_eq!(
+                    report.ready_pes, npes,
+                    "every PE waited when the signal came"
+                );
+                let messages: &[&str] = if cause.is_empty() { &[] } else { &[&cause] };
+                report.assert_failed_fast(ended, messages);
+                slowest = slowest.max(report.job_gone_after_fault);
+                continue;
+            }
             report.assert_failed_fast(ended, &[&format!("{cause}; stopping the other PEs")]);
             let told = report.stderr_lines_with(&format!("error: {cause}"));
             assert_eq!(
@@ -258,7 +308,7 @@ fn a_pe_dying_inside_each_collective_stops_the_job() {
         }
     }
     println!(
-        "15 cases in {:?}; slowest job gone {slowest:?} after its fault",
+        "25 cases in {:?}; slowest job gone {slowest:?} after its fault",
         started.elapsed()
     );
     assert_eq!(snapshot(), before, "the failed jobs left something behind");
