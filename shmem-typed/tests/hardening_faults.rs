@@ -12,7 +12,7 @@
 //! PE side learns its case from the environment.
 
 use std::collections::BTreeSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use shmem_rt::error::print_line;
 use shmem_rt::testing::{await_ready, mark_ready, stamp_fault, Ended, Fault, FaultCase};
@@ -40,14 +40,17 @@ enum Collective {
     Collect,
     Fcollect,
     Reduce,
+    /// `wait_until` on a word only the culprit would write.
+    WaitUntil,
 }
 
-const COLLECTIVES: [Collective; 5] = [
+const COLLECTIVES: [Collective; 6] = [
     Collective::Barrier,
     Collective::Broadcast,
     Collective::Collect,
     Collective::Fcollect,
     Collective::Reduce,
+    Collective::WaitUntil,
 ];
 
 impl Collective {
@@ -58,6 +61,7 @@ impl Collective {
             Collective::Collect => "collect",
             Collective::Fcollect => "fcollect",
             Collective::Reduce => "reduce",
+            Collective::WaitUntil => "wait_until",
         }
     }
 
@@ -200,6 +204,7 @@ fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), 
         Collective::Collect => collect::<u64>(pe, &set, &dst, &src.range(..n - me)?).map(drop),
         Collective::Fcollect => fcollect::<u64>(pe, &set, &dst, &src),
         Collective::Reduce => reduce::<Sum, u64>(pe, &set, &dst.range(..n)?, &src),
+        Collective::WaitUntil => pe.wait_until(&never_written, Cmp::Ne, 0),
     }
 }
 
@@ -214,7 +219,7 @@ struct Resources {
     children: usize,
     /// Entries of /dev/shm.
     dev_shm: BTreeSet<String>,
-    /// Fault-case directories left in the temporary directory.
+    /// This process's fault-case directories left in the temporary directory.
     case_dirs: usize,
 }
 
@@ -258,58 +263,91 @@ fn snapshot() -> Resources {
         dev_shm: names_in("/dev/shm"),
         case_dirs: names_in(std::env::temp_dir())
             .iter()
-            .filter(|n| n.starts_with("shmem-fault-"))
+            // This process's cases only (`shmem-fault-<observer pid>-…`): other test
+            // processes on the machine may have cases of their own under way.
+            .filter(|n| n.starts_with(&format!("shmem-fault-{}-", std::process::id())))
             .count(),
     }
+}
+
+/// Runs one case in the observer and checks its report; returns how long after the
+/// fault the job was gone. In a PE or the self-started supervisor, plays that role and
+/// returns `None`.
+fn run_case(test: &str, coll: Collective, death: Death, npes: usize) -> Option<Duration> {
+    let mut case = FaultCase::new(test, npes)
+        .env(COLL_VAR, coll.name())
+        .env(FAULT_VAR, death.name());
+    if let Some(sig) = death.supervisor_signal() {
+        case = case.signal_supervisor(sig);
+    }
+    let report = case.run(pe_program)?;
+    println!("{} / {death:?} on {npes} PEs:", coll.name());
+    let (ended, cause) = death.expected(culprit(npes));
+    if death.supervisor_signal().is_some() {
+        assert_eq!(
+            report.ready_pes, npes,
+            "every PE waited when the signal came"
+        );
+        let messages: &[&str] = if cause.is_empty() { &[] } else { &[&cause] };
+        report.assert_failed_fast(ended, messages);
+    } else {
+        report.assert_failed_fast(ended, &[&format!("{cause}; stopping the other PEs")]);
+        let told = report.stderr_lines_with(&format!("error: {cause}"));
+        assert_eq!(
+            told,
+            npes - 1,
+            "{} / {death:?}: every surviving PE reports the failure\n{}",
+            coll.name(),
+            report.stderr
+        );
+    }
+    Some(report.job_gone_after_fault)
 }
 
 #[test]
 fn a_pe_dying_inside_each_collective_stops_the_job() {
     let before = snapshot();
     let started = Instant::now();
-    let mut slowest = std::time::Duration::ZERO;
+    let mut slowest = Duration::ZERO;
+    let mut cases = 0;
     for (i, coll) in COLLECTIVES.into_iter().enumerate() {
         for death in DEATHS {
+            if (coll, death) == (Collective::WaitUntil, Death::ReturnEarly) {
+                // Hangs: see the ignored test below.
+                continue;
+            }
             // 3 and 4 PEs in turn, so that the culprit is sometimes an odd member.
             let npes = 3 + (i + death as usize) % 2;
             // A PE runs its program (its case is in its environment) and a self-started
             // supervisor its job, on the first call; only the observer gets a report.
-            let mut case = FaultCase::new(TEST, npes)
-                .env(COLL_VAR, coll.name())
-                .env(FAULT_VAR, death.name());
-            if let Some(sig) = death.supervisor_signal() {
-                case = case.signal_supervisor(sig);
-            }
-            let Some(report) = case.run(pe_program) else {
+            let Some(gone) = run_case(TEST, coll, death, npes) else {
                 return;
             };
-            println!("{} / {death:?} on {npes} PEs:", coll.name());
-            let (ended, cause) = death.expected(culprit(npes));
-            if death.supervisor_signal().is_some() {
-                assert_eq!(
-                    report.ready_pes, npes,
-                    "every PE waited when the signal came"
-                );
-                let messages: &[&str] = if cause.is_empty() { &[] } else { &[&cause] };
-                report.assert_failed_fast(ended, messages);
-                slowest = slowest.max(report.job_gone_after_fault);
-                continue;
-            }
-            report.assert_failed_fast(ended, &[&format!("{cause}; stopping the other PEs")]);
-            let told = report.stderr_lines_with(&format!("error: {cause}"));
-            assert_eq!(
-                told,
-                npes - 1,
-                "{} / {death:?}: every surviving PE reports the failure\n{}",
-                coll.name(),
-                report.stderr
-            );
-            slowest = slowest.max(report.job_gone_after_fault);
+            slowest = slowest.max(gone);
+            cases += 1;
         }
     }
     println!(
-        "25 cases in {:?}; slowest job gone {slowest:?} after its fault",
+        "{cases} cases in {:?}; slowest job gone {slowest:?} after its fault",
         started.elapsed()
     );
     assert_eq!(snapshot(), before, "the failed jobs left something behind");
+}
+
+/// KNOWN HANG (ignored until fixed in `shmem_rt::wait`): the culprit returns from main
+/// while the others wait in `wait_until` for a word only it would write. Each survivor's
+/// wait is point-to-point (`Blocker::AnyOther`), which gives up only when *every* other
+/// PE has left; here the other survivors are still running (waiting too), and the
+/// culprit waits in finalize for them, so every PE waits forever and the observer kills
+/// the job after 20 s. Run with `cargo test -p shmem-typed --test hardening_faults --
+/// --ignored`.
+#[test]
+#[ignore = "hangs: point-to-point waits do not notice that every other PE waits or has left"]
+fn a_pe_returning_early_while_others_wait_until_ends_the_job() {
+    run_case(
+        "a_pe_returning_early_while_others_wait_until_ends_the_job",
+        Collective::WaitUntil,
+        Death::ReturnEarly,
+        3,
+    );
 }
