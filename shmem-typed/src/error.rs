@@ -94,6 +94,14 @@ pub enum ShmemError {
         /// The two sets.
         sets: Box<WorkArraySets>,
     },
+    /// Two local views asked for at once (one of them mutable) would share memory.
+    #[error("the two symmetric buffers overlap (symmetric bytes {}..{} and {}..{}): a mutable local view must not alias another view; pass disjoint buffers or ranges", .first.0, .first.1, .second.0, .second.1)]
+    OverlappingViews {
+        /// Symmetric byte range of the first buffer.
+        first: (usize, usize),
+        /// Symmetric byte range of the second buffer.
+        second: (usize, usize),
+    },
     /// An index or range outside a symmetric buffer.
     #[error("range {start}..{end} is outside a symmetric buffer of {len} elements")]
     RangeOutOfBounds {

@@ -25,7 +25,9 @@
 //!
 //! # Synchronization rules
 //! Inside a PE the borrow checker rules: a local view (`local`, `local_slice`) borrows the
-//! [`Pe`] shared, writes and collectives borrow it exclusively. Between PEs the
+//! [`Pe`] shared, writes and collectives borrow it exclusively; to read one buffer while
+//! writing another, [`Pe::local_read_write`] (or [`Pe::local_pair_mut`]) lends both views
+//! at once, refusing buffers that overlap. Between PEs the
 //! OpenSHMEM rules apply: data written by a put is visible to the target after a barrier,
 //! a collective that orders it, or a `wait_until` on a flag put after the data; a PE must
 //! not read or write memory that another PE may be updating at the same time.

@@ -369,6 +369,28 @@ fn check_fits(given: usize, capacity: usize) -> Result<()> {
     Ok(())
 }
 
+/// The symmetric byte range `start..end` of a buffer.
+fn byte_range<B: SymmetricBuffer + ?Sized>(buf: &B) -> std::ops::Range<usize> {
+    let start = buf.sym_offset();
+    start..start + buf.sym_len() * std::mem::size_of::<B::Elem>()
+}
+
+/// Errors unless `a` and `b` share no byte (an empty buffer shares none).
+fn check_disjoint<A, B>(a: &A, b: &B) -> Result<()>
+where
+    A: SymmetricBuffer + ?Sized,
+    B: SymmetricBuffer + ?Sized,
+{
+    let (a, b) = (byte_range(a), byte_range(b));
+    if a.is_empty() || b.is_empty() || a.end <= b.start || b.end <= a.start {
+        return Ok(());
+    }
+    Err(ShmemError::OverlappingViews {
+        first: (a.start, a.end),
+        second: (b.start, b.end),
+    })
+}
+
 fn slice_ptr<B: SymmetricBuffer + ?Sized>(buf: &B, pe: &Pe) -> *mut B::Elem {
     // SAFETY: symmetric buffers lie inside the partition (trait contract).
     unsafe {
@@ -427,6 +449,42 @@ impl Pe {
             len,
             _elem: PhantomData,
         })
+    }
+
+    /// This PE's elements of two symmetric buffers at once, both mutable: for a program
+    /// that reads one buffer while it writes another (a stencil sweeping from one grid
+    /// into the next) without copying either. Errors with
+    /// [`ShmemError::OverlappingViews`] if the buffers share a byte: a mutable view never
+    /// aliases another view. Both views borrow the handle exclusively, so neither can be
+    /// held across a put or a collective.
+    pub fn local_pair_mut<'a, EA: Pod, EB: Pod>(
+        &'a mut self,
+        a: &(impl SymmetricBuffer<Elem = EA> + ?Sized),
+        b: &(impl SymmetricBuffer<Elem = EB> + ?Sized),
+    ) -> Result<(&'a mut [EA], &'a mut [EB])> {
+        check_disjoint(a, b)?;
+        let (a_base, b_base) = (slice_ptr(a, self), slice_ptr(b, self));
+        // SAFETY: each buffer's range is allocated, aligned and initialised (Pod) on this
+        // PE; the two ranges are disjoint (checked above), and the exclusive borrow of
+        // `self` excludes every other local view and every collective while they live.
+        unsafe {
+            Ok((
+                std::slice::from_raw_parts_mut(a_base, a.sym_len()),
+                std::slice::from_raw_parts_mut(b_base, b.sym_len()),
+            ))
+        }
+    }
+
+    /// This PE's elements of `read`, shared, and of `write`, mutable, at once: the
+    /// read/write form of [`Pe::local_pair_mut`], with the same rule (the buffers must
+    /// not share a byte, else [`ShmemError::OverlappingViews`]).
+    pub fn local_read_write<'a, ER: Pod, EW: Pod>(
+        &'a mut self,
+        read: &(impl SymmetricBuffer<Elem = ER> + ?Sized),
+        write: &(impl SymmetricBuffer<Elem = EW> + ?Sized),
+    ) -> Result<(&'a [ER], &'a mut [EW])> {
+        let (read, write) = self.local_pair_mut(read, write)?;
+        Ok((read, write))
     }
 
     /// Collectively frees a symmetric allocation (`shmem_free`); starts with a barrier.
