@@ -120,9 +120,11 @@ fn wait_spinning(
             SPIN_BUDGET_NS.store(grown, Ordering::Relaxed);
         }
     };
-    // Clock-free polls first: most waits end within them.
+    // Clock-free polls first: most waits end within them. No pause between them: a
+    // poll of a line another core is writing stalls on the transfer anyway, and the
+    // arrival is seen the moment the line comes back (measured: 4% less for 8-byte
+    // collectives at 2 PEs).
     for _ in 0..policy.free_polls {
-        std::hint::spin_loop();
         if ready() {
             grow(budget);
             return Ok(());
