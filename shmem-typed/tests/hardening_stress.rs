@@ -1,4 +1,5 @@
-//! Stress: 100,000 mixed collectives at 4 PEs — barriers, broadcasts, collects, fcollects
+//! Stress: 100,000 mixed collectives at 4 PEs (and 20,000 at 8 PEs, oversubscribed on a
+//! 2-core machine) — barriers, broadcasts, collects, fcollects
 //! and reductions of three element types, back to back on random active sets (strides,
 //! offsets, single PEs) with random sizes, mostly small — each result checked against a
 //! sequential oracle on every member.
@@ -15,8 +16,6 @@ use shmem_typed::prelude::*;
 use shmem_typed::testing::test_on_pes;
 use shmem_typed::SymRange;
 
-const NPES: usize = 4;
-const CALLS: usize = 100_000;
 /// Elements per PE of the largest call.
 const MAX_ELEMS: usize = 1024;
 const DEFAULT_SEED: u64 = 0x5eed_0f57_15e5;
@@ -89,11 +88,11 @@ struct Call {
     nelems: usize,
 }
 
-fn draw_call(d: &mut Draw, index: usize) -> Call {
+fn draw_call(d: &mut Draw, npes: usize, index: usize) -> Call {
     let log_stride = d.below(3) as i64;
     let stride = 1usize << log_stride;
-    let size = 1 + d.below((NPES - 1) / stride + 1);
-    let start = d.below(NPES - (size - 1) * stride) as i64;
+    let size = 1 + d.below((npes - 1) / stride + 1);
+    let start = d.below(npes - (size - 1) * stride) as i64;
     // Mostly a few elements; sometimes beyond the 64-byte inline limit; rarely large.
     let nelems = match d.below(100) {
         0 => d.below(MAX_ELEMS + 1),
@@ -236,7 +235,7 @@ impl<T: StressElem> Buffers<T> {
     fn new(pe: &mut Pe) -> Result<Self, ShmemError> {
         Ok(Buffers {
             src: pe.alloc_slice(MAX_ELEMS)?,
-            dst: pe.alloc_slice(NPES * MAX_ELEMS)?,
+            dst: pe.alloc_slice(pe.n_pes() * MAX_ELEMS)?,
         })
     }
 
@@ -340,50 +339,63 @@ impl<T: StressElem> Buffers<T> {
     }
 }
 
+/// Every PE of the job draws `calls` calls and makes those of its sets.
+fn stress(pe: &mut Pe, calls: usize) -> Result<(), String> {
+    let seed = seed();
+    let context = |call: &Call, what: String| {
+        format!("seed {seed:#x} (rerun with SHMEM_STRESS_SEED={seed:#x}), call {call:?}: {what}")
+    };
+    let u64s = Buffers::<u64>::new(pe).map_err(|e| e.to_string())?;
+    let i32s = Buffers::<i32>::new(pe).map_err(|e| e.to_string())?;
+    let u8s = Buffers::<u8>::new(pe).map_err(|e| e.to_string())?;
+    let mut draw = Draw(seed);
+    let started = Instant::now();
+    let mut made = 0usize;
+    for index in 0..calls {
+        let call = draw_call(&mut draw, pe.n_pes(), index);
+        if let Kind::BarrierAll = call.kind {
+            pe.barrier_all()
+                .map_err(|e| context(&call, e.to_string()))?;
+            made += 1;
+            continue;
+        }
+        let set = ActiveSet::new(call.start, call.log_stride, call.size)
+            .map_err(|e| context(&call, e.to_string()))?;
+        if !set.contains(pe.my_pe()) {
+            continue;
+        }
+        let outcome = match call.elem {
+            0 => u64s.run(pe, seed, &call, &set),
+            1 => i32s.run(pe, seed, &call, &set),
+            _ => u8s.run(pe, seed, &call, &set),
+        };
+        outcome.map_err(|what| context(&call, what))?;
+        made += 1;
+    }
+    if pe.my_pe() == 0 {
+        eprintln!(
+            "PE 0 made {made} of {calls} calls in {:?} (seed {seed:#x})",
+            started.elapsed()
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn stress_100k_mixed_collectives_on_random_sets_at_4_pes() {
     test_on_pes(
         "stress_100k_mixed_collectives_on_random_sets_at_4_pes",
-        NPES,
-        |pe| -> Result<(), String> {
-            let seed = seed();
-            let context = |call: &Call, what: String| {
-                format!("seed {seed:#x} (rerun with SHMEM_STRESS_SEED={seed:#x}), call {call:?}: {what}")
-            };
-            let u64s = Buffers::<u64>::new(pe).map_err(|e| e.to_string())?;
-            let i32s = Buffers::<i32>::new(pe).map_err(|e| e.to_string())?;
-            let u8s = Buffers::<u8>::new(pe).map_err(|e| e.to_string())?;
-            let mut draw = Draw(seed);
-            let started = Instant::now();
-            let mut made = 0usize;
-            for index in 0..CALLS {
-                let call = draw_call(&mut draw, index);
-                if let Kind::BarrierAll = call.kind {
-                    pe.barrier_all()
-                        .map_err(|e| context(&call, e.to_string()))?;
-                    made += 1;
-                    continue;
-                }
-                let set = ActiveSet::new(call.start, call.log_stride, call.size)
-                    .map_err(|e| context(&call, e.to_string()))?;
-                if !set.contains(pe.my_pe()) {
-                    continue;
-                }
-                let outcome = match call.elem {
-                    0 => u64s.run(pe, seed, &call, &set),
-                    1 => i32s.run(pe, seed, &call, &set),
-                    _ => u8s.run(pe, seed, &call, &set),
-                };
-                outcome.map_err(|what| context(&call, what))?;
-                made += 1;
-            }
-            if pe.my_pe() == 0 {
-                eprintln!(
-                    "PE 0 made {made} of {CALLS} calls in {:?} (seed {seed:#x})",
-                    started.elapsed()
-                );
-            }
-            Ok(())
-        },
+        4,
+        |pe| stress(pe, 100_000),
+    );
+}
+
+/// Oversubscribed: 8 PEs on however few cores the machine has (2 in CI).
+#[test]
+fn stress_20k_mixed_collectives_on_random_sets_at_8_pes() {
+    test_on_pes(
+        "stress_20k_mixed_collectives_on_random_sets_at_8_pes",
+        8,
+        |pe| stress(pe, 20_000),
     );
 }
