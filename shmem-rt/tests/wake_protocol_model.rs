@@ -6,8 +6,11 @@
 //! two in step when either changes):
 //! - the publisher (a collective's arrival, a put followed by a flag) writes its data,
 //!   stores the flag with `Release` (`SetCtx::publish`, the epoch words), then
-//!   `notify`: a store-load fence (`SeqCst`), a `Relaxed` load of the sleeper's
-//!   `sleeping` count, and, only if it is non-zero, `wake.fetch_add` and `FUTEX_WAKE`;
+//!   `notify`/`notify_each`: a store-load fence (`store_load_fence`: a locked
+//!   instruction on x86-64, a `SeqCst` fence elsewhere; modelled as the `SeqCst` fence), a
+//!   `Relaxed` load of the sleeper's `sleeping` count, and, only if it is non-zero,
+//!   `wake.fetch_add` and `FUTEX_WAKE` (one fence serves every PE woken, each of which is
+//!   the pair modelled here);
 //! - the waiter's sleeping round (`wait_slow`): `sleeping.fetch_add` (`SeqCst`), a
 //!   `SeqCst` fence, `seen = wake.load`, re-check of the flag (`Acquire`), then
 //!   `FUTEX_WAIT(wake, seen)`, which sleeps only while `wake` still equals `seen`.
