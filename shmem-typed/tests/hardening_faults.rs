@@ -7,9 +7,10 @@
 //! fault, and — around all the cases — nothing left behind: no descriptor, child process
 //! or mapping in the observing process, no entry in /dev/shm, no case directory.
 //!
-//! This binary holds one test only, so that nothing else changes the observer's
-//! descriptors while it counts them. The cases run one after another in that test; the
-//! PE side learns its case from the environment.
+//! This binary runs one test only (the other is an ignored reproduction of a known
+//! hang), so that nothing else changes the observer's descriptors while it counts them.
+//! The cases run one after another in that test; the PE side learns its case from the
+//! environment.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
