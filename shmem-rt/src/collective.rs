@@ -32,6 +32,9 @@ use crate::wait::{self, Blocker, WaitPolicy};
 /// (see [`SetCtx::publish`]).
 const WAKE_AFTER_POLLS: u32 = 64;
 
+/// How many of a root's next arrival lines a broadcast reader prefetches.
+const PREFETCH_AHEAD: u64 = 2;
+
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line, and
 /// checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉ rounds).
 pub const FLAT_BARRIER_MAX: usize = 16;
@@ -191,19 +194,21 @@ impl<'a> SetCtx<'a> {
         &self.sync_of(index).arrival[Self::line_index(self.epoch)]
     }
 
-    /// Hints the processor to fetch member `index`'s arrival line of the next call (a
-    /// read of it that is not needed yet; no effect on correctness).
+    /// Hints the processor to fetch member `index`'s arrival lines of the next
+    /// [`PREFETCH_AHEAD`] calls (reads that are not needed yet; no effect on correctness).
     #[inline]
     pub fn prefetch_next_line(&self, index: usize) {
-        let line = &self.sync_of(index).arrival[Self::line_index(self.epoch + 1)];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching has no memory effects; the address is a valid line.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>((line as *const ArrivalLine).cast());
+        for ahead in 1..=PREFETCH_AHEAD {
+            let line = &self.sync_of(index).arrival[Self::line_index(self.epoch + ahead)];
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: prefetching has no memory effects; the address is a valid line.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>((line as *const ArrivalLine).cast());
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = line;
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = line;
     }
 
     /// Address of member `index`'s copy of symmetric offset `offset`.
