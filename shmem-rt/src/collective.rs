@@ -195,7 +195,7 @@ impl<'a> SetCtx<'a> {
     }
 
     /// Hints the processor to fetch member `index`'s arrival lines of the next
-    /// [`PREFETCH_AHEAD`] calls (reads that are not needed yet; no effect on correctness).
+    /// `PREFETCH_AHEAD` calls (reads that are not needed yet; no effect on correctness).
     #[inline]
     pub fn prefetch_next_line(&self, index: usize) {
         for ahead in 1..=PREFETCH_AHEAD {
