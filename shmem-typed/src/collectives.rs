@@ -5,6 +5,10 @@
 //! `#[symmetric] static`, a [`SymSlice`](crate::SymSlice), or a `.range(..)` of one); a
 //! local array or `Vec` does not compile. A source's length is its `nelems`, so a collect
 //! with a different count per PE passes `&SOURCE.range(..count)?`.
+//! Broadcast and (f)collect move the buffer's elements as they are (a `[[f64; 3]; 2]`
+//! static is two `[f64; 3]` rows, a `[Particle; 4]` static four structs); a reduction
+//! over `T` sees through arrays to the `T`s ([`Scalars`]), so that static is six `f64`s
+//! to `reduce::<Sum, f64>`.
 //!
 //! Where C leaves behaviour undefined, these return an error instead: a caller outside the
 //! set, a target too small, a root outside the set, overlapping target and source, and
@@ -43,7 +47,7 @@ use shmem_rt::RtError;
 
 use crate::active_set::ActiveSet;
 use crate::error::{Disagreement, Result, ShmemError, WorkArraySets};
-use crate::ops::{Combiner, ReduceOp};
+use crate::ops::{Combiner, ReduceOp, Scalars};
 use crate::pe::Pe;
 use crate::symmetric::{Symmetric, SymmetricBuffer, SymmetricType};
 use crate::work::{
@@ -158,16 +162,18 @@ pub fn collect_with<T: SymmetricType>(
     coll::collect(&ctx, elem_type::<T>(), span(target), span(source)).map_err(|e| call.error(e))
 }
 
-/// `shmem_TYPE_OP_to_all`: `nreduce = source.len()` independent reductions with `Op`
-/// over the members' sources; every member's target receives the results in its first
-/// `nreduce` elements. The target may be the source, but must not otherwise overlap it.
+/// `shmem_TYPE_OP_to_all`: `nreduce` independent reductions with `Op` over the members'
+/// sources, where `nreduce` is the number of `T`s in the source; every member's target
+/// receives the results in its first `nreduce` `T`s. Target and source hold `T`s or
+/// arrays of them, nested to any depth ([`Scalars`]): a `[[f64; 3]; 2]` static is six
+/// `f64`s. The target may be the source, but must not otherwise overlap it.
 /// Results are combined in member order on every member, so they are identical
 /// everywhere (floating point included).
 pub fn reduce<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
-    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
 ) -> Result<()>
 where
     Op: ReduceOp<T>,
@@ -179,8 +185,8 @@ where
         &ctx,
         Op::CODE,
         elem_type::<T>(),
-        span(target),
-        span(source),
+        scalar_span(target),
+        scalar_span(source),
         usize::MAX,
     )
     .map_err(|e| call.error(e))
@@ -193,8 +199,8 @@ where
 pub fn reduce_with<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
-    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
-    source: &(impl KnownLen<Elem = T> + ?Sized),
+    target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+    source: &(impl KnownLen<Elem: Scalars<T>> + ?Sized),
     work: &Symmetric<impl ReduceWorkArray<T>>,
 ) -> Result<()>
 where
@@ -209,8 +215,8 @@ where
         &ctx,
         Op::CODE,
         elem_type::<T>(),
-        span(target),
-        span(source),
+        scalar_span(target),
+        scalar_span(source),
         nreduce,
     )
     .map_err(|e| call.error(e))
@@ -218,6 +224,18 @@ where
 
 fn span<B: SymmetricBuffer + ?Sized>(buffer: &B) -> Span {
     Span::new(buffer.sym_offset(), buffer.sym_len())
+}
+
+/// A buffer whose elements are made of `T`s, as a span of `T`s.
+fn scalar_span<T, B>(buffer: &B) -> Span
+where
+    B: SymmetricBuffer + ?Sized,
+    B::Elem: Scalars<T>,
+{
+    Span::new(
+        buffer.sym_offset(),
+        buffer.sym_len() * <B::Elem as Scalars<T>>::COUNT,
+    )
 }
 
 /// The runtime's view of element type `T`: its size and a fingerprint of its identity.

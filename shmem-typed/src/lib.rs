@@ -50,7 +50,7 @@ pub use collectives::{
     fcollect_with, reduce, reduce_with,
 };
 pub use error::{Result, ShmemError};
-pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Sum, Xor};
+pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use shmem_macros::{main, symmetric};
 pub use symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt};

@@ -124,6 +124,57 @@ op_impl!(Max, op_code::MAX, |a, s| a.max(s); f32, f64);
 op_impl!(Sum, op_code::SUM, |a, s| a + s; f32, f64, Complex<f32>, Complex<f64>);
 op_impl!(Prod, op_code::PROD, |a, s| a * s; f32, f64, Complex<f32>, Complex<f64>);
 
+/// Values made of `COUNT` consecutive `T`s: `T` itself, and, when `T` is an element type
+/// of the reductions, arrays of it nested to any depth (`[f64; 3]` is 3 `f64`s,
+/// `[[f64; 3]; 2]` is 6). A reduction over `T` accepts targets and sources whose elements
+/// are any of these and reduces them scalar by scalar, so a `#[symmetric]` grid
+/// `[[f64; 3]; 2]` is a buffer of 6 `f64`s to `reduce::<Sum, f64>`.
+///
+/// # Safety
+/// `Self` must consist of exactly `COUNT` consecutive `T`s (no padding).
+#[diagnostic::on_unimplemented(
+    message = "a buffer of `{Self}` is not a buffer of `{T}` values",
+    label = "the reduction is over `{T}`",
+    note = "a reduction's target and source hold its element type `{T}`, or arrays of it (`[{T}; N]`, nested to any depth)"
+)]
+pub unsafe trait Scalars<T>: Pod {
+    /// How many `T`s one value holds.
+    const COUNT: usize;
+}
+
+// SAFETY: a value is one of itself.
+unsafe impl<T: Pod> Scalars<T> for T {
+    const COUNT: usize = 1;
+}
+
+// Arrays flatten for the element types of the reductions only: a blanket impl for every
+// `T` would overlap with the one above (is `[E; N]` made of `[E; N]`s or of `E`s?).
+macro_rules! arrays_of {
+    ($($t:ty),*) => {$(
+        // SAFETY: an array is N consecutive Es with no padding between them, each of
+        // which is E::COUNT consecutive Ts.
+        unsafe impl<E: Scalars<$t>, const N: usize> Scalars<$t> for [E; N] {
+            const COUNT: usize = N * E::COUNT;
+        }
+    )*};
+}
+arrays_of!(
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f32,
+    f64,
+    Complex<f32>,
+    Complex<f64>
+);
+
 /// The runtime's view of `Op` on `T`.
 pub(crate) struct Combiner<Op, T>(PhantomData<(Op, T)>);
 

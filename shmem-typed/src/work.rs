@@ -33,6 +33,7 @@ use bytemuck::{Pod, Zeroable};
 use shmem_rt::collective::StageArea;
 use shmem_rt::layout::{SyncWords, CACHE_LINE};
 
+use crate::ops::Scalars;
 use crate::symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer};
 
 /// The smallest `pWrk` length, in elements (`SHMEM_REDUCE_MIN_WRKDATA_SIZE`).
@@ -281,19 +282,20 @@ impl<B: KnownLen + ?Sized> KnownLen for &B {
     const FIXED_LEN: Option<usize> = B::FIXED_LEN;
 }
 
-/// Fails to compile when a source of known length has more elements than the work array
+/// Fails to compile when a source of known length holds more `T`s than the work array
 /// serves.
 pub(crate) fn check_work_fits<S, W, T>(_: &S, _: &Symmetric<W>)
 where
     S: KnownLen + ?Sized,
+    S::Elem: Scalars<T>,
     W: ReduceWorkArray<T>,
     T: Pod,
 {
     const {
         if let Some(len) = S::FIXED_LEN {
             assert!(
-                len <= <W as ReduceWorkArray<T>>::NREDUCE,
-                "the work array is too small for this reduction: reduce_work!(T, N) serves at most N elements, and the source has more"
+                len * <S::Elem as Scalars<T>>::COUNT <= <W as ReduceWorkArray<T>>::NREDUCE,
+                "the work array is too small for this reduction: reduce_work!(T, N) serves at most N values of T, and the source holds more (an array element counts as all the T values in it)"
             );
         }
     }
