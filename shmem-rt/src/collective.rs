@@ -236,6 +236,16 @@ impl<'a> SetCtx<'a> {
         self.wait_blocked(word, at_least, writer)
     }
 
+    /// Polls `word` until it reaches `at_least`, at most the policy's clock-free polls;
+    /// returns whether it did. For waits that nothing but the arrival holds up (a
+    /// barrier): plain loads notice the change sooner than the slow path's polls, which
+    /// carry its cycle watch and book-keeping. (Calls that move data gain nothing: their
+    /// readers' faster polls take the line from its writer more often.)
+    #[inline]
+    fn poll_briefly(&self, word: &AtomicU64, at_least: u64) -> bool {
+        (0..self.policy.free_polls()).any(|_| word.load(Ordering::Acquire) >= at_least)
+    }
+
     #[cold]
     #[inline(never)]
     fn wait_blocked(&self, word: &AtomicU64, at_least: u64, writer: usize) -> RtResult<()> {
@@ -449,6 +459,7 @@ impl<'a> SetCtx<'a> {
         let mut first_error = None;
         if n <= FLAT_BARRIER_MAX {
             for i in self.others() {
+                self.poll_briefly(&self.line_of(i).epoch, self.epoch);
                 let theirs = self.wait_arrival(i)?;
                 if first_error.is_none() {
                     first_error = crate::coll::check_member(self, &mine, i, &theirs).err();

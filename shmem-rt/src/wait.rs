@@ -61,6 +61,12 @@ const OVERSUBSCRIBED_POLLS: u32 = 8;
 static SPIN_BUDGET_NS: AtomicU64 = AtomicU64::new(MIN_SPIN_NS);
 
 impl WaitPolicy {
+    /// Polls a wait makes before it first reads the clock (see [`wait_for`]).
+    #[inline]
+    pub fn free_polls(&self) -> u32 {
+        self.free_polls
+    }
+
     /// The policy for `npes` PEs sharing `cpus` CPUs.
     pub fn for_job(npes: usize, cpus: usize) -> WaitPolicy {
         let policy = if npes > cpus {
