@@ -237,12 +237,12 @@ impl<'a> SetCtx<'a> {
     }
 
     /// Polls `word` until it reaches `at_least`, at most the policy's clock-free polls;
-    /// returns whether it did. For waits that nothing but the arrival holds up (a
-    /// barrier): plain loads notice the change sooner than the slow path's polls, which
-    /// carry its cycle watch and book-keeping. (Calls that move data gain nothing: their
-    /// readers' faster polls take the line from its writer more often.)
+    /// returns whether it did. Used before waiting for a member's arrival: plain loads
+    /// notice the change sooner than the slow path's polls, which carry its cycle watch
+    /// and book-keeping. (Not in every wait: polling faster also takes the line from its
+    /// writer more often, which made waits for data words slower.)
     #[inline]
-    fn poll_briefly(&self, word: &AtomicU64, at_least: u64) -> bool {
+    pub fn poll_briefly(&self, word: &AtomicU64, at_least: u64) -> bool {
         (0..self.policy.free_polls()).any(|_| word.load(Ordering::Acquire) >= at_least)
     }
 

@@ -168,6 +168,7 @@ fn gather(
     let mut total = source.len as u64;
     let mut any_direct = exposed;
     for i in ctx.others() {
+        ctx.poll_briefly(&ctx.line_of(i).epoch, ctx.epoch);
         let theirs = ctx.wait_arrival(i)?;
         let ok = check_member(ctx, &mine, i, &theirs).and_then(|()| {
             if fixed {

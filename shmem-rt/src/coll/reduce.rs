@@ -107,6 +107,7 @@ pub fn reduce<C: Combine>(
     let exposed = (!one_shot).then_some(&mine);
     let mut first = None;
     for i in ctx.others() {
+        ctx.poll_briefly(&ctx.line_of(i).epoch, ctx.epoch);
         let theirs = ctx.wait_arrival(i)?;
         if first.is_none() {
             first = check_member(ctx, &mine, i, &theirs)
