@@ -137,13 +137,34 @@ fn heap_needed(args: &Args) -> usize {
     (args.npes + 3) * (args.max + crate::ours::BUFFER_ALIGN) + (16 << 20)
 }
 
-/// A warning when the machine was already busy (1-minute load average of at least 0.5
-/// per CPU) as the benchmark started: its figures will be noisy.
+/// A warning when other work kept the CPUs at least 20% busy during the second before
+/// the benchmark started (the load average lags by minutes): its figures will be noisy.
 fn busy_note() -> Option<String> {
-    let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let load: f64 = loadavg.split_whitespace().next()?.parse().ok()?;
-    let cpus = shmem_rt::config::available_cpus();
-    (load >= 0.5 * cpus as f64).then(|| {
-        format!("the machine was busy (load average {load:.1} on {cpus} CPUs): figures may be noisy; rerun when it is idle")
+    let before = cpu_times()?;
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let after = cpu_times()?;
+    let (busy, total) = (after.0 - before.0, after.1 - before.1);
+    let share = busy as f64 / total.max(1) as f64;
+    (share >= 0.2).then(|| {
+        format!(
+            "other work kept the CPUs {:.0}% busy as the benchmark started: figures may be noisy; rerun when the machine is idle",
+            share * 100.0
+        )
     })
+}
+
+/// Busy and total CPU time of the machine so far, in clock ticks (`/proc/stat`).
+fn cpu_times() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let total: u64 = fields.iter().take(8).sum();
+    // idle and iowait are the 4th and 5th fields.
+    let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
 }
