@@ -329,7 +329,7 @@ mod tests {
         let report = report();
         let table = terminal_table(&report);
         assert!(table.contains("barrier_all"), "{table}");
-        assert!(table.contains("✗ /rtt 1.50 > 1.2"), "{table}");
+        assert!(table.contains("✗ /rtt 1.500 > 1.2"), "{table}");
         let md = markdown_report(&report);
         // Header and alignment lines, then the 2 targeted rows; again for all 2 rows.
         assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 8, "{md}");

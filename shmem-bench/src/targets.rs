@@ -169,7 +169,7 @@ impl Check {
                 let prec = if matches!(self.limit, Limit::PctMemcpyAtLeast(_)) {
                     0
                 } else {
-                    2
+                    3
                 };
                 format!("✗ {name} {v:.prec$} {op} {bound}")
             }
