@@ -167,7 +167,7 @@ impl Check {
                     Limit::PctMemcpyAtLeast(x) => ("memcpy%", "<", x),
                 };
                 let prec = if matches!(self.limit, Limit::PctMemcpyAtLeast(_)) {
-                    0
+                    1
                 } else {
                     3
                 };
