@@ -93,6 +93,15 @@ pub enum RtError {
         /// What the waiter was doing.
         during: &'static str,
     },
+    /// Every other PE is itself blocked in a wait (none has left), so nothing can ever
+    /// satisfy a point-to-point wait: the program has deadlocked.
+    #[error("PE {waiter} waits in {during}, but every other PE is blocked in a wait too: the program has deadlocked")]
+    AllBlocked {
+        /// The waiting PE.
+        waiter: usize,
+        /// What the waiter was doing.
+        during: &'static str,
+    },
     /// Every other PE has finalized, so a point-to-point wait can never be satisfied.
     #[error("PE {waiter} waits in {during}, but every other PE has finalized: nothing can satisfy the wait")]
     AllOthersLeft {

@@ -102,6 +102,13 @@ pub struct PeControl {
     pub alloc_seq: AtomicU64,
     /// Offset returned by that allocation (checked mode).
     pub alloc_offset: AtomicU64,
+    /// Odd while the PE is in the sleeping phase of a wait, even otherwise; bumped on
+    /// entry and on exit, so an unchanged odd value means "still in the same wait".
+    pub wait_phase: AtomicU32,
+    /// Sleep slices the PE has spent in its current sleeping phase without its wait
+    /// being satisfied (reset on entry): other PEs read it to tell a PE that is stuck
+    /// from one that is running.
+    pub stalled_slices: AtomicU32,
 }
 
 /// Arrival lines per member and set of sync words, used in turn by epoch: a member whose

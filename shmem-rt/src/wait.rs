@@ -183,6 +183,8 @@ fn wait_slow(
         }
     }
     let ctl = heap.control(me);
+    let _phase = SleepingPhase::enter(heap, me);
+    let mut stall_watch: Option<StallWatch> = None;
     loop {
         check_wait(heap, me, blocker, during, ready)?;
         ctl.sleeping.fetch_add(1, Ordering::SeqCst);
@@ -197,6 +199,104 @@ fn wait_slow(
         if ready() {
             return Ok(());
         }
+        ctl.stalled_slices.fetch_add(1, Ordering::Release);
+        if blocker == Blocker::AnyOther {
+            let watch = stall_watch.get_or_insert_with(|| StallWatch::snapshot(heap, me));
+            if let Some(stuck) = watch.nobody_can_help(heap, me) {
+                if !ready() {
+                    return Err(report_deadlock(heap, me, during, stuck));
+                }
+            }
+        }
+    }
+}
+
+/// Marks this PE as being in the sleeping phase of a wait for as long as it lives.
+struct SleepingPhase<'a> {
+    ctl: &'a crate::layout::PeControl,
+}
+
+impl<'a> SleepingPhase<'a> {
+    fn enter(heap: &'a SymmetricHeap, me: usize) -> SleepingPhase<'a> {
+        let ctl = heap.control(me);
+        ctl.stalled_slices.store(0, Ordering::Relaxed);
+        ctl.wait_phase.fetch_add(1, Ordering::Release);
+        SleepingPhase { ctl }
+    }
+}
+
+impl Drop for SleepingPhase<'_> {
+    fn drop(&mut self) {
+        self.ctl.wait_phase.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// A point-to-point wait can be satisfied by any PE that still runs code. This watches
+/// the other PEs from the moment a wait starts sleeping: a PE counts as stuck once it has
+/// left (finalizing), or has stayed in one sleeping phase for two more sleep slices since
+/// the snapshot (it re-checks its own condition every slice, so it is not merely late).
+struct StallWatch {
+    /// Per PE: (`wait_phase`, `stalled_slices`) at the snapshot.
+    seen: Vec<(u32, u32)>,
+}
+
+/// Why nobody can satisfy a wait: a PE that left (if any; else every other PE is blocked).
+type Stuck = Option<usize>;
+
+impl StallWatch {
+    fn snapshot(heap: &SymmetricHeap, me: usize) -> StallWatch {
+        let seen = (0..heap.npes())
+            .map(|p| {
+                let ctl = heap.control(p);
+                if p == me {
+                    (0, 0)
+                } else {
+                    (
+                        ctl.wait_phase.load(Ordering::Acquire),
+                        ctl.stalled_slices.load(Ordering::Acquire),
+                    )
+                }
+            })
+            .collect();
+        StallWatch { seen }
+    }
+
+    /// `Some(left PE or None)` when every other PE has left or is stuck in a wait and at
+    /// least one is stuck (when all have left, [`check_job`] reports that instead).
+    fn nobody_can_help(&self, heap: &SymmetricHeap, me: usize) -> Option<Stuck> {
+        let mut left = None;
+        let mut any_stuck = false;
+        for (p, &(phase, slices)) in self.seen.iter().enumerate() {
+            if p == me {
+                continue;
+            }
+            let ctl = heap.control(p);
+            if PeState::from_word(ctl.state.load(Ordering::Acquire)).has_left() {
+                left.get_or_insert(p);
+                continue;
+            }
+            let now_phase = ctl.wait_phase.load(Ordering::Acquire);
+            let now_slices = ctl.stalled_slices.load(Ordering::Acquire);
+            let stuck = now_phase % 2 == 1 && now_phase == phase && now_slices >= slices + 2;
+            if !stuck {
+                return None;
+            }
+            any_stuck = true;
+        }
+        any_stuck.then_some(left)
+    }
+}
+
+/// The error for a point-to-point wait nobody can satisfy. If a PE left, it skipped the
+/// put the others wait for: the job is aborted naming it, as for a skipped collective.
+fn report_deadlock(heap: &SymmetricHeap, me: usize, during: &'static str, stuck: Stuck) -> RtError {
+    match stuck {
+        Some(pe) => {
+            crate::failure::record_failure(heap, pe, PeEnd::LeftEarly);
+            crate::failure::job_failure(heap)
+                .unwrap_or(RtError::AllOthersLeft { waiter: me, during })
+        }
+        None => RtError::AllBlocked { waiter: me, during },
     }
 }
 

@@ -248,6 +248,29 @@ fn wait_until_with_every_other_pe_gone() {
     }
 }
 
+/// Every PE waits for a word nobody writes: a deadlock of point-to-point waits is an
+/// error on every PE, not a hang.
+#[test]
+fn wait_until_with_every_pe_blocked() {
+    let report = FaultCase::new("wait_until_with_every_pe_blocked", 3)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            pe_main(|rt| {
+                let word = unwritten_word(rt)?;
+                if rt.my_pe() == 0 {
+                    testing::stamp_fault();
+                }
+                rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+            })
+        });
+    if let Some(r) = report {
+        r.assert_failed_fast(
+            Ended::Code(1),
+            &["but every other PE is blocked in a wait too: the program has deadlocked"],
+        );
+    }
+}
+
 /// A PE that exits (status 0) without ever joining the job while the others wait for it
 /// in init.
 #[test]
@@ -303,9 +326,19 @@ fn busy_pe_is_killed_after_grace() {
     }
 }
 
-/// The PE program of the supervisor cases: every PE waits for a word nobody writes.
+/// The PE program of the supervisor cases: every PE but PE 0 waits for a word nobody
+/// writes; PE 0 is busy in its own code (were every PE waiting, the runtime would report
+/// the deadlock by itself, see `wait_until_with_every_pe_blocked`).
 fn all_wait() {
-    pe_main(|rt| wait_forever(rt, WaitIn::WaitUntil));
+    pe_main(|rt| {
+        if rt.my_pe() == 0 {
+            unwritten_word(rt)?; // the others' allocation is collective
+            mark_ready();
+            std::thread::sleep(std::time::Duration::from_secs(30));
+            return Err(shmem_rt::RtError::Interrupted);
+        }
+        wait_forever(rt, WaitIn::WaitUntil)
+    });
 }
 
 #[test]
