@@ -267,28 +267,11 @@ fn type_tag<T: ?Sized + 'static>() -> u64 {
 /// Names of the element types a peer's fingerprint is looked up in for messages.
 fn known_type_name(tag: u64) -> Option<&'static str> {
     macro_rules! table {
-        ($($t:ty),*) => {
-            [$((type_tag::<$t>(), stringify!($t))),*]
+        ($($t:ty => $name:literal),*) => {
+            [$((type_tag::<$t>(), $name)),*]
         };
     }
-    let known = table!(
-        i8,
-        i16,
-        i32,
-        i64,
-        i128,
-        isize,
-        u8,
-        u16,
-        u32,
-        u64,
-        u128,
-        usize,
-        f32,
-        f64,
-        Complex<f32>,
-        Complex<f64>
-    );
+    let known = with_scalar_types!(table);
     known.iter().find(|(t, _)| *t == tag).map(|(_, name)| *name)
 }
 

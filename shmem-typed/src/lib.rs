@@ -34,6 +34,21 @@
 
 #![warn(missing_docs)]
 
+/// Calls `$m! { TYPE => "name", … }` with every scalar element type the crate knows
+/// (integers of every width, floats, complex floats): the one list that per-type tables
+/// and impls are built from.
+macro_rules! with_scalar_types {
+    ($m:ident) => {
+        $m! {
+            i8 => "i8", i16 => "i16", i32 => "i32", i64 => "i64", i128 => "i128",
+            isize => "isize", u8 => "u8", u16 => "u16", u32 => "u32", u64 => "u64",
+            u128 => "u128", usize => "usize", f32 => "f32", f64 => "f64",
+            ::num_complex::Complex<f32> => "Complex<f32>",
+            ::num_complex::Complex<f64> => "Complex<f64>"
+        }
+    };
+}
+
 pub mod active_set;
 pub mod collectives;
 mod entry;

@@ -164,7 +164,7 @@ unsafe impl<T: Pod, const N: usize> Elements for [T; N] {
 }
 
 macro_rules! scalar_elements {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $name:literal),*) => {$(
         // SAFETY: a scalar is one element of itself.
         unsafe impl Elements for $t {
             type Elem = $t;
@@ -172,24 +172,7 @@ macro_rules! scalar_elements {
         }
     )*};
 }
-scalar_elements!(
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    f32,
-    f64,
-    num_complex::Complex<f32>,
-    num_complex::Complex<f64>
-);
+with_scalar_types!(scalar_elements);
 
 /// Symmetric memory holding `sym_len()` consecutive `Elem`s at the same symmetric offset
 /// on every PE: what collectives and bulk put/get accept as targets and sources.
