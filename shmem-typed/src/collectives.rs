@@ -40,7 +40,6 @@
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 
-use num_complex::Complex;
 use shmem_rt::coll::{self, CollectiveError, Descriptor, ElemType, Fault, Field, Span};
 use shmem_rt::collective::{SetCtx, StageArea};
 use shmem_rt::RtError;
@@ -457,6 +456,7 @@ impl Call {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use num_complex::Complex;
 
     #[test]
     fn element_fingerprints_tell_types_apart() {
