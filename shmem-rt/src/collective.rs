@@ -24,7 +24,9 @@ use crate::coll::CollectiveError;
 use crate::coll::Span;
 use crate::error::RtResult;
 use crate::heap::SymmetricHeap;
-use crate::layout::{ArrivalLine, SyncWords, ARRIVAL_LINES, INLINE_BYTES, MAX_ROUNDS};
+use crate::layout::{
+    ArrivalLine, SyncWords, ARRIVAL_LINES, INLINE_BYTES, INLINE_HOT_BYTES, MAX_ROUNDS,
+};
 use crate::sets::SetSpec;
 use crate::wait::{self, Blocker, WaitPolicy};
 
@@ -397,11 +399,22 @@ impl<'a> SetCtx<'a> {
 
     /// Reads a published descriptor: the head, and the tail only if the head says the
     /// descriptor has one worth reading (it lies in the line's other 64-byte half).
+    /// Inline data reaching into that half is prefetched now, so that its transfer
+    /// overlaps the checks the caller makes before copying it.
     #[inline]
     fn read_desc(line: &ArrivalLine) -> Descriptor {
         let mut desc = Descriptor::decode(&line.head.each_ref().map(|w| w.load(Ordering::Relaxed)));
         if desc.needs_tail() {
             desc.decode_tail(&line.tail.each_ref().map(|w| w.load(Ordering::Relaxed)));
+        } else if desc.location == Location::Inline as u8
+            && desc.nelems.saturating_mul(desc.elem.size as u64) > INLINE_HOT_BYTES as u64
+        {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: prefetching has no memory effects; the address is inside the line.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(line.tail.as_ptr().cast());
+            }
         }
         desc
     }

@@ -117,12 +117,12 @@ pub struct PeControl {
 pub const ARRIVAL_LINES: usize = 8;
 
 /// Words of a collective descriptor every reader needs (operation, element type, count,
-/// set, root), kept with the epoch and the first inline bytes in the first 64 bytes of an
+/// set, root or a collect's small target capacity), kept with the epoch and the first inline bytes in the first 64 bytes of an
 /// [`ArrivalLine`]: one cache-line transfer on machines with 64-byte lines.
 pub const DESC_HEAD_WORDS: usize = 4;
 
-/// Words of a descriptor only some readers need (where direct data is, target capacity,
-/// reduction target), at the end of the line.
+/// Words of a descriptor only some readers need (where direct data is, target capacity
+/// when the head cannot hold it, reduction target), at the end of the line.
 pub const DESC_TAIL_WORDS: usize = 3;
 
 /// Bytes of data a member can publish inside its arrival line, so that collectives of up

@@ -6,7 +6,8 @@
 use crate::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 
 /// Element sizes and roots are published in 20 bits each (roots are below the largest
-/// PE count; larger element sizes are told apart by the type fingerprint anyway).
+/// PE count; larger element sizes are told apart by the type fingerprint anyway). A
+/// collect, which has no root, publishes its target capacity there when it fits.
 const FIELD20: u64 = (1 << 20) - 1;
 
 fn clamp20(x: u64) -> u64 {
@@ -231,10 +232,21 @@ impl Descriptor {
     }
 
     /// Whether readers need the tail words of this descriptor (see [`Descriptor::decode`]).
+    /// A collect's capacity travels in the head when it fits in 20 bits.
     pub fn needs_tail(&self) -> bool {
         self.location == Location::Direct as u8
             || self.is_fault()
-            || self.kind() == Some(Kind::Collect)
+            || (self.kind() == Some(Kind::Collect) && self.capacity >= FIELD20)
+    }
+
+    /// The 20-bit head field: a collect's capacity (collect has no root; at [`FIELD20`]
+    /// the capacity is in the tail), every other kind's root.
+    fn head_field(&self) -> u64 {
+        if self.kind() == Some(Kind::Collect) {
+            clamp20(self.capacity)
+        } else {
+            clamp20(self.root)
+        }
     }
 
     /// The words published in an arrival line: head and tail.
@@ -244,7 +256,7 @@ impl Descriptor {
             | (self.location as u64 & 0xf) << 16
             | (self.fault as u64 & 0xf) << 20
             | clamp20(self.elem.size as u64) << 24
-            | clamp20(self.root) << 44;
+            | self.head_field() << 44;
         (
             [head, self.elem.tag, self.nelems, self.set_key],
             [self.data_off, self.capacity, self.extra],
@@ -252,9 +264,12 @@ impl Descriptor {
     }
 
     /// Decodes the head words (any bit pattern decodes; unknown codes stay raw); the
-    /// tail fields stay 0 until [`Descriptor::decode_tail`].
+    /// tail fields stay 0 until [`Descriptor::decode_tail`], except a collect's capacity
+    /// when the head holds it.
     pub fn decode(head: &[u64; DESC_HEAD_WORDS]) -> Descriptor {
         let h = head[0];
+        let field = h >> 44;
+        let collect = h as u8 == Kind::Collect as u8;
         Descriptor {
             kind: h as u8,
             op: (h >> 8) as u8,
@@ -265,11 +280,11 @@ impl Descriptor {
                 tag: head[1],
             },
             nelems: head[2],
-            root: h >> 44,
+            root: if collect { 0 } else { field },
             extra: 0,
             set_key: head[3],
             data_off: 0,
-            capacity: 0,
+            capacity: if collect { field } else { 0 },
         }
     }
 
@@ -384,5 +399,18 @@ mod tests {
         c2.data_off = 1;
         c2.location = Location::Inline as u8;
         assert_eq!(disagreement(&c, &c2), None);
+        // A collect's capacity rides in the head when it fits, else in the tail.
+        let mut small = Descriptor::new(Kind::Collect, 5);
+        small.location = Location::Inline as u8;
+        small.capacity = FIELD20 - 1;
+        assert!(!small.needs_tail());
+        assert_eq!(Descriptor::decode(&small.encode().0), small);
+        let mut large = small;
+        large.capacity = FIELD20 + 7;
+        let (head, tail) = large.encode();
+        let mut back = Descriptor::decode(&head);
+        assert!(back.needs_tail());
+        back.decode_tail(&tail);
+        assert_eq!(back, large);
     }
 }

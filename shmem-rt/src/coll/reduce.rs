@@ -122,12 +122,17 @@ pub fn reduce<C: Combine>(
     let my_src = ctx.address_in(ctx.index, source.off).cast_const();
     let dst = ctx.address_in(ctx.index, target.off);
     if one_shot {
+        // Every member's contribution is where this PE's is, inline or staged (validated
+        // above), so its place follows without reading its descriptor again.
+        debug_assert_ne!(plan.location, Location::Direct as u8);
+        let inline = plan.location == Location::Inline as u8;
         let from = |i: usize| {
             if i == ctx.index {
                 my_src
+            } else if inline {
+                ctx.line_of(i).inline.as_ptr().cast::<u8>()
             } else {
-                contribution(ctx, i, &ctx.arrived_desc(i), bytes, align_of::<C::Elem>())
-                    .expect("validated above")
+                ctx.stage_of(i).cast_const()
             }
         };
         // SAFETY: every member's contribution holds `count` elements (validated) and
