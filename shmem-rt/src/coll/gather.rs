@@ -166,6 +166,9 @@ fn gather(
 
     // Every member's descriptor; fcollect copies each block as soon as it is known good.
     let mut total = source.len as u64;
+    // Collect: the least target capacity of the others, so that the capacity rule needs
+    // no second look at their descriptors when every target is large enough.
+    let mut least_capacity = u64::MAX;
     let mut any_direct = exposed;
     for i in ctx.others() {
         ctx.poll_briefly(&ctx.line_of(i).epoch, ctx.epoch);
@@ -183,6 +186,7 @@ fn gather(
         };
         any_direct |= theirs.location == Location::Direct as u8;
         total = total.saturating_add(theirs.nelems);
+        least_capacity = least_capacity.min(theirs.capacity);
         if fixed {
             // SAFETY: `src` holds member i's `bytes` (validated); it stays unchanged until
             // this PE says it is done (direct) or arrives at the next epoch; the block of
@@ -193,8 +197,10 @@ fn gather(
     ctx.note_all_arrived();
 
     if !fixed {
-        if let Err(err) = check_capacities(ctx, target.len as u64, total) {
-            return Err(fail(ctx, err, exposed.then_some(&mine)));
+        if least_capacity.min(target.len as u64) < total {
+            if let Err(err) = check_capacities(ctx, target.len as u64, total) {
+                return Err(fail(ctx, err, exposed.then_some(&mine)));
+            }
         }
         let mut at = 0usize;
         for i in 0..n {
