@@ -3,8 +3,8 @@
 
 use super::descriptor::{Descriptor, ElemType, Fault, Kind, Location};
 use super::{
-    check_member, choose_place, contribution, copy_bytes, fail, wait_readers, CollectiveError,
-    Span, BROADCAST_STAGE_MAX, GATHER_STAGE_MAX,
+    check_member, choose_place, contribution, copy_bytes, fail, publish_or_fail, wait_readers,
+    CollectiveError, Span, BROADCAST_STAGE_MAX, GATHER_STAGE_MAX,
 };
 use crate::collective::SetCtx;
 use crate::error::RtResult;
@@ -39,16 +39,7 @@ pub fn broadcast(
     if is_root && !mine.is_fault() {
         choose_place(ctx, &mut mine, source, bytes, BROADCAST_STAGE_MAX);
     }
-    ctx.prepare_publish(mine.location == Location::Staged as u8)?;
-    ctx.publish(&mine, source);
-    if mine.is_fault() {
-        let err = CollectiveError::MemberFault {
-            during: ctx.during,
-            pe: ctx.me,
-            desc: Box::new(mine),
-        };
-        return Err(fail(ctx, err, None));
-    }
+    publish_or_fail(ctx, &mine, source, mine.location == Location::Staged as u8)?;
     if is_root {
         let direct = mine.location == Location::Direct as u8;
         if direct || ctx.checked {
@@ -145,16 +136,7 @@ fn gather(
     if !mine.is_fault() {
         choose_place(ctx, &mut mine, source, bytes, GATHER_STAGE_MAX);
     }
-    ctx.prepare_publish(mine.location == Location::Staged as u8)?;
-    ctx.publish(&mine, source);
-    if mine.is_fault() {
-        let err = CollectiveError::MemberFault {
-            during: ctx.during,
-            pe: ctx.me,
-            desc: Box::new(mine),
-        };
-        return Err(fail(ctx, err, None));
-    }
+    publish_or_fail(ctx, &mine, source, mine.location == Location::Staged as u8)?;
     let exposed = mine.location == Location::Direct as u8;
     let my_src = ctx.address_in(ctx.index, source.off);
     let dst = ctx.address_in(ctx.index, target.off);

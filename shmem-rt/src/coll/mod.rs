@@ -96,6 +96,30 @@ pub(crate) fn check_member(
     Ok(())
 }
 
+/// Publishes this PE's descriptor, after making the place it names safe to write
+/// (`staged`: the staging buffer of this parity). A member whose own arguments failed its
+/// checks publishes the fault all the same, so that the others report it instead of
+/// waiting, and returns its error.
+#[inline]
+pub(crate) fn publish_or_fail(
+    ctx: &SetCtx<'_>,
+    mine: &Descriptor,
+    source: Span,
+    staged: bool,
+) -> RtResult<()> {
+    ctx.prepare_publish(staged)?;
+    ctx.publish(mine, source);
+    if mine.is_fault() {
+        let err = CollectiveError::MemberFault {
+            during: ctx.during,
+            pe: ctx.me,
+            desc: Box::new(*mine),
+        };
+        return Err(fail(ctx, err, None));
+    }
+    Ok(())
+}
+
 /// The failure path of a call: publishes every progress word another member could wait
 /// for, then — if this PE left its source for others to read (`exposed`) — waits until
 /// every member that may read it has finished, and returns `err` as a runtime error.

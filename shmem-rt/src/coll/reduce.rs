@@ -15,7 +15,8 @@ use std::mem::{align_of, size_of, MaybeUninit};
 
 use super::descriptor::{Descriptor, ElemType, Fault, Kind, Location};
 use super::{
-    check_member, choose_place, contribution, copy_bytes, fail, wait_readers, CollectiveError, Span,
+    check_member, choose_place, contribution, copy_bytes, fail, publish_or_fail, wait_readers,
+    CollectiveError, Span,
 };
 use crate::collective::SetCtx;
 use crate::error::RtResult;
@@ -94,16 +95,8 @@ pub fn reduce<C: Combine>(
     }
     let plan = Plan::new(ctx, count, size, one_shot, mine.location);
     // Results of a scatter-gather go through the staging buffer when a chunk fits.
-    ctx.prepare_publish(mine.location == Location::Staged as u8 || plan.in_stage)?;
-    ctx.publish(&mine, source);
-    if mine.is_fault() {
-        let err = CollectiveError::MemberFault {
-            during: ctx.during,
-            pe: ctx.me,
-            desc: Box::new(mine),
-        };
-        return Err(fail(ctx, err, None));
-    }
+    let staged = mine.location == Location::Staged as u8 || plan.in_stage;
+    publish_or_fail(ctx, &mine, source, staged)?;
     let exposed = (!one_shot).then_some(&mine);
     let mut first = None;
     for i in ctx.others() {
