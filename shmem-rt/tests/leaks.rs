@@ -5,69 +5,13 @@
 //! This binary holds one test only, so that nothing else changes the process's
 //! descriptors while it counts them.
 
-use std::collections::BTreeSet;
 use std::time::Instant;
 
 use shmem_rt::spmd::run_test_job;
-use shmem_rt::testing::Fault;
+use shmem_rt::testing::{fd_targets, Fault, Resources};
 use shmem_rt::Runtime;
 
 const TEST: &str = "repeated_jobs_leak_nothing";
-
-/// What the test process holds that a job could leak.
-#[derive(Debug, PartialEq, Eq)]
-struct Resources {
-    /// Targets of the open descriptors (`memfd:…`, `anon_inode:[pidfd]`, pipes, files).
-    fds: Vec<String>,
-    /// Mappings of a symmetric heap.
-    heap_mappings: usize,
-    /// Children of any thread of this process (running or zombie).
-    children: usize,
-    /// Entries of /dev/shm.
-    dev_shm: BTreeSet<String>,
-}
-
-fn fd_targets() -> Vec<String> {
-    let mut targets: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read_link(e.path()).ok())
-        .map(|t| t.to_string_lossy().into_owned())
-        // The directory being listed is itself an open descriptor.
-        .filter(|t| !t.starts_with("/proc/") || !t.ends_with("/fd"))
-        .collect();
-    targets.sort();
-    targets
-}
-
-fn snapshot() -> Resources {
-    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
-    let children = std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(Result::ok)
-        .map(|task| {
-            std::fs::read_to_string(task.path().join("children"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .count()
-        })
-        .sum();
-    Resources {
-        fds: fd_targets(),
-        heap_mappings: maps
-            .lines()
-            .filter(|l| l.contains("shmem-symmetric-heap"))
-            .count(),
-        children,
-        dev_shm: std::fs::read_dir("/dev/shm")
-            .map(|d| {
-                d.filter_map(Result::ok)
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
-}
 
 /// The PE side: checks that the PE holds no descriptor of the job machinery (the heap
 /// fd is closed once mapped; pidfds and other jobs' heaps are close-on-exec), then
@@ -115,7 +59,7 @@ fn repeated_jobs_leak_nothing() {
     // A first job, so that one-time allocations (the runtime's, libtest's) are counted in
     // the baseline.
     assert_eq!(run_test_job(TEST, 2, &[]).exit_code, 0);
-    let before = snapshot();
+    let before = Resources::snapshot();
     let start = Instant::now();
     let clean_jobs = 200;
     for i in 0..clean_jobs {
@@ -130,7 +74,7 @@ fn repeated_jobs_leak_nothing() {
         assert_eq!(outcome.failure.map(|(pe, _)| pe), Some(1));
     }
     let failed_time = start.elapsed();
-    let after = snapshot();
+    let after = Resources::snapshot();
     assert_eq!(before, after, "resources leaked by {clean_jobs} + 20 jobs");
     assert!(
         !after

@@ -12,11 +12,10 @@
 //! The cases run one after another in that test; the PE side learns its case from the
 //! environment.
 
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use shmem_rt::error::print_line;
-use shmem_rt::testing::{await_ready, mark_ready, stamp_fault, Ended, Fault, FaultCase};
+use shmem_rt::testing::{await_ready, mark_ready, stamp_fault, Ended, Fault, FaultCase, Resources};
 use shmem_typed::prelude::*;
 
 const TEST: &str = "a_pe_dying_inside_each_collective_stops_the_job";
@@ -213,68 +212,6 @@ fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), 
     }
 }
 
-/// What the observing process holds or sees that a job could leak.
-#[derive(Debug, PartialEq, Eq)]
-struct Resources {
-    /// Targets of this process's open descriptors.
-    fds: Vec<String>,
-    /// Mappings of a symmetric heap in this process.
-    heap_mappings: usize,
-    /// Children of this process (running or zombie).
-    children: usize,
-    /// Entries of /dev/shm.
-    dev_shm: BTreeSet<String>,
-    /// This process's fault-case directories left in the temporary directory.
-    case_dirs: usize,
-}
-
-fn names_in(dir: impl AsRef<std::path::Path>) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn snapshot() -> Resources {
-    let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read_link(e.path()).ok())
-        .map(|t| t.to_string_lossy().into_owned())
-        // The directory being listed is itself an open descriptor.
-        .filter(|t| !t.starts_with("/proc/") || !t.ends_with("/fd"))
-        .collect();
-    fds.sort();
-    let children = names_in("/proc/self/task")
-        .iter()
-        .map(|task| {
-            std::fs::read_to_string(format!("/proc/self/task/{task}/children"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .count()
-        })
-        .sum();
-    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
-    Resources {
-        fds,
-        heap_mappings: maps
-            .lines()
-            .filter(|l| l.contains("shmem-symmetric-heap"))
-            .count(),
-        children,
-        dev_shm: names_in("/dev/shm"),
-        case_dirs: names_in(std::env::temp_dir())
-            .iter()
-            // This process's cases only (`shmem-fault-<observer pid>-…`): other test
-            // processes on the machine may have cases of their own under way.
-            .filter(|n| n.starts_with(&format!("shmem-fault-{}-", std::process::id())))
-            .count(),
-    }
-}
-
 /// Runs one case in the observer and checks its report; returns how long after the
 /// fault the job was gone. In a PE or the self-started supervisor, plays that role and
 /// returns `None`.
@@ -328,7 +265,7 @@ fn run_case(test: &str, coll: Collective, death: Death, npes: usize) -> Option<D
 
 #[test]
 fn a_pe_dying_inside_each_collective_stops_the_job() {
-    let before = snapshot();
+    let before = Resources::snapshot();
     let started = Instant::now();
     let mut slowest = Duration::ZERO;
     let mut cases = 0;
@@ -349,5 +286,9 @@ fn a_pe_dying_inside_each_collective_stops_the_job() {
         "{cases} cases in {:?}; slowest job gone {slowest:?} after its fault",
         started.elapsed()
     );
-    assert_eq!(snapshot(), before, "the failed jobs left something behind");
+    assert_eq!(
+        Resources::snapshot(),
+        before,
+        "the failed jobs left something behind"
+    );
 }
