@@ -94,24 +94,23 @@ fn emit(args: &MainArgs, func: ItemFn) -> TokenStream {
     let run = quote_spanned! {run_span=>
         ::shmem_typed::__private::run_main(#default_npes, #inner)
     };
-    let ItemFn {
-        attrs,
-        vis,
-        mut sig,
-        block,
-    } = func;
-    let outer = std::mem::replace(&mut sig.ident, inner);
-    quote! {
-        #(#attrs)*
-        #vis fn #outer() {
-            #sig #block
-            #run
-        }
-    }
+    wrapped_main(func, quote!(), run)
 }
 
 fn emit_with_error(error: syn::Error, func: ItemFn) -> TokenStream {
     let error = error.into_compile_error();
+    // The function is kept (unused) so that the user sees only the attribute's error,
+    // not "main not found" or unused-import warnings besides it.
+    let main = wrapped_main(func, quote!(#[allow(dead_code)]), quote!());
+    quote! {
+        #error
+        #main
+    }
+}
+
+/// The generated `main`: the user's function, renamed to [`inner_ident`] and carrying
+/// `inner_attr`, nested inside a `main` of the user's name and visibility, then `call`.
+fn wrapped_main(func: ItemFn, inner_attr: TokenStream, call: TokenStream) -> TokenStream {
     let inner = inner_ident(&func);
     let ItemFn {
         attrs,
@@ -121,11 +120,11 @@ fn emit_with_error(error: syn::Error, func: ItemFn) -> TokenStream {
     } = func;
     let outer = std::mem::replace(&mut sig.ident, inner);
     quote! {
-        #error
         #(#attrs)*
         #vis fn #outer() {
-            #[allow(dead_code)]
+            #inner_attr
             #sig #block
+            #call
         }
     }
 }
