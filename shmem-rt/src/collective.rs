@@ -25,7 +25,7 @@ use crate::coll::Span;
 use crate::error::RtResult;
 use crate::heap::SymmetricHeap;
 use crate::layout::{
-    ArrivalLine, SyncWords, ARRIVAL_LINES, INLINE_BYTES, INLINE_HOT_BYTES, MAX_ROUNDS,
+    ArrivalLine, OwnerLine, SyncWords, ARRIVAL_LINES, INLINE_BYTES, INLINE_HOT_BYTES, MAX_ROUNDS,
 };
 use crate::sets::SetSpec;
 use crate::wait::{self, Blocker, WaitPolicy};
@@ -99,6 +99,7 @@ pub struct SetCtx<'a> {
 impl Drop for SetCtx<'_> {
     /// Wakes the other members if this call published something it has not woken them
     /// for yet: every call ends with its words announced.
+    #[inline]
     fn drop(&mut self) {
         self.wake_others();
     }
@@ -110,6 +111,7 @@ impl<'a> SetCtx<'a> {
     /// context. Fails if the words were first used with a different set (their epochs
     /// count that set's calls, so they cannot serve another).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn enter(
         heap: &'a SymmetricHeap,
         policy: WaitPolicy,
@@ -125,15 +127,7 @@ impl<'a> SetCtx<'a> {
         let key = set.key();
         let bound = owner.set_key.load(Ordering::Relaxed);
         if bound != key {
-            if bound != 0 {
-                return Err(CollectiveError::WrongSet {
-                    during,
-                    bound,
-                    used: key,
-                }
-                .into());
-            }
-            owner.set_key.store(key, Ordering::Relaxed);
+            Self::bind(owner, bound, key, during)?;
         }
         let epoch = owner.epoch.load(Ordering::Relaxed) + 1;
         owner.epoch.store(epoch, Ordering::Relaxed);
@@ -150,6 +144,22 @@ impl<'a> SetCtx<'a> {
             during,
             wake_pending: Cell::new(false),
         })
+    }
+
+    /// Binds sync words (owner line `owner`, bound to set key `bound`, 0 if unused) to
+    /// the set with key `key`, or fails if they serve another set.
+    #[cold]
+    fn bind(owner: &OwnerLine, bound: u64, key: u64, during: &'static str) -> RtResult<()> {
+        if bound != 0 {
+            return Err(CollectiveError::WrongSet {
+                during,
+                bound,
+                used: key,
+            }
+            .into());
+        }
+        owner.set_key.store(key, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Number of members.
@@ -285,6 +295,7 @@ impl<'a> SetCtx<'a> {
     /// every member has arrived at `e - 1`. Usually known already, then it costs no shared
     /// access at all; when it looks, it records how far the members are, so a PE that
     /// runs ahead (a broadcast root) looks only every few calls.
+    #[inline]
     pub fn prepare_publish(&self, staged: bool) -> RtResult<()> {
         let e = self.epoch;
         let need = if staged {
@@ -292,10 +303,18 @@ impl<'a> SetCtx<'a> {
         } else {
             e.saturating_sub(ARRIVAL_LINES as u64 - 1)
         };
-        let owner = &self.my_sync().owner;
-        if owner.seen_all.load(Ordering::Relaxed) >= need {
+        if self.my_sync().owner.seen_all.load(Ordering::Relaxed) >= need {
             return Ok(());
         }
+        self.wait_until_safe_to_publish(need)
+    }
+
+    /// The slow half of [`SetCtx::prepare_publish`]: looks at how far the members are,
+    /// waiting until every one has arrived at `need`.
+    #[inline(never)]
+    fn wait_until_safe_to_publish(&self, need: u64) -> RtResult<()> {
+        let e = self.epoch;
+        let owner = &self.my_sync().owner;
         let mut least = e - 1;
         for i in self.others() {
             let lines = &self.sync_of(i).arrival;

@@ -207,6 +207,7 @@ impl Runtime {
     /// Starts a collective on `set` using the runtime's own sync words and staging
     /// buffers for the set: bumps the set's epoch and returns the call's context. `None`
     /// if this PE is not a member.
+    #[inline]
     pub fn begin(
         &mut self,
         set: &SetSpec,
@@ -214,20 +215,10 @@ impl Runtime {
     ) -> RtResult<Option<SetCtx<'static>>> {
         let state = match self.last_set {
             Some((last, state)) if last == *set => state,
-            _ => {
-                let state = match self.sets.get(set) {
-                    Some(s) => *s,
-                    None => {
-                        let Some(index) = set.index_of(self.me) else {
-                            return Ok(None);
-                        };
-                        let slot = sets::slot_of(self.heap, set)?;
-                        *self.sets.entry(*set).or_insert(SetState { slot, index })
-                    }
-                };
-                self.last_set = Some((*set, state));
-                state
-            }
+            _ => match self.look_up_set(set)? {
+                Some(state) => state,
+                None => return Ok(None),
+            },
         };
         let stage = StageArea {
             offset: SymmetricHeap::stage_offset(state.slot, 0),
@@ -270,6 +261,24 @@ impl Runtime {
                 self.me
             ))),
         }
+    }
+
+    /// The slot and index of `set` (claiming a slot on first use), remembered as the
+    /// last set used; `None` if this PE is not a member.
+    #[inline(never)]
+    fn look_up_set(&mut self, set: &SetSpec) -> RtResult<Option<SetState>> {
+        let state = match self.sets.get(set) {
+            Some(s) => *s,
+            None => {
+                let Some(index) = set.index_of(self.me) else {
+                    return Ok(None);
+                };
+                let slot = sets::slot_of(self.heap, set)?;
+                *self.sets.entry(*set).or_insert(SetState { slot, index })
+            }
+        };
+        self.last_set = Some((*set, state));
+        Ok(Some(state))
     }
 
     // ----- symmetric allocation -------------------------------------------------------

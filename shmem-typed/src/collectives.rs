@@ -283,6 +283,7 @@ struct Call {
 }
 
 impl Call {
+    #[inline]
     fn new<T: 'static>(pe: &Pe, set: &ActiveSet, op: &'static str) -> Call {
         Call {
             op,
@@ -292,6 +293,7 @@ impl Call {
         }
     }
 
+    #[cold]
     fn not_member(&self, set: &ActiveSet) -> ShmemError {
         ShmemError::NotInActiveSet {
             pe: self.me,
@@ -301,6 +303,7 @@ impl Call {
     }
 
     /// Starts the call with the runtime's own work arrays for `set`.
+    #[inline]
     fn implicit(&self, pe: &mut Pe, set: &ActiveSet) -> Result<SetCtx<'static>> {
         match pe.rt_mut().begin(set.spec(), self.op) {
             Ok(Some(ctx)) => Ok(ctx),
@@ -333,6 +336,8 @@ impl Call {
     }
 
     /// The typed error for a runtime failure of this call.
+    #[cold]
+    #[inline(never)]
     fn error(&self, err: RtError) -> ShmemError {
         let RtError::Collective(err) = err else {
             return err.into();

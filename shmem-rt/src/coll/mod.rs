@@ -70,7 +70,23 @@ impl Span {
 
 /// Checks member `index`'s descriptor against this PE's: arguments must agree, and the
 /// member must be able to take part.
+#[inline]
 pub(crate) fn check_member(
+    ctx: &SetCtx<'_>,
+    mine: &Descriptor,
+    index: usize,
+    theirs: &Descriptor,
+) -> Result<(), CollectiveError> {
+    if descriptor::disagreement(mine, theirs).is_none() && !theirs.is_fault() {
+        return Ok(());
+    }
+    member_error(ctx, mine, index, theirs)
+}
+
+/// The error [`check_member`] found.
+#[cold]
+#[inline(never)]
+fn member_error(
     ctx: &SetCtx<'_>,
     mine: &Descriptor,
     index: usize,
@@ -110,19 +126,28 @@ pub(crate) fn publish_or_fail(
     ctx.prepare_publish(staged)?;
     ctx.publish(mine, source);
     if mine.is_fault() {
-        let err = CollectiveError::MemberFault {
-            during: ctx.during,
-            pe: ctx.me,
-            desc: Box::new(*mine),
-        };
-        return Err(fail(ctx, err, None));
+        return Err(own_fault(ctx, mine));
     }
     Ok(())
+}
+
+/// The failure of a call whose own arguments failed their checks (published as `mine`).
+#[cold]
+#[inline(never)]
+fn own_fault(ctx: &SetCtx<'_>, mine: &Descriptor) -> RtError {
+    let err = CollectiveError::MemberFault {
+        during: ctx.during,
+        pe: ctx.me,
+        desc: Box::new(*mine),
+    };
+    fail(ctx, err, None)
 }
 
 /// The failure path of a call: publishes every progress word another member could wait
 /// for, then — if this PE left its source for others to read (`exposed`) — waits until
 /// every member that may read it has finished, and returns `err` as a runtime error.
+#[cold]
+#[inline(never)]
 pub(crate) fn fail(
     ctx: &SetCtx<'_>,
     err: CollectiveError,
@@ -171,6 +196,7 @@ fn in_user_heap(ctx: &SetCtx<'_>, off: u64, bytes: usize) -> bool {
 /// it, after checking that the place can hold them (and is `align`-aligned for direct
 /// data). Inline and staged places are computed locally; direct offsets come from the
 /// member and are validated.
+#[inline]
 pub(crate) fn contribution(
     ctx: &SetCtx<'_>,
     index: usize,
@@ -178,10 +204,13 @@ pub(crate) fn contribution(
     bytes: usize,
     align: usize,
 ) -> Result<*const u8, CollectiveError> {
-    let bad = || CollectiveError::BadDescriptor {
-        during: ctx.during,
-        pe: ctx.set.member(index),
-    };
+    #[cold]
+    fn bad(ctx: &SetCtx<'_>, index: usize) -> CollectiveError {
+        CollectiveError::BadDescriptor {
+            during: ctx.during,
+            pe: ctx.set.member(index),
+        }
+    }
     match desc.location() {
         Some(Location::Inline) if bytes <= INLINE_BYTES => {
             Ok(ctx.line_of(index).inline.as_ptr().cast::<u8>())
@@ -194,7 +223,7 @@ pub(crate) fn contribution(
             Ok(ctx.address_in(index, desc.data_off as usize))
         }
         Some(Location::Nothing) if bytes == 0 => Ok(ctx.line_of(index).inline.as_ptr().cast()),
-        _ => Err(bad()),
+        _ => Err(bad(ctx, index)),
     }
 }
 
