@@ -77,13 +77,15 @@ pub(crate) fn check_member(
     index: usize,
     theirs: &Descriptor,
 ) -> Result<(), CollectiveError> {
-    if descriptor::disagreement(mine, theirs).is_none() && !theirs.is_fault() {
+    let disagreement = descriptor::disagreement(mine, theirs);
+    if disagreement.is_none() && !theirs.is_fault() {
         return Ok(());
     }
-    member_error(ctx, mine, index, theirs)
+    Err(member_error(ctx, mine, index, theirs, disagreement))
 }
 
-/// The error [`check_member`] found.
+/// The error [`check_member`] found: the first argument the calls disagree on, or else
+/// the fault member `index` published.
 #[cold]
 #[inline(never)]
 fn member_error(
@@ -91,25 +93,23 @@ fn member_error(
     mine: &Descriptor,
     index: usize,
     theirs: &Descriptor,
-) -> Result<(), CollectiveError> {
-    if let Some(field) = descriptor::disagreement(mine, theirs) {
-        return Err(CollectiveError::Mismatch {
+    disagreement: Option<Field>,
+) -> CollectiveError {
+    match disagreement {
+        Some(field) => CollectiveError::Mismatch {
             during: ctx.during,
             field,
             me: ctx.me,
             mine: Box::new(*mine),
             other: ctx.set.member(index),
             theirs: Box::new(*theirs),
-        });
-    }
-    if theirs.is_fault() {
-        return Err(CollectiveError::MemberFault {
+        },
+        None => CollectiveError::MemberFault {
             during: ctx.during,
             pe: ctx.set.member(index),
             desc: Box::new(*theirs),
-        });
+        },
     }
-    Ok(())
 }
 
 /// Publishes this PE's descriptor, after making the place it names safe to write
