@@ -6,7 +6,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::alloc::HeapAllocator;
-use crate::collective::{SetCtx, StageArea};
+use crate::collective::{CallEnv, SetCtx, StageArea};
 use crate::error::{PeEnd, RtError, RtResult};
 use crate::heap::SymmetricHeap;
 use crate::layout::{self, PeState};
@@ -45,11 +45,10 @@ struct SetState {
 /// A running PE. There is at most one per process; it is created by [`Runtime::init`] and
 /// consumed by [`Runtime::finalize`].
 pub struct Runtime {
-    heap: &'static SymmetricHeap,
-    me: usize,
+    /// The mapping, this PE, how it waits, and checked mode: what collective calls
+    /// borrow.
+    env: CallEnv,
     npes: usize,
-    policy: WaitPolicy,
-    checked: bool,
     allocator: HeapAllocator,
     alloc_seq: u64,
     sets: HashMap<SetSpec, SetState>,
@@ -97,11 +96,13 @@ impl Runtime {
             _ => cfg!(debug_assertions),
         };
         let mut rt = Runtime {
-            heap,
-            me,
+            env: CallEnv {
+                heap,
+                me,
+                policy: WaitPolicy::for_job(npes, crate::config::available_cpus()),
+                checked,
+            },
             npes,
-            policy: WaitPolicy::for_job(npes, crate::config::available_cpus()),
-            checked,
             allocator: HeapAllocator::new(layout::SYNC_REGION, part_size),
             alloc_seq: 0,
             sets: HashMap::new(),
@@ -123,7 +124,7 @@ impl Runtime {
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     bytes.as_ptr(),
-                    self.heap.partition(self.me).add(offset),
+                    self.env.heap.partition(self.env.me).add(offset),
                     bytes.len(),
                 );
             }
@@ -139,7 +140,7 @@ impl Runtime {
     /// barrier or collective must not satisfy that wait. The others' waits see it gone
     /// and abort the job naming it, and this call then returns that error.
     pub fn finalize(self) -> RtResult<()> {
-        let (heap, me, npes) = (self.heap, self.me, self.npes);
+        let (heap, me, npes) = (self.env.heap, self.env.me, self.npes);
         let ctl = heap.control(me);
         // Release: every store this PE made before finalizing is visible to a PE that
         // sees the new state.
@@ -158,7 +159,7 @@ impl Runtime {
         };
         crate::wait::wait_for(
             heap,
-            self.policy,
+            self.env.policy,
             me,
             crate::wait::Blocker::EveryPe,
             "finalize",
@@ -172,7 +173,7 @@ impl Runtime {
     /// This PE's number (`shmem_my_pe`).
     #[inline]
     pub fn my_pe(&self) -> usize {
-        self.me
+        self.env.me
     }
 
     /// PEs in the job (`shmem_n_pes`).
@@ -184,35 +185,31 @@ impl Runtime {
     /// The job's mapping.
     #[inline]
     pub fn heap(&self) -> &'static SymmetricHeap {
-        self.heap
+        self.env.heap
     }
 
-    /// How this PE waits.
+    /// What this PE's collective calls borrow from the runtime.
     #[inline]
-    pub fn wait_policy(&self) -> WaitPolicy {
-        self.policy
+    pub fn call_env(&self) -> &CallEnv {
+        &self.env
     }
 
     /// True when argument-agreement and allocation checks are on.
     pub fn checked(&self) -> bool {
-        self.checked
+        self.env.checked
     }
 
     /// Records that this PE ends because of `end` (used before exiting with an error so
     /// the other PEs stop waiting at once).
     pub fn abort_job(&self, end: PeEnd) {
-        crate::failure::record_failure(self.heap, self.me, end);
+        crate::failure::record_failure(self.env.heap, self.env.me, end);
     }
 
     /// Starts a collective on `set` using the runtime's own sync words and staging
     /// buffers for the set: bumps the set's epoch and returns the call's context. `None`
     /// if this PE is not a member.
     #[inline]
-    pub fn begin(
-        &mut self,
-        set: &SetSpec,
-        during: &'static str,
-    ) -> RtResult<Option<SetCtx<'static>>> {
+    pub fn begin(&mut self, set: &SetSpec, during: &'static str) -> RtResult<Option<SetCtx<'_>>> {
         let state = match self.last_set {
             Some((last, state)) if last == *set => state,
             _ => match self.look_up_set(set)? {
@@ -226,10 +223,7 @@ impl Runtime {
             capacity: layout::STAGE_BYTES,
         };
         SetCtx::enter(
-            self.heap,
-            self.policy,
-            self.checked,
-            self.me,
+            &self.env,
             *set,
             state.index,
             SymmetricHeap::slot_offset(state.slot),
@@ -254,11 +248,11 @@ impl Runtime {
     /// `shmem_barrier` on an active set. The caller must be a member (checked by the
     /// typed layer; here a non-member returns immediately with an error).
     pub fn barrier(&mut self, set: &SetSpec) -> RtResult<()> {
+        let me = self.env.me;
         match self.begin(set, "barrier")? {
             Some(ctx) => ctx.barrier(),
             None => Err(RtError::Config(format!(
-                "PE {} called a barrier on an active set it is not a member of",
-                self.me
+                "PE {me} called a barrier on an active set it is not a member of"
             ))),
         }
     }
@@ -270,10 +264,10 @@ impl Runtime {
         let state = match self.sets.get(set) {
             Some(s) => *s,
             None => {
-                let Some(index) = set.index_of(self.me) else {
+                let Some(index) = set.index_of(self.env.me) else {
                     return Ok(None);
                 };
-                let slot = sets::slot_of(self.heap, set)?;
+                let slot = sets::slot_of(self.env.heap, set)?;
                 *self.sets.entry(*set).or_insert(SetState { slot, index })
             }
         };
@@ -295,7 +289,7 @@ impl Runtime {
             let len = self.allocator.size_of(off).unwrap_or(0);
             // SAFETY: off..off+len was just allocated inside this PE's partition and no
             // PE may access it before the barrier below.
-            unsafe { std::ptr::write_bytes(self.heap.partition(self.me).add(off), 0, len) };
+            unsafe { std::ptr::write_bytes(self.env.heap.partition(self.env.me).add(off), 0, len) };
         }
         self.agree_on_alloc(offset)?;
         result
@@ -318,15 +312,20 @@ impl Runtime {
     /// every PE got the same offset.
     fn agree_on_alloc(&mut self, offset: usize) -> RtResult<()> {
         self.alloc_seq += 1;
-        if !self.checked {
+        if !self.env.checked {
             return self.barrier_all();
         }
-        let ctl = self.heap.control(self.me);
+        let ctl = self.env.heap.control(self.env.me);
         ctl.alloc_offset.store(offset as u64, Ordering::Relaxed);
         ctl.alloc_seq.store(self.alloc_seq, Ordering::Release);
         self.barrier_all()?;
         let mismatch = (0..self.npes).find_map(|pe| {
-            let theirs = self.heap.control(pe).alloc_offset.load(Ordering::Acquire) as usize;
+            let theirs = self
+                .env
+                .heap
+                .control(pe)
+                .alloc_offset
+                .load(Ordering::Acquire) as usize;
             (theirs != offset).then_some((pe, theirs))
         });
         // Nobody may overwrite its record before everyone has read it.
@@ -335,7 +334,7 @@ impl Runtime {
             None => Ok(()),
             Some((pe, theirs)) => Err(RtError::AllocMismatch {
                 seq: self.alloc_seq,
-                me: self.me,
+                me: self.env.me,
                 mine: offset,
                 pe,
                 theirs,
@@ -355,11 +354,11 @@ impl Runtime {
             });
         }
         let end = offset.checked_add(len);
-        if offset < layout::SYNC_REGION || end.is_none_or(|e| e > self.heap.part_size()) {
+        if offset < layout::SYNC_REGION || end.is_none_or(|e| e > self.env.heap.part_size()) {
             return Err(RtError::OutOfBounds {
                 offset,
                 len,
-                heap: self.heap.part_size(),
+                heap: self.env.heap.part_size(),
             });
         }
         Ok(())
@@ -371,7 +370,7 @@ impl Runtime {
     pub fn address(&self, pe: usize, offset: usize, len: usize) -> RtResult<*mut u8> {
         self.check_access(pe, offset, len)?;
         // SAFETY: checked above: the range lies inside PE `pe`'s partition.
-        Ok(unsafe { self.heap.partition(pe).add(offset) })
+        Ok(unsafe { self.env.heap.partition(pe).add(offset) })
     }
 
     /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem`), then wakes `pe` if
@@ -382,7 +381,7 @@ impl Runtime {
         // cannot overlap shared memory owned by the runtime unless it *is* that memory, in
         // which case `copy` (memmove) is still defined.
         unsafe { std::ptr::copy(src.as_ptr(), dst, src.len()) };
-        crate::wait::notify(self.heap, pe);
+        crate::wait::notify(self.env.heap, pe);
         Ok(())
     }
 
@@ -409,9 +408,9 @@ impl Runtime {
     /// PEs update (`shmem_wait_until`). Fails if the job aborts or every other PE leaves.
     pub fn wait_local(&self, during: &'static str, ready: impl FnMut() -> bool) -> RtResult<()> {
         crate::wait::wait_for(
-            self.heap,
-            self.policy,
-            self.me,
+            self.env.heap,
+            self.env.policy,
+            self.env.me,
             crate::wait::Blocker::AnyOther,
             during,
             ready,

@@ -304,7 +304,7 @@ impl Call {
 
     /// Starts the call with the runtime's own work arrays for `set`.
     #[inline]
-    fn implicit(&self, pe: &mut Pe, set: &ActiveSet) -> Result<SetCtx<'static>> {
+    fn implicit<'p>(&self, pe: &'p mut Pe, set: &ActiveSet) -> Result<SetCtx<'p>> {
         match pe.rt_mut().begin(set.spec(), self.op) {
             Ok(Some(ctx)) => Ok(ctx),
             Ok(None) => Err(self.not_member(set)),
@@ -313,26 +313,15 @@ impl Call {
     }
 
     /// Starts the call with a work array at symmetric offset `sync`.
-    fn explicit(
+    fn explicit<'p>(
         &self,
-        pe: &mut Pe,
+        pe: &'p Pe,
         set: &ActiveSet,
         (sync, stage): (usize, StageArea),
-    ) -> Result<SetCtx<'static>> {
+    ) -> Result<SetCtx<'p>> {
         let index = set.index_of(self.me).ok_or_else(|| self.not_member(set))?;
-        let rt = pe.rt();
-        SetCtx::enter(
-            rt.heap(),
-            rt.wait_policy(),
-            rt.checked(),
-            self.me,
-            *set.spec(),
-            index,
-            sync,
-            stage,
-            self.op,
-        )
-        .map_err(|e| self.error(e))
+        SetCtx::enter(pe.rt().call_env(), *set.spec(), index, sync, stage, self.op)
+            .map_err(|e| self.error(e))
     }
 
     /// The typed error for a runtime failure of this call.

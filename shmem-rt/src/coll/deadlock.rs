@@ -218,7 +218,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// `at_least`.
     pub(crate) fn new(ctx: &'c SetCtx<'a>, word: &AtomicU64, at_least: u64, writer: usize) -> Self {
         let pe = ctx.set.member(writer);
-        let word = word.as_ptr() as usize - ctx.heap.partition(pe) as usize;
+        let word = word.as_ptr() as usize - ctx.env.heap.partition(pe) as usize;
         Watch {
             ctx,
             awaited: Awaited { pe, word, at_least },
@@ -238,7 +238,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             return None;
         }
         let now = Instant::now();
-        let record = record_of(self.ctx.heap, self.ctx.me);
+        let record = record_of(self.ctx.env.heap, self.ctx.env.me);
         if !self.published {
             let since = *self.since.get_or_insert(now);
             if now - since >= PUBLISH_AFTER {
@@ -262,7 +262,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             Some(found) => {
                 // Leave once every other PE of the cycle has found it too, or has moved
                 // on from its wait in it (nobody leaves before all have found it).
-                let heap = self.ctx.heap;
+                let heap = self.ctx.env.heap;
                 let all_know = found
                     .others
                     .iter()
@@ -283,8 +283,8 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// here through waits that are all still short (and through no PE that is leaving
     /// another cycle).
     fn find_cycle(&self) -> Option<Found> {
-        let heap = self.ctx.heap;
-        let me = self.ctx.me;
+        let heap = self.ctx.env.heap;
+        let me = self.ctx.env.me;
         let mut chain: Vec<(usize, Snapshot)> = Vec::new();
         let mut pe = self.awaited.pe;
         loop {
@@ -345,7 +345,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     pub(crate) fn finish(self) {
         if self.published {
             write_record(
-                record_of(self.ctx.heap, self.ctx.me),
+                record_of(self.ctx.env.heap, self.ctx.env.me),
                 IDLE,
                 self.ctx,
                 &self.awaited,

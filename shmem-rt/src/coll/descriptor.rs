@@ -10,6 +10,7 @@ use crate::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 /// collect, which has no root, publishes its target capacity there when it fits.
 const FIELD20: u64 = (1 << 20) - 1;
 
+#[inline]
 fn clamp20(x: u64) -> u64 {
     x.min(FIELD20)
 }
@@ -43,6 +44,7 @@ impl Kind {
     }
 
     /// Decodes a published kind code.
+    #[inline]
     pub fn from_code(code: u8) -> Option<Kind> {
         Some(match code {
             1 => Kind::Barrier,
@@ -104,6 +106,7 @@ pub enum Location {
 
 impl Location {
     /// Decodes a published location code.
+    #[inline]
     pub fn from_code(code: u8) -> Option<Location> {
         Some(match code {
             0 => Location::Nothing,
@@ -137,6 +140,7 @@ pub enum Fault {
 impl Fault {
     /// Decodes a published fault code (unknown codes are reported as overlap-free
     /// generic faults by the caller).
+    #[inline]
     pub fn from_code(code: u8) -> Option<Fault> {
         Some(match code {
             0 => Fault::None,
@@ -195,6 +199,7 @@ pub struct Descriptor {
 
 impl Descriptor {
     /// A descriptor of `kind` on the set with key `set_key`, everything else empty.
+    #[inline]
     pub fn new(kind: Kind, set_key: u64) -> Descriptor {
         Descriptor {
             kind: kind as u8,
@@ -212,27 +217,32 @@ impl Descriptor {
     }
 
     /// The kind, if the code is known.
+    #[inline]
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_code(self.kind)
     }
 
     /// The location of the contribution, if the code is known.
+    #[inline]
     pub fn location(&self) -> Option<Location> {
         Location::from_code(self.location)
     }
 
     /// The fault, if the code is known.
+    #[inline]
     pub fn fault(&self) -> Option<Fault> {
         Fault::from_code(self.fault)
     }
 
     /// True if the member reported that it cannot take part.
+    #[inline]
     pub fn is_fault(&self) -> bool {
         self.fault != Fault::None as u8
     }
 
     /// Whether readers need the tail words of this descriptor (see [`Descriptor::decode`]).
     /// A collect's capacity travels in the head when it fits in 20 bits.
+    #[inline]
     pub fn needs_tail(&self) -> bool {
         self.location == Location::Direct as u8
             || self.is_fault()
@@ -241,6 +251,7 @@ impl Descriptor {
 
     /// The 20-bit head field: a collect's capacity (collect has no root; at [`FIELD20`]
     /// the capacity is in the tail), every other kind's root.
+    #[inline]
     fn head_field(&self) -> u64 {
         if self.kind() == Some(Kind::Collect) {
             clamp20(self.capacity)
@@ -250,6 +261,7 @@ impl Descriptor {
     }
 
     /// The words published in an arrival line: head and tail.
+    #[inline]
     pub fn encode(&self) -> ([u64; DESC_HEAD_WORDS], [u64; DESC_TAIL_WORDS]) {
         let head = self.kind as u64
             | (self.op as u64) << 8
@@ -266,6 +278,7 @@ impl Descriptor {
     /// Decodes the head words (any bit pattern decodes; unknown codes stay raw); the
     /// tail fields stay 0 until [`Descriptor::decode_tail`], except a collect's capacity
     /// when the head holds it.
+    #[inline]
     pub fn decode(head: &[u64; DESC_HEAD_WORDS]) -> Descriptor {
         let h = head[0];
         let field = h >> 44;
@@ -289,6 +302,7 @@ impl Descriptor {
     }
 
     /// Fills in the tail fields.
+    #[inline]
     pub fn decode_tail(&mut self, tail: &[u64; DESC_TAIL_WORDS]) {
         self.data_off = tail[0];
         self.capacity = tail[1];
@@ -326,6 +340,7 @@ impl Field {
 
 /// The first argument on which `theirs` disagrees with `mine`, in the order a user would
 /// look for the mistake; `None` if the calls match.
+#[inline]
 pub fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
     if theirs.kind != mine.kind || theirs.op != mine.op {
         return Some(Field::Operation);

@@ -42,7 +42,7 @@ pub fn broadcast(
     publish_or_fail(ctx, &mine, source, mine.location == Location::Staged as u8)?;
     if is_root {
         let direct = mine.location == Location::Direct as u8;
-        if direct || ctx.checked {
+        if direct || ctx.env.checked {
             // A direct root waits for every reader anyway, so checking each member's
             // arguments on the way costs nothing.
             if let Some(err) = check_all(ctx, &mine)? {
@@ -61,7 +61,7 @@ pub fn broadcast(
         Ok(src) => src,
         Err(err) => return Err(fail(ctx, err, None)),
     };
-    if ctx.checked {
+    if ctx.env.checked {
         if let Some(err) = check_all(ctx, &mine)? {
             return Err(fail(ctx, err, None));
         }
@@ -223,7 +223,7 @@ fn check_capacities(ctx: &SetCtx<'_>, my_capacity: u64, total: u64) -> Result<()
         needed: total,
     };
     if my_capacity < total {
-        return Err(too_small(ctx.me, my_capacity));
+        return Err(too_small(ctx.env.me, my_capacity));
     }
     for i in ctx.others() {
         let capacity = ctx.arrived_desc(i).capacity;

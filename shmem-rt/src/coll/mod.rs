@@ -99,7 +99,7 @@ fn member_error(
         Some(field) => CollectiveError::Mismatch {
             during: ctx.during,
             field,
-            me: ctx.me,
+            me: ctx.env.me,
             mine: Box::new(*mine),
             other: ctx.set.member(index),
             theirs: Box::new(*theirs),
@@ -137,7 +137,7 @@ pub(crate) fn publish_or_fail(
 fn own_fault(ctx: &SetCtx<'_>, mine: &Descriptor) -> RtError {
     let err = CollectiveError::MemberFault {
         during: ctx.during,
-        pe: ctx.me,
+        pe: ctx.env.me,
         desc: Box::new(*mine),
     };
     fail(ctx, err, None)
@@ -189,7 +189,7 @@ pub(crate) fn wait_readers(ctx: &SetCtx<'_>, mine: &Descriptor) -> RtResult<()> 
 /// another member published).
 fn in_user_heap(ctx: &SetCtx<'_>, off: u64, bytes: usize) -> bool {
     let end = off.checked_add(bytes as u64);
-    off >= SYNC_REGION as u64 && end.is_some_and(|e| e <= ctx.heap.part_size() as u64)
+    off >= SYNC_REGION as u64 && end.is_some_and(|e| e <= ctx.env.heap.part_size() as u64)
 }
 
 /// Address of `bytes` of member `index`'s contribution as its descriptor `desc` places
