@@ -94,16 +94,19 @@ impl SymmetricHeap {
     }
 
     /// Number of PEs in the job.
+    #[inline]
     pub fn npes(&self) -> usize {
         self.npes
     }
 
     /// Bytes per partition (sync region plus user heap).
+    #[inline]
     pub fn part_size(&self) -> usize {
         self.part_size
     }
 
     /// The job header.
+    #[inline]
     pub fn header(&self) -> &JobHeader {
         // SAFETY: the header lies at `base`, is properly aligned (page-aligned mapping) and
         // consists of atomics, valid for any bit pattern (zero-filled by the memfd).
@@ -111,6 +114,7 @@ impl SymmetricHeap {
     }
 
     /// The control block of PE `pe` (`pe < npes`).
+    #[inline]
     pub fn control(&self, pe: usize) -> &PeControl {
         assert!(pe < self.npes, "PE {pe} out of range");
         // SAFETY: the control blocks follow the header inside the mapping, each aligned to

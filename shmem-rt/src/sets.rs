@@ -58,18 +58,22 @@ impl SetSpec {
     }
 
     /// Lowest PE of the set.
+    #[inline]
     pub fn start(&self) -> usize {
         self.start
     }
     /// log2 of the stride.
+    #[inline]
     pub fn log_stride(&self) -> u32 {
         self.log_stride
     }
     /// Number of PEs.
+    #[inline]
     pub fn size(&self) -> usize {
         self.size
     }
     /// Distance between consecutive members.
+    #[inline]
     pub fn stride(&self) -> usize {
         1 << self.log_stride
     }
@@ -101,6 +105,7 @@ impl SetSpec {
     }
 
     /// A non-zero word identifying the set in the directory.
+    #[inline]
     pub fn key(&self) -> u64 {
         // start < 2^20, log_stride < 2^6, size < 2^20 for MAX_NPES ≤ 2^20.
         1 + ((self.start as u64) << 26 | (self.log_stride as u64) << 20 | self.size as u64)
