@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use shmem_typed::prelude::*;
 
+use crate::ours::BUFFER_ALIGN;
 use crate::timing::{self, Timer};
 
 /// Round trips per timed batch.
@@ -54,6 +55,46 @@ pub fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, ShmemErr
     };
     pe.free(flags)?;
     Ok(result)
+}
+
+/// The data movement of an fcollect of `bytes` per PE and nothing else, in µs per call,
+/// timed by the shared rule: every PE copies, with `memcpy`, its own source and then
+/// every other PE's source (read over the shared mapping) into its blocks of its target,
+/// all PEs at once, with no synchronization between the copies. Any fcollect that moves
+/// each byte once takes at least this long; its %memcpy is the ceiling of the fcollect
+/// rows. Collective.
+pub fn gather_copy(
+    pe: &mut Pe,
+    timer: &Timer,
+    bytes: usize,
+    calls: usize,
+) -> Result<f64, ShmemError> {
+    let npes = pe.n_pes();
+    let me = pe.my_pe();
+    let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
+    let target = pe.alloc_slice_aligned::<u8>(bytes * npes, BUFFER_ALIGN)?;
+    source.local_slice_mut(pe).fill(me as u8);
+    pe.barrier_all()?;
+    let sources = (0..npes)
+        .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target_ptr = target.remote_ptr(pe, me)?;
+    let copy_all = |_: &mut Pe| {
+        for k in 0..npes {
+            let from = (me + k) % npes;
+            // SAFETY: every source holds `bytes` bytes and is not written while the
+            // measurement runs (filled before the barrier above); block `from` of this
+            // PE's target holds `bytes` bytes, and only this PE accesses its target.
+            unsafe {
+                std::ptr::copy_nonoverlapping(sources[from], target_ptr.add(from * bytes), bytes)
+            };
+        }
+        Ok(())
+    };
+    let result = timer.measure(pe, calls, copy_all);
+    pe.free(source)?;
+    pe.free(target)?;
+    result
 }
 
 /// A zeroed, page-aligned heap buffer (the alignment of the symmetric buffers).

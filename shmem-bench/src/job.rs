@@ -1,6 +1,7 @@
 //! The jobs of the benchmark: what every PE runs. The floor job (2 PEs, nothing else
 //! running) measures the cache-line round trip; the operations job measures each
-//! selected operation at each size (one checked call, then the timed batches). PE 0
+//! selected operation at each size (one checked call, then the timed batches) and, next
+//! to an fcollect with a bandwidth target, the same copies without the collective. PE 0
 //! writes the figures as `impl,op,bytes,npes,usec` lines (the C baselines' format) to
 //! the file the driver named.
 
@@ -11,8 +12,10 @@ use shmem_typed::prelude::*;
 
 use crate::cli::{Args, JobKind};
 use crate::floors;
+use crate::ops::Op;
 use crate::ours::Buffers;
-use crate::results::{Impl, Sample, RTT_OP};
+use crate::results::{Impl, Sample, GATHER_COPY_OP, RTT_OP};
+use crate::targets::{self, Limit};
 use crate::timing::{iters_for_size, Timer};
 
 /// Runs the job `kind` on this PE; PE 0 writes the samples to `results`.
@@ -64,10 +67,26 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
                 eprintln!("shmem-bench: ours {op:<14} {bytes:>8} B {usec:>10.3} us");
             }
             samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
+            if needs_copy_floor(op, bytes, npes) {
+                let floor = floors::gather_copy(pe, timer, bytes, calls).map_err(err)?;
+                if me == 0 {
+                    eprintln!("shmem-bench: copies alone     {bytes:>8} B {floor:>10.3} us");
+                }
+                samples.push(Sample::new(Impl::Floor, GATHER_COPY_OP, bytes, npes, floor));
+            }
         }
     }
     buffers.free(pe).map_err(err)?;
     Ok(samples)
+}
+
+/// Whether a row of `op` at `bytes` has a bandwidth target that the copies alone may
+/// not allow: an fcollect's (each PE copies its own block as well as receiving).
+fn needs_copy_floor(op: Op, bytes: usize, npes: usize) -> bool {
+    op == Op::Fcollect
+        && targets::limits_for(op, bytes, npes)
+            .iter()
+            .any(|l| matches!(l, Limit::PctMemcpyAtLeast(_)))
 }
 
 fn write_samples(path: &Path, samples: &[Sample]) -> std::io::Result<()> {

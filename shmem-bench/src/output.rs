@@ -184,6 +184,16 @@ pub fn targets_summary(report: &Report) -> String {
                     "  missed {what:<20} {:<16} {how}",
                     check.limit.describe()
                 );
+                if let (Limit::PctMemcpyAtLeast(_), Some(floor), Some(pct)) =
+                    (check.limit, row.copy_floor_us, row.copy_floor_pct_memcpy())
+                {
+                    let _ = writeln!(
+                        out,
+                        "         {:<20} the copies alone take {floor:.3} µs = {pct:.1}%; ours is {:.2}× that",
+                        "",
+                        row.ours_us / floor
+                    );
+                }
             }
             (None, _) => {
                 let _ = writeln!(
@@ -213,6 +223,8 @@ pub fn json(report: &Report) -> serde_json::Value {
                 "ours_gbps": r.gbps(),
                 "memcpy_gbps": r.memcpy_gbps(),
                 "ours_pct_memcpy": r.pct_memcpy(),
+                "copy_floor_us": r.copy_floor_us,
+                "copy_floor_pct_memcpy": r.copy_floor_pct_memcpy(),
                 "oshmem_us": r.oshmem_us,
                 "ours_per_oshmem": r.per_oshmem(),
                 "mpi_us": r.mpi_us,
@@ -356,5 +368,22 @@ mod tests {
         let json = json(&report);
         assert_eq!(json["rows"][1]["op"], "broadcast");
         assert_eq!(json["rows"][1]["ours_per_oshmem"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_missed_bandwidth_target_shows_the_copy_floor() {
+        use crate::results::GATHER_COPY_OP;
+        let samples = vec![
+            Sample::new(Impl::Ours, "fcollect", 262144, 2, 16.0),
+            Sample::new(Impl::Floor, GATHER_COPY_OP, 262144, 2, 15.0),
+        ];
+        let report = Report::new(2, &samples, BTreeMap::from([(262144, 40.0)]), vec![]);
+        let summary = targets_summary(&report);
+        assert!(summary.contains("missed fcollect 256K"), "{summary}");
+        assert!(
+            summary.contains("the copies alone take 15.000 µs = 43.7%; ours is 1.07× that"),
+            "{summary}"
+        );
+        assert_eq!(json(&report)["rows"][0]["copy_floor_us"], 15.0);
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::ops::Op;
-use crate::results::{Impl, Sample, RTT_OP};
+use crate::results::{Impl, Sample, GATHER_COPY_OP, RTT_OP};
 use crate::targets::{self, Check, Limit};
 
 /// The machine's floors of one run.
@@ -31,6 +31,9 @@ pub struct Row {
     pub oshmem_us: Option<f64>,
     /// MPI's, if measured.
     pub mpi_us: Option<f64>,
+    /// The copies of this row's data movement alone, µs per call (fcollect rows with a
+    /// bandwidth target; see [`crate::floors::gather_copy`]).
+    pub copy_floor_us: Option<f64>,
     /// The target bounds of this row, evaluated.
     pub checks: Vec<Check>,
     rtt_us: Option<f64>,
@@ -56,6 +59,13 @@ impl Row {
     /// Our bandwidth as a percentage of memcpy's for the same bytes.
     pub fn pct_memcpy(&self) -> Option<f64> {
         Some(100.0 * self.gbps()? / self.memcpy_gbps?)
+    }
+
+    /// The %memcpy of the copies alone: the most any implementation that moves each
+    /// byte once could show in this row.
+    pub fn copy_floor_pct_memcpy(&self) -> Option<f64> {
+        let gbps = self.received as f64 / self.copy_floor_us? / 1e3;
+        Some(100.0 * gbps / self.memcpy_gbps?)
     }
 
     /// ours / OSHMEM.
@@ -125,6 +135,8 @@ impl Report {
                     ours_us: s.usec,
                     oshmem_us: find(Impl::Oshmem, &s.op, s.bytes),
                     mpi_us: find(Impl::Mpi, &s.op, s.bytes),
+                    copy_floor_us: find(Impl::Floor, GATHER_COPY_OP, s.bytes)
+                        .filter(|_| op == Op::Fcollect),
                     checks: Vec::new(),
                     rtt_us: floors.rtt_us,
                     memcpy_gbps: floors.memcpy_gbps.get(&received).copied(),
@@ -214,5 +226,23 @@ mod tests {
         assert_eq!(fcollect.per_mpi(), Some(0.5));
         assert_eq!(fcollect.checks.len(), 1);
         assert_eq!(fcollect.checks[0].met(), Some(true));
+        assert_eq!(fcollect.copy_floor_us, None);
+    }
+
+    #[test]
+    fn fcollect_rows_carry_the_copy_floor() {
+        let samples = vec![
+            sample(Impl::Ours, "fcollect", 262144, 16.0),
+            sample(Impl::Floor, GATHER_COPY_OP, 262144, 13.1072),
+            sample(Impl::Ours, "broadcast", 262144, 7.0),
+        ];
+        let memcpy = BTreeMap::from([(262144, 40.0)]);
+        let report = Report::new(2, &samples, memcpy, vec![]);
+        let fcollect = report.rows_of(Op::Fcollect).next().unwrap();
+        assert_eq!(fcollect.copy_floor_us, Some(13.1072));
+        // 262144 bytes in 13.1072 µs = 20 GB/s = 50% of 40 GB/s.
+        assert!((fcollect.copy_floor_pct_memcpy().unwrap() - 50.0).abs() < 1e-9);
+        let broadcast = report.rows_of(Op::Broadcast).next().unwrap();
+        assert_eq!(broadcast.copy_floor_us, None);
     }
 }

@@ -35,6 +35,9 @@ impl Impl {
 /// The `op` of the cache-line round-trip floor (measured on 64 bytes).
 pub const RTT_OP: &str = "cache_line_rtt";
 
+/// The `op` of the copy floor of an fcollect ([`crate::floors::gather_copy`]).
+pub const GATHER_COPY_OP: &str = "gather_copy";
+
 /// One figure: per-call latency of `op` on `bytes` with `npes` PEs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
