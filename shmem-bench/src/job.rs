@@ -14,7 +14,7 @@ use crate::cli::{Args, JobKind};
 use crate::floors;
 use crate::ops::Op;
 use crate::ours::Buffers;
-use crate::results::{Impl, Sample, GATHER_COPY_OP, RTT_OP};
+use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Limit};
 use crate::timing::{iters_for_size, Timer};
 
@@ -72,7 +72,7 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
                 if me == 0 {
                     eprintln!("shmem-bench: copies alone     {bytes:>8} B {floor:>10.3} us");
                 }
-                samples.push(Sample::new(Impl::Floor, GATHER_COPY_OP, bytes, npes, floor));
+                samples.push(Sample::new(Impl::Floor, op.name(), bytes, npes, floor));
             }
         }
     }

@@ -372,10 +372,9 @@ mod tests {
 
     #[test]
     fn a_missed_bandwidth_target_shows_the_copy_floor() {
-        use crate::results::GATHER_COPY_OP;
         let samples = vec![
             Sample::new(Impl::Ours, "fcollect", 262144, 2, 16.0),
-            Sample::new(Impl::Floor, GATHER_COPY_OP, 262144, 2, 15.0),
+            Sample::new(Impl::Floor, "fcollect", 262144, 2, 15.0),
         ];
         let report = Report::new(2, &samples, BTreeMap::from([(262144, 40.0)]), vec![]);
         let summary = targets_summary(&report);

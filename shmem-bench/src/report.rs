@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::ops::Op;
-use crate::results::{Impl, Sample, GATHER_COPY_OP, RTT_OP};
+use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Check, Limit};
 
 /// The machine's floors of one run.
@@ -31,8 +31,9 @@ pub struct Row {
     pub oshmem_us: Option<f64>,
     /// MPI's, if measured.
     pub mpi_us: Option<f64>,
-    /// The copies of this row's data movement alone, µs per call (fcollect rows with a
-    /// bandwidth target; see [`crate::floors::gather_copy`]).
+    /// The copies of this row's data movement alone, µs per call: the floor sample of
+    /// the row's operation and size (fcollect rows with a bandwidth target; see
+    /// [`crate::floors::gather_copy`]).
     pub copy_floor_us: Option<f64>,
     /// The target bounds of this row, evaluated.
     pub checks: Vec<Check>,
@@ -135,8 +136,7 @@ impl Report {
                     ours_us: s.usec,
                     oshmem_us: find(Impl::Oshmem, &s.op, s.bytes),
                     mpi_us: find(Impl::Mpi, &s.op, s.bytes),
-                    copy_floor_us: find(Impl::Floor, GATHER_COPY_OP, s.bytes)
-                        .filter(|_| op == Op::Fcollect),
+                    copy_floor_us: find(Impl::Floor, &s.op, s.bytes),
                     checks: Vec::new(),
                     rtt_us: floors.rtt_us,
                     memcpy_gbps: floors.memcpy_gbps.get(&received).copied(),
@@ -233,7 +233,7 @@ mod tests {
     fn fcollect_rows_carry_the_copy_floor() {
         let samples = vec![
             sample(Impl::Ours, "fcollect", 262144, 16.0),
-            sample(Impl::Floor, GATHER_COPY_OP, 262144, 13.1072),
+            sample(Impl::Floor, "fcollect", 262144, 13.1072),
             sample(Impl::Ours, "broadcast", 262144, 7.0),
         ];
         let memcpy = BTreeMap::from([(262144, 40.0)]);

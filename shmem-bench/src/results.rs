@@ -10,7 +10,8 @@ pub enum Impl {
     Oshmem,
     /// Open MPI's MPI.
     Mpi,
-    /// A floor of the machine.
+    /// A floor: of the machine (the cache-line round trip, [`RTT_OP`]), or of an
+    /// operation, under its name (its copies alone, [`crate::floors::gather_copy`]).
     Floor,
 }
 
@@ -34,9 +35,6 @@ impl Impl {
 
 /// The `op` of the cache-line round-trip floor (measured on 64 bytes).
 pub const RTT_OP: &str = "cache_line_rtt";
-
-/// The `op` of the copy floor of an fcollect ([`crate::floors::gather_copy`]).
-pub const GATHER_COPY_OP: &str = "gather_copy";
 
 /// One figure: per-call latency of `op` on `bytes` with `npes` PEs.
 #[derive(Debug, Clone, PartialEq)]
