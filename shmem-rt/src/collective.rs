@@ -101,6 +101,13 @@ pub struct SetCtx<'a> {
     pub stage: StageArea,
     /// Name of the operation, for error messages.
     pub during: &'static str,
+    /// This PE's sync words.
+    mine: &'a SyncWords,
+    /// Member 0's partition: member `i`'s is `members_base + i * member_stride` (members
+    /// are evenly spaced PEs, partitions evenly spaced in the mapping).
+    members_base: *mut u8,
+    /// Bytes between the partitions of consecutive members.
+    member_stride: usize,
     /// Whether this PE has published words since it last woke the other members.
     wake_pending: Cell<bool>,
 }
@@ -128,7 +135,8 @@ impl<'a> SetCtx<'a> {
         stage: StageArea,
         during: &'static str,
     ) -> RtResult<SetCtx<'a>> {
-        let owner = &env.heap.sync_words(env.me, sync).owner;
+        let mine = env.heap.sync_words(env.me, sync);
+        let owner = &mine.owner;
         let key = set.key();
         let bound = owner.set_key.load(Ordering::Relaxed);
         if bound != key {
@@ -144,6 +152,9 @@ impl<'a> SetCtx<'a> {
             sync,
             stage,
             during,
+            mine,
+            members_base: env.heap.partition(set.member(0)),
+            member_stride: env.heap.part_size() << set.log_stride(),
             wake_pending: Cell::new(false),
         })
     }
@@ -187,19 +198,22 @@ impl<'a> SetCtx<'a> {
     #[inline]
     pub fn others(&self) -> impl Iterator<Item = usize> {
         let (n, me) = (self.size(), self.index);
-        (1..n).map(move |k| (me + k) % n)
+        (me + 1..n).chain(0..me)
     }
 
     /// This PE's sync words.
     #[inline]
     pub fn my_sync(&self) -> &'a SyncWords {
-        self.env.heap.sync_words(self.env.me, self.sync)
+        self.mine
     }
 
     /// The sync words of member `index`.
     #[inline]
     pub fn sync_of(&self, index: usize) -> &'a SyncWords {
-        self.env.heap.sync_words(self.set.member(index), self.sync)
+        // SAFETY: the sync words lie at the same offset in every partition (`enter` got
+        // this PE's from the heap, which checks the offset); member `index` exists, so its
+        // partition does; the words are atomics, valid for any bit pattern.
+        unsafe { &*self.address_in(index, self.sync).cast::<SyncWords>() }
     }
 
     /// Member `index`'s arrival line for this call.
@@ -228,9 +242,11 @@ impl<'a> SetCtx<'a> {
     /// Address of member `index`'s copy of symmetric offset `offset`.
     #[inline]
     pub fn address_in(&self, index: usize, offset: usize) -> *mut u8 {
+        debug_assert!(index < self.size());
         // SAFETY: callers pass offsets inside a partition (validated when they come from
-        // another PE); the partition of a member exists.
-        unsafe { self.env.heap.partition(self.set.member(index)).add(offset) }
+        // another PE); the partition of a member exists, `index * member_stride` bytes
+        // after member 0's.
+        unsafe { self.members_base.add(index * self.member_stride + offset) }
     }
 
     /// Address of member `index`'s staging buffer of this call's parity.
