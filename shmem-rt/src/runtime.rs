@@ -208,7 +208,11 @@ impl Runtime {
     /// Starts a collective on `set` using the runtime's own sync words and staging
     /// buffers for the set: bumps the set's epoch and returns the call's context. `None`
     /// if this PE is not a member.
-    #[inline]
+    ///
+    /// Always inlined: a call of its own returns the context through two layers of
+    /// `Result`, and the caller then copies its ~130 bytes twice (measured: 60 of the
+    /// ~570 instructions of an 8-byte broadcast on a reader).
+    #[inline(always)]
     pub fn begin(&mut self, set: &SetSpec, during: &'static str) -> RtResult<Option<SetCtx<'_>>> {
         let state = match self.last_set {
             Some((last, state)) if last == *set => state,

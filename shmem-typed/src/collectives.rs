@@ -302,8 +302,9 @@ impl Call {
         }
     }
 
-    /// Starts the call with the runtime's own work arrays for `set`.
-    #[inline]
+    /// Starts the call with the runtime's own work arrays for `set`. Always inlined, like
+    /// `Runtime::begin`, so that the context is built in place rather than copied.
+    #[inline(always)]
     fn implicit<'p>(&self, pe: &'p mut Pe, set: &ActiveSet) -> Result<SetCtx<'p>> {
         match pe.rt_mut().begin(set.spec(), self.op) {
             Ok(Some(ctx)) => Ok(ctx),
