@@ -122,8 +122,8 @@ impl Drop for SetCtx<'_> {
 }
 
 impl<'a> SetCtx<'a> {
-    /// Starts a collective call on `set` with the sync words at symmetric offset `sync`:
-    /// binds the words to the set on first use, bumps their epoch and returns the call's
+    /// Starts a collective call on `set`, of which this PE is member `index`, with the
+    /// sync words at symmetric offset `sync`: binds the words to the set on first use, bumps their epoch and returns the call's
     /// context. Fails if the words were first used with a different set (their epochs
     /// count that set's calls, so they cannot serve another).
     #[inline]
@@ -137,6 +137,16 @@ impl<'a> SetCtx<'a> {
     ) -> RtResult<SetCtx<'a>> {
         let mine = env.heap.sync_words(env.me, sync);
         let owner = &mine.owner;
+        let members_base = env.heap.partition(set.member(0));
+        let member_stride = env.heap.partition_distance(set.stride());
+        debug_assert_eq!(
+            (mine as *const SyncWords).cast::<u8>(),
+            members_base
+                .wrapping_add(index * member_stride + sync)
+                .cast_const(),
+            "PE {} is not member {index} of its set",
+            env.me
+        );
         let key = set.key();
         let bound = owner.set_key.load(Ordering::Relaxed);
         if bound != key {
@@ -153,8 +163,8 @@ impl<'a> SetCtx<'a> {
             stage,
             during,
             mine,
-            members_base: env.heap.partition(set.member(0)),
-            member_stride: env.heap.part_size() << set.log_stride(),
+            members_base,
+            member_stride,
             wake_pending: Cell::new(false),
         })
     }
@@ -210,9 +220,10 @@ impl<'a> SetCtx<'a> {
     /// The sync words of member `index`.
     #[inline]
     pub fn sync_of(&self, index: usize) -> &'a SyncWords {
-        // SAFETY: the sync words lie at the same offset in every partition (`enter` got
-        // this PE's from the heap, which checks the offset); member `index` exists, so its
-        // partition does; the words are atomics, valid for any bit pattern.
+        // SAFETY: `sync` is the symmetric offset of sync words (the contract of `enter`;
+        // the heap checks it in debug builds), so they lie at that offset in every
+        // partition; member `index` exists, so its partition does; the words are atomics,
+        // valid for any bit pattern.
         unsafe { &*self.address_in(index, self.sync).cast::<SyncWords>() }
     }
 

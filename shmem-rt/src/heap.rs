@@ -133,7 +133,17 @@ impl SymmetricHeap {
     pub fn partition(&self, pe: usize) -> *mut u8 {
         debug_assert!(pe < self.npes);
         // SAFETY: pe < npes, so the result stays inside the mapping.
-        unsafe { self.base.add(self.header_size + pe * self.part_size) }
+        unsafe {
+            self.base
+                .add(self.header_size + self.partition_distance(pe))
+        }
+    }
+
+    /// Bytes from PE `p`'s partition to PE `p + pes`'s: partitions follow each other in
+    /// PE order, `part_size` apart.
+    #[inline]
+    pub fn partition_distance(&self, pes: usize) -> usize {
+        pes * self.part_size
     }
 
     /// PE `pe`'s copy of the sync words at symmetric offset `offset`.
