@@ -198,7 +198,7 @@ fn run(name: &str, start: Start, args: &[&str]) -> Run {
         }
         Start::Launcher(npes) => {
             let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
-            cmd.args(shmem_rt::spmd::test_pe_args(LAUNCHER_TEST))
+            cmd.args(shmem_testkit::pe_args(LAUNCHER_TEST))
                 .env(LAUNCH_PROGRAM, &program)
                 .env(LAUNCH_NPES, npes.to_string())
                 .env(LAUNCH_ARGS, args.join("\n"));

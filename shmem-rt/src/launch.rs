@@ -55,6 +55,9 @@ pub struct JobOutcome {
     /// The PE end that aborted the job (the first one, whether the supervisor saw it or
     /// the PE recorded it itself), if any.
     pub failure: Option<(usize, PeEnd)>,
+    /// PEs that joined the job and finalized it (0 when the program never initialised
+    /// SHMEM, e.g. a test binary whose PEs ran no test).
+    pub finalized: usize,
 }
 
 impl JobSpec {
@@ -259,6 +262,7 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
     // A PE that exited with status 0 before joining the job: harmless unless another PE
     // has joined, which would then wait for it forever.
     let mut never_joined: Option<usize> = None;
+    let mut finalized = 0;
     let state_of = |pe: usize| PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
     while procs.iter().any(|p| !p.reaped) {
         let mut ended = Vec::new();
@@ -268,6 +272,7 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
             };
             p.reaped = true;
             let state = state_of(p.pe);
+            finalized += usize::from(state == PeState::Finalized);
             ended.push((p.pe, classify(status, state), state));
         }
         // Taken after reaping: a Ctrl-C that reached the PEs too is pending here already
@@ -341,7 +346,11 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
         // Every abnormal end is recorded, so no failure means every PE ended normally.
         (None, None) => 0,
     };
-    JobOutcome { exit_code, failure }
+    JobOutcome {
+        exit_code,
+        failure,
+        finalized,
+    }
 }
 
 /// The exit status a job reports for a PE that ended as `end`: the shell's convention

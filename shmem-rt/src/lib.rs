@@ -23,7 +23,6 @@ pub mod runtime;
 pub mod sets;
 pub mod spmd;
 pub mod statics;
-pub mod testing;
 pub mod wait;
 
 pub use error::{PeEnd, RtError, RtResult};

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use shmem_rt::testing::{mark_ready, Ended, FaultCase};
+use shmem_testkit::{mark_ready, test_name, Ended, FaultCase};
 
 const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
 
@@ -14,7 +14,7 @@ fn shmemrun(args: &[&str], env: &[(&str, &str)]) -> (Output, bool) {
     let mark = std::env::temp_dir().join(format!(
         "shmemrun-ran-{}-{}",
         std::process::id(),
-        shmem_rt::testing::monotonic_ns()
+        shmem_testkit::monotonic_ns()
     ));
     let output = Command::new(SHMEMRUN)
         .args(args)
@@ -153,7 +153,7 @@ fn self_started_program_with_bad_configuration() {
             "invalid SHMEM_SYMMETRIC_SIZE=\"12Q\"",
         ),
     ] {
-        let report = FaultCase::new("self_started_program_with_bad_configuration", 2)
+        let report = FaultCase::new(test_name!(), 2)
             .env(key, value)
             .run(mark_ready);
         let Some(r) = report else {

@@ -4,15 +4,15 @@
 //! that the job was gone within 2 s of the fault (no PE process left), and that standard
 //! error names the PE and how it ended.
 //!
-//! Each case is one test that is also its own PE program (see `shmem_rt::testing`). To
+//! Each case is one test that is also its own PE program (see `shmem_testkit`). To
 //! add a case: write the PE side with [`pe_main`] (inject the fault with
 //! `Fault::strike`), and check the report with `assert_failed_fast`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use shmem_rt::error::print_line;
-use shmem_rt::testing::{self, await_ready, mark_ready, Ended, Fault, FaultCase, JobReport};
-use shmem_rt::{RtResult, Runtime};
+use shmem_testkit::{
+    await_ready, mark_ready, stamp_fault, test_name, Ended, Fault, FaultCase, JobReport,
+};
+use shmem_typed::prelude::*;
 
 /// The launcher under test.
 const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
@@ -25,14 +25,14 @@ fn culprit(npes: usize) -> usize {
 /// The PE side of a case, shaped like a real program's main: init, `body`, finalize. An
 /// error is printed naming this PE and ends it with status 1, as `#[shmem_typed::main]`
 /// does.
-fn pe_main(body: impl FnOnce(&mut Runtime) -> RtResult<()>) {
-    let mut rt = Runtime::init().unwrap_or_else(|e| {
+fn pe_main(body: impl FnOnce(&mut Pe) -> Result<(), ShmemError>) {
+    let mut pe = Pe::init().unwrap_or_else(|e| {
         print_line(&format!("error: cannot start SHMEM: {e}"));
         std::process::exit(2)
     });
-    let me = rt.my_pe();
-    let result = match body(&mut rt) {
-        Ok(()) => rt.finalize(),
+    let me = pe.my_pe();
+    let result = match body(&mut pe) {
+        Ok(()) => pe.finalize(),
         Err(e) => Err(e),
     };
     if let Err(e) = result {
@@ -51,40 +51,36 @@ enum WaitIn {
 }
 
 /// A word in this PE's symmetric heap that no PE writes; allocated collectively.
-fn unwritten_word(rt: &mut Runtime) -> RtResult<&'static AtomicU64> {
-    let offset = rt.alloc(8, 8)?;
-    let addr = rt.address(rt.my_pe(), offset, 8)?;
-    // SAFETY: `addr` is an 8-aligned, zeroed 8-byte block of this PE's partition that
-    // stays allocated (never freed) for the rest of the process.
-    Ok(unsafe { &*addr.cast::<AtomicU64>() })
+fn unwritten_word(pe: &mut Pe) -> Result<SymSlice<u64>, ShmemError> {
+    pe.alloc_slice::<u64>(1)
 }
 
 /// Waits as `wait_in` says; returns the error that ends the wait.
-fn wait_forever(rt: &mut Runtime, wait_in: WaitIn) -> RtResult<()> {
+fn wait_forever(pe: &mut Pe, wait_in: WaitIn) -> Result<(), ShmemError> {
     match wait_in {
         WaitIn::Barrier => {
             mark_ready();
-            rt.barrier_all()
+            pe.barrier_all()
         }
         WaitIn::WaitUntil => {
-            let word = unwritten_word(rt)?;
+            let word = unwritten_word(pe)?;
             mark_ready();
-            rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+            pe.wait_until(&word, Cmp::Ne, 0)
         }
     }
 }
 
 /// The PE program of a case where the culprit strikes `fault` once every other PE waits.
 fn culprit_strikes(npes: usize, wait_in: WaitIn, fault: Fault) {
-    pe_main(|rt| {
-        if rt.my_pe() == culprit(npes) {
+    pe_main(|pe| {
+        if pe.my_pe() == culprit(npes) {
             if let WaitIn::WaitUntil = wait_in {
-                unwritten_word(rt)?;
+                unwritten_word(pe)?;
             }
             await_ready(npes - 1);
             fault.strike();
         }
-        wait_forever(rt, wait_in)
+        wait_forever(pe, wait_in)
     });
 }
 
@@ -106,7 +102,7 @@ fn assert_culprit_named(report: &JobReport, npes: usize, exit: i32, how: &str) {
 }
 
 /// Runs the case named `name`: the culprit strikes `fault` while the others wait.
-fn run_culprit_case(name: &str, npes: usize, wait_in: WaitIn, fault: Fault) -> Option<JobReport> {
+fn run_culprit_case(name: String, npes: usize, wait_in: WaitIn, fault: Fault) -> Option<JobReport> {
     FaultCase::new(name, npes)
         .via_launcher(SHMEMRUN)
         .run(|| culprit_strikes(npes, wait_in, fault))
@@ -114,15 +110,14 @@ fn run_culprit_case(name: &str, npes: usize, wait_in: WaitIn, fault: Fault) -> O
 
 #[test]
 fn killed_pe_in_barrier() {
-    if let Some(r) = run_culprit_case("killed_pe_in_barrier", 4, WaitIn::Barrier, Fault::Kill) {
+    if let Some(r) = run_culprit_case(test_name!(), 4, WaitIn::Barrier, Fault::Kill) {
         assert_culprit_named(&r, 4, 137, "was killed by signal 9 (SIGKILL)");
     }
 }
 
 #[test]
 fn killed_pe_in_wait_until() {
-    let case = "killed_pe_in_wait_until";
-    if let Some(r) = run_culprit_case(case, 4, WaitIn::WaitUntil, Fault::Kill) {
+    if let Some(r) = run_culprit_case(test_name!(), 4, WaitIn::WaitUntil, Fault::Kill) {
         assert_culprit_named(&r, 4, 137, "was killed by signal 9 (SIGKILL)");
     }
 }
@@ -130,14 +125,14 @@ fn killed_pe_in_wait_until() {
 #[test]
 fn crashed_pe_in_barrier() {
     let fault = Fault::Signal(libc::SIGSEGV);
-    if let Some(r) = run_culprit_case("crashed_pe_in_barrier", 3, WaitIn::Barrier, fault) {
+    if let Some(r) = run_culprit_case(test_name!(), 3, WaitIn::Barrier, fault) {
         assert_culprit_named(&r, 3, 139, "was killed by signal 11 (SIGSEGV)");
     }
 }
 
 #[test]
 fn panicked_pe_in_barrier() {
-    if let Some(r) = run_culprit_case("panicked_pe_in_barrier", 4, WaitIn::Barrier, Fault::Panic) {
+    if let Some(r) = run_culprit_case(test_name!(), 4, WaitIn::Barrier, Fault::Panic) {
         assert_culprit_named(&r, 4, 101, "panicked");
         assert!(r.stderr.contains("injected fault: this PE panics"));
     }
@@ -145,23 +140,21 @@ fn panicked_pe_in_barrier() {
 
 #[test]
 fn panicked_pe_in_wait_until() {
-    let case = "panicked_pe_in_wait_until";
-    if let Some(r) = run_culprit_case(case, 3, WaitIn::WaitUntil, Fault::Panic) {
+    if let Some(r) = run_culprit_case(test_name!(), 3, WaitIn::WaitUntil, Fault::Panic) {
         assert_culprit_named(&r, 3, 101, "panicked");
     }
 }
 
 #[test]
 fn exiting_pe_in_barrier() {
-    if let Some(r) = run_culprit_case("exiting_pe_in_barrier", 4, WaitIn::Barrier, Fault::Exit(3)) {
+    if let Some(r) = run_culprit_case(test_name!(), 4, WaitIn::Barrier, Fault::Exit(3)) {
         assert_culprit_named(&r, 4, 3, "exited with status 3");
     }
 }
 
 #[test]
 fn exiting_pe_in_wait_until() {
-    let case = "exiting_pe_in_wait_until";
-    if let Some(r) = run_culprit_case(case, 2, WaitIn::WaitUntil, Fault::Exit(0)) {
+    if let Some(r) = run_culprit_case(test_name!(), 2, WaitIn::WaitUntil, Fault::Exit(0)) {
         assert_culprit_named(&r, 2, 1, "exited without finalizing (status 0)");
     }
 }
@@ -171,16 +164,16 @@ fn exiting_pe_in_wait_until() {
 #[test]
 fn pe_returning_early_from_main() {
     let npes = 4;
-    let report = FaultCase::new("pe_returning_early_from_main", npes)
+    let report = FaultCase::new(test_name!(), npes)
         .via_launcher(SHMEMRUN)
         .run(|| {
-            pe_main(|rt| {
-                if rt.my_pe() == culprit(npes) {
+            pe_main(|pe| {
+                if pe.my_pe() == culprit(npes) {
                     await_ready(npes - 1);
-                    testing::stamp_fault();
+                    stamp_fault();
                     return Ok(());
                 }
-                wait_forever(rt, WaitIn::Barrier)
+                wait_forever(pe, WaitIn::Barrier)
             })
         });
     if let Some(r) = report {
@@ -202,16 +195,16 @@ fn pe_returning_early_from_main() {
 /// and finalizes must not complete their barrier (that used to hang the job).
 #[test]
 fn pe_skipping_a_barrier() {
-    let report = FaultCase::new("pe_skipping_a_barrier", 2)
+    let report = FaultCase::new(test_name!(), 2)
         .via_launcher(SHMEMRUN)
         .run(|| {
-            pe_main(|rt| {
-                if rt.my_pe() == 1 {
-                    testing::stamp_fault();
+            pe_main(|pe| {
+                if pe.my_pe() == 1 {
+                    stamp_fault();
                     return Ok(());
                 }
-                rt.barrier_all()?;
-                rt.barrier_all()
+                pe.barrier_all()?;
+                pe.barrier_all()
             })
         });
     if let Some(r) = report {
@@ -225,16 +218,16 @@ fn pe_skipping_a_barrier() {
 /// Every other PE finalizes while PE 0 waits for a word only they could write.
 #[test]
 fn wait_until_with_every_other_pe_gone() {
-    let report = FaultCase::new("wait_until_with_every_other_pe_gone", 3)
+    let report = FaultCase::new(test_name!(), 3)
         .via_launcher(SHMEMRUN)
         .run(|| {
-            pe_main(|rt| {
-                let word = unwritten_word(rt)?;
-                if rt.my_pe() != 0 {
-                    testing::stamp_fault();
+            pe_main(|pe| {
+                let word = unwritten_word(pe)?;
+                if pe.my_pe() != 0 {
+                    stamp_fault();
                     return Ok(());
                 }
-                rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+                pe.wait_until(&word, Cmp::Ne, 0)
             })
         });
     if let Some(r) = report {
@@ -252,15 +245,15 @@ fn wait_until_with_every_other_pe_gone() {
 /// error on every PE, not a hang.
 #[test]
 fn wait_until_with_every_pe_blocked() {
-    let report = FaultCase::new("wait_until_with_every_pe_blocked", 3)
+    let report = FaultCase::new(test_name!(), 3)
         .via_launcher(SHMEMRUN)
         .run(|| {
-            pe_main(|rt| {
-                let word = unwritten_word(rt)?;
-                if rt.my_pe() == 0 {
-                    testing::stamp_fault();
+            pe_main(|pe| {
+                let word = unwritten_word(pe)?;
+                if pe.my_pe() == 0 {
+                    stamp_fault();
                 }
-                rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+                pe.wait_until(&word, Cmp::Ne, 0)
             })
         });
     if let Some(r) = report {
@@ -275,14 +268,14 @@ fn wait_until_with_every_pe_blocked() {
 /// in init.
 #[test]
 fn pe_exiting_before_init() {
-    let report = FaultCase::new("pe_exiting_before_init", 3)
+    let report = FaultCase::new(test_name!(), 3)
         .via_launcher(SHMEMRUN)
         .run(|| {
             if std::env::var("SHMEM_RT_PE").as_deref() == Ok("1") {
-                testing::stamp_fault();
+                stamp_fault();
                 std::process::exit(0);
             }
-            pe_main(|_| Ok(()))
+            pe_main(|_pe| Ok(()))
         });
     if let Some(r) = report {
         r.assert_failed_fast(
@@ -296,11 +289,11 @@ fn pe_exiting_before_init() {
 /// after the grace period, still within the bound.
 #[test]
 fn busy_pe_is_killed_after_grace() {
-    let report = FaultCase::new("busy_pe_is_killed_after_grace", 3)
+    let report = FaultCase::new(test_name!(), 3)
         .via_launcher(SHMEMRUN)
         .run(|| {
-            pe_main(|rt| {
-                match rt.my_pe() {
+            pe_main(|pe| {
+                match pe.my_pe() {
                     0 => loop {
                         mark_ready();
                         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -311,7 +304,7 @@ fn busy_pe_is_killed_after_grace() {
                     }
                     _ => {}
                 }
-                wait_forever(rt, WaitIn::Barrier)
+                wait_forever(pe, WaitIn::Barrier)
             })
         });
     if let Some(r) = report {
@@ -330,20 +323,20 @@ fn busy_pe_is_killed_after_grace() {
 /// writes; PE 0 is busy in its own code (were every PE waiting, the runtime would report
 /// the deadlock by itself, see `wait_until_with_every_pe_blocked`).
 fn all_wait() {
-    pe_main(|rt| {
-        if rt.my_pe() == 0 {
-            unwritten_word(rt)?; // the others' allocation is collective
+    pe_main(|pe| {
+        if pe.my_pe() == 0 {
+            unwritten_word(pe)?; // the others' allocation is collective
             mark_ready();
             std::thread::sleep(std::time::Duration::from_secs(30));
-            return Err(shmem_rt::RtError::Interrupted);
+            return Err(shmem_rt::RtError::Interrupted.into());
         }
-        wait_forever(rt, WaitIn::WaitUntil)
+        wait_forever(pe, WaitIn::WaitUntil)
     });
 }
 
 #[test]
 fn shmemrun_killed() {
-    let report = FaultCase::new("shmemrun_killed", 4)
+    let report = FaultCase::new(test_name!(), 4)
         .via_launcher(SHMEMRUN)
         .signal_supervisor(libc::SIGKILL)
         .run(all_wait);
@@ -355,7 +348,7 @@ fn shmemrun_killed() {
 
 #[test]
 fn shmemrun_interrupted() {
-    let report = FaultCase::new("shmemrun_interrupted", 4)
+    let report = FaultCase::new(test_name!(), 4)
         .via_launcher(SHMEMRUN)
         .signal_supervisor(libc::SIGINT)
         .run(all_wait);
@@ -370,7 +363,7 @@ fn shmemrun_interrupted() {
 
 #[test]
 fn shmemrun_terminated() {
-    let report = FaultCase::new("shmemrun_terminated", 2)
+    let report = FaultCase::new(test_name!(), 2)
         .via_launcher(SHMEMRUN)
         .signal_supervisor(libc::SIGTERM)
         .run(all_wait);
@@ -387,7 +380,7 @@ fn shmemrun_terminated() {
 #[test]
 fn self_started_job_with_killed_pe() {
     let npes = 3;
-    let report = FaultCase::new("self_started_job_with_killed_pe", npes)
+    let report = FaultCase::new(test_name!(), npes)
         .run(|| culprit_strikes(npes, WaitIn::Barrier, Fault::Kill));
     if let Some(r) = report {
         r.assert_failed_fast(
@@ -400,7 +393,7 @@ fn self_started_job_with_killed_pe() {
 
 #[test]
 fn self_started_supervisor_killed() {
-    let report = FaultCase::new("self_started_supervisor_killed", 3)
+    let report = FaultCase::new(test_name!(), 3)
         .signal_supervisor(libc::SIGKILL)
         .run(all_wait);
     if let Some(r) = report {
@@ -410,7 +403,7 @@ fn self_started_supervisor_killed() {
 
 #[test]
 fn self_started_supervisor_interrupted() {
-    let report = FaultCase::new("self_started_supervisor_interrupted", 3)
+    let report = FaultCase::new(test_name!(), 3)
         .signal_supervisor(libc::SIGINT)
         .run(all_wait);
     if let Some(r) = report {
@@ -422,21 +415,16 @@ fn self_started_supervisor_interrupted() {
 /// are caused by the faults.
 #[test]
 fn job_without_fault_succeeds() {
-    let report = FaultCase::new("job_without_fault_succeeds", 4)
+    let report = FaultCase::new(test_name!(), 4)
         .via_launcher(SHMEMRUN)
         .run(|| {
-            pe_main(|rt| {
-                let word = unwritten_word(rt)?;
+            pe_main(|pe| {
+                let word = unwritten_word(pe)?;
                 mark_ready();
-                rt.barrier_all()?;
-                let right = (rt.my_pe() + 1) % rt.n_pes();
-                let offset = rt
-                    .heap()
-                    .locate((word as *const AtomicU64).cast())
-                    .unwrap()
-                    .1;
-                rt.put_bytes(right, offset, &1u64.to_ne_bytes())?;
-                rt.wait_local("wait_until", || word.load(Ordering::Acquire) != 0)
+                pe.barrier_all()?;
+                let right = (pe.my_pe() + 1) % pe.n_pes();
+                word.put(pe, right, &[1])?;
+                pe.wait_until(&word, Cmp::Ne, 0)
             })
         });
     if let Some(r) = report {

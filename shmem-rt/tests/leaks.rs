@@ -7,11 +7,8 @@
 
 use std::time::Instant;
 
-use shmem_rt::spmd::run_test_job;
-use shmem_rt::testing::{fd_targets, Fault, Resources};
-use shmem_rt::Runtime;
-
-const TEST: &str = "repeated_jobs_leak_nothing";
+use shmem_testkit::{fd_targets, run_job, test_name, Fault, Resources};
+use shmem_typed::Pe;
 
 /// The PE side: checks that the PE holds no descriptor of the job machinery (the heap
 /// fd is closed once mapped; pidfds and other jobs' heaps are close-on-exec), then
@@ -28,26 +25,26 @@ fn pe_program() {
         inherited.len() == 1 && inherited[0].contains("memfd:shmem-symmetric-heap"),
         "a PE inherits exactly its job's heap, not {inherited:?}"
     );
-    let mut rt = Runtime::init().expect("init");
+    let mut pe = Pe::init().expect("init");
     let after_init = job_fds();
     assert!(
         after_init.is_empty(),
         "PE {} still holds {after_init:?} after init",
-        rt.my_pe()
+        pe.my_pe()
     );
     let case = std::env::var("LEAK_CASE").unwrap_or_default();
-    if rt.my_pe() == 1 {
+    if pe.my_pe() == 1 {
         match case.as_str() {
             "kill" => Fault::Kill.strike(),
             "exit" => Fault::Exit(3).strike(),
             _ => {}
         }
     }
-    if rt.barrier_all().is_err() {
+    if pe.barrier_all().is_err() {
         // The expected end of the survivors of a failed job; quietly.
         std::process::exit(1);
     }
-    rt.finalize().expect("finalize");
+    pe.finalize().expect("finalize");
 }
 
 #[test]
@@ -56,20 +53,21 @@ fn repeated_jobs_leak_nothing() {
         pe_program();
         return;
     }
+    let test = test_name!();
     // A first job, so that one-time allocations (the runtime's, libtest's) are counted in
     // the baseline.
-    assert_eq!(run_test_job(TEST, 2, &[]).exit_code, 0);
+    assert_eq!(run_job(&test, 2, &[]).exit_code, 0);
     let before = Resources::snapshot();
     let start = Instant::now();
     let clean_jobs = 200;
     for i in 0..clean_jobs {
-        let outcome = run_test_job(TEST, 2, &[]);
+        let outcome = run_job(&test, 2, &[]);
         assert_eq!(outcome.exit_code, 0, "job {i}: {outcome:?}");
     }
     let clean_time = start.elapsed();
     let start = Instant::now();
     for (case, exit_code) in [("kill", 137), ("exit", 3)].repeat(10) {
-        let outcome = run_test_job(TEST, 3, &[("LEAK_CASE", case)]);
+        let outcome = run_job(&test, 3, &[("LEAK_CASE", case)]);
         assert_eq!(outcome.exit_code, exit_code, "{case}: {outcome:?}");
         assert_eq!(outcome.failure.map(|(pe, _)| pe), Some(1));
     }

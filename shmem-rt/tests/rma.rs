@@ -1,56 +1,56 @@
 //! Remote access, allocation and barriers across real PE processes.
 
-use shmem_rt::spmd::test_on_pes;
-use shmem_rt::Runtime;
+use shmem_typed::prelude::*;
 
-fn ring(rt: &mut Runtime) {
-    let me = rt.my_pe();
-    let n = rt.n_pes();
+/// Every PE puts 1000 words into its right neighbour's heap slice, then checks what it
+/// received from its left neighbour and gets back what it sent.
+fn ring(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let n = pe.n_pes();
     let len = 1000usize;
-    let off = rt.alloc(len * 8, 8).unwrap();
+    let slice = pe.alloc_slice::<u64>(len)?;
     let right = (me + 1) % n;
-    let data: Vec<u8> = (0..len as u64)
-        .flat_map(|i| (me as u64 * 1_000_000 + i).to_ne_bytes())
-        .collect();
-    rt.put_bytes(right, off, &data).unwrap();
-    rt.barrier_all().unwrap();
+    let data: Vec<u64> = (0..len as u64).map(|i| me as u64 * 1_000_000 + i).collect();
+    slice.put(pe, right, &data)?;
+    pe.barrier_all()?;
     let left = (me + n - 1) % n;
-    let mut mine = vec![0u8; len * 8];
-    rt.get_bytes(me, off, &mut mine).unwrap();
-    for (i, chunk) in mine.chunks_exact(8).enumerate() {
-        let v = u64::from_ne_bytes(chunk.try_into().unwrap());
+    let mut mine = vec![0u64; len];
+    slice.get(pe, me, &mut mine)?;
+    for (i, &v) in mine.iter().enumerate() {
         assert_eq!(v, left as u64 * 1_000_000 + i as u64, "PE {me} element {i}");
     }
     // Get from the right neighbour what it received from me.
-    let mut theirs = vec![0u8; len * 8];
-    rt.get_bytes(right, off, &mut theirs).unwrap();
+    let mut theirs = vec![0u64; len];
+    slice.get(pe, right, &mut theirs)?;
     assert_eq!(theirs, data);
-    rt.barrier_all().unwrap();
-    rt.free(off).unwrap();
+    pe.barrier_all()?;
+    pe.free(slice)
 }
 
-#[test]
-fn put_get_ring_2() {
-    test_on_pes("put_get_ring_2", 2, ring);
-}
-#[test]
-fn put_get_ring_3() {
-    test_on_pes("put_get_ring_3", 3, ring);
-}
-#[test]
-fn put_get_ring_4() {
-    test_on_pes("put_get_ring_4", 4, ring);
-}
-#[test]
-fn put_get_ring_8() {
-    test_on_pes("put_get_ring_8", 8, ring);
+#[shmem_testkit::test(npes = 2)]
+fn put_get_ring_2(pe: &mut Pe) -> Result<(), ShmemError> {
+    ring(pe)
 }
 
-#[test]
-fn ten_thousand_barriers() {
-    test_on_pes("ten_thousand_barriers", 4, |rt| {
-        for _ in 0..10_000 {
-            rt.barrier_all().unwrap();
-        }
-    });
+#[shmem_testkit::test(npes = 3)]
+fn put_get_ring_3(pe: &mut Pe) -> Result<(), ShmemError> {
+    ring(pe)
+}
+
+#[shmem_testkit::test(npes = 4)]
+fn put_get_ring_4(pe: &mut Pe) -> Result<(), ShmemError> {
+    ring(pe)
+}
+
+#[shmem_testkit::test(npes = 8)]
+fn put_get_ring_8(pe: &mut Pe) -> Result<(), ShmemError> {
+    ring(pe)
+}
+
+#[shmem_testkit::test(npes = 4)]
+fn ten_thousand_barriers(pe: &mut Pe) -> Result<(), ShmemError> {
+    for _ in 0..10_000 {
+        pe.barrier_all()?;
+    }
+    Ok(())
 }

@@ -54,24 +54,3 @@ pub fn run_main<R: MainResult>(default_npes: usize, body: impl FnOnce(&mut Pe) -
     }
     std::process::exit(0)
 }
-
-/// For multi-process tests: runs `body` on every PE of an `npes`-PE job made of the
-/// libtest test `test_name` (the calling test's own name) and panics unless every PE
-/// succeeded. Each PE runs the same test, sees `is_pe()`, and executes `body`.
-pub fn test_on_pes<R: MainResult>(test_name: &str, npes: usize, body: impl FnOnce(&mut Pe) -> R) {
-    if shmem_rt::is_pe() {
-        let mut pe = Pe::init().expect("SHMEM init");
-        let me = pe.my_pe();
-        if let Err(msg) = body(&mut pe).into_outcome() {
-            panic!("PE {me}: {msg}");
-        }
-        pe.finalize().expect("SHMEM finalize");
-    } else {
-        let outcome = shmem_rt::spmd::run_test_job(test_name, npes, &[]);
-        assert_eq!(
-            outcome.exit_code, 0,
-            "test job {test_name} on {npes} PEs failed: {:?}",
-            outcome.failure
-        );
-    }
-}

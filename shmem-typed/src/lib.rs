@@ -72,11 +72,6 @@ pub use symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, Sy
 pub use sync::{Cmp, WaitInt};
 pub use work::{BarrierSync, BroadcastSync, CollectSync, ReduceWork};
 
-/// Multi-process test support: run a test body on every PE of a job.
-pub mod testing {
-    pub use crate::entry::test_on_pes;
-}
-
 /// Everything a typical program uses.
 pub mod prelude {
     pub use crate::reduce_work;

@@ -3,7 +3,6 @@
 //! arrays, the man pages' examples, and long runs of back-to-back calls.
 
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 
 #[symmetric]
 static SMALL_SRC: [u64; 4] = [0; 4];
@@ -28,180 +27,149 @@ static COLLECT_SYNC: CollectSync = CollectSync::new();
 #[symmetric]
 static BARRIER_SYNC: BarrierSync = BarrierSync::new();
 
-/// As `test_on_pes`, with checked mode off (`SHMEM_CHECKED=0`, as in release builds): no
-/// member waits for more members than its algorithm needs, so a broadcast root runs
-/// ahead of its readers.
-fn test_on_pes_unchecked<R: shmem_typed::__private::MainResult>(
-    test_name: &str,
-    npes: usize,
-    body: impl FnOnce(&mut Pe) -> R,
-) {
-    if shmem_rt::is_pe() {
-        test_on_pes(test_name, npes, |pe| {
-            assert!(!pe.checked(), "SHMEM_CHECKED=0 did not reach the PE");
-            body(pe)
-        });
-    } else {
-        let outcome = shmem_rt::spmd::run_test_job(test_name, npes, &[("SHMEM_CHECKED", "0")]);
-        assert_eq!(
-            outcome.exit_code, 0,
-            "test job {test_name} failed: {:?}",
-            outcome.failure
-        );
-    }
-}
-
 /// Value of element `i` of PE `pe`'s contribution in the tests below.
 fn value(pe: usize, i: usize) -> u64 {
     (pe as u64) << 32 | i as u64
 }
 
-#[test]
-fn small_collectives_on_the_world() {
-    test_on_pes("small_collectives_on_the_world", 4, |pe| {
-        let me = pe.my_pe();
-        let n = pe.n_pes();
-        let world = pe.world();
-        SMALL_SRC.set(pe, [value(me, 0), value(me, 1), value(me, 2), value(me, 3)]);
-        fcollect::<u64>(pe, &world, &SMALL_DST, &SMALL_SRC)?;
-        let got = SMALL_DST.get(pe);
-        for p in 0..n {
-            for i in 0..4 {
-                assert_eq!(got[p * 4 + i], value(p, i), "fcollect PE {me} block {p}");
-            }
+#[shmem_testkit::test(npes = 4)]
+fn small_collectives_on_the_world(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let n = pe.n_pes();
+    let world = pe.world();
+    SMALL_SRC.set(pe, [value(me, 0), value(me, 1), value(me, 2), value(me, 3)]);
+    fcollect::<u64>(pe, &world, &SMALL_DST, &SMALL_SRC)?;
+    let got = SMALL_DST.get(pe);
+    for p in 0..n {
+        for i in 0..4 {
+            assert_eq!(got[p * 4 + i], value(p, i), "fcollect PE {me} block {p}");
         }
-        // collect: PE p contributes p + 1 elements.
-        let total = collect::<u64>(pe, &world, &SMALL_DST, &SMALL_SRC.range(..me % 4 + 1)?)?;
-        assert_eq!(total, (1..=n).map(|k| (k - 1) % 4 + 1).sum::<usize>());
-        let got = SMALL_DST.get(pe);
-        let mut at = 0;
-        for p in 0..n {
-            for i in 0..p % 4 + 1 {
-                assert_eq!(got[at], value(p, i), "collect PE {me} from {p}");
-                at += 1;
-            }
+    }
+    // collect: PE p contributes p + 1 elements.
+    let total = collect::<u64>(pe, &world, &SMALL_DST, &SMALL_SRC.range(..me % 4 + 1)?)?;
+    assert_eq!(total, (1..=n).map(|k| (k - 1) % 4 + 1).sum::<usize>());
+    let got = SMALL_DST.get(pe);
+    let mut at = 0;
+    for p in 0..n {
+        for i in 0..p % 4 + 1 {
+            assert_eq!(got[at], value(p, i), "collect PE {me} from {p}");
+            at += 1;
         }
-        // broadcast from index 2; the root's own target is not written.
-        SMALL_DST.set(pe, [u64::MAX; 64]);
-        broadcast::<u64>(pe, &world, 2, &SMALL_DST, &SMALL_SRC)?;
-        let got = SMALL_DST.get(pe);
-        if me == 2 {
-            assert_eq!(got[..4], [u64::MAX; 4]);
-        } else {
-            assert_eq!(
-                got[..4],
-                [value(2, 0), value(2, 1), value(2, 2), value(2, 3)]
-            );
-        }
-        // reduce, in place.
-        RED_SRC.set(pe, [me as i16 + 1, -(me as i16), 1 << me]);
-        reduce::<Max, i16>(pe, &world, &RED_SRC, &RED_SRC)?;
-        assert_eq!(RED_SRC.get(pe), [n as i16, 0, 1 << (n - 1)]);
-        RED_SRC.set(pe, [me as i16 + 1, -(me as i16), 1 << me]);
-        reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
-        let xor = (0..n).fold([0i16; 3], |acc, p| {
-            [
-                acc[0] ^ (p as i16 + 1),
-                acc[1] ^ -(p as i16),
-                acc[2] ^ (1 << p),
-            ]
-        });
-        assert_eq!(RED_DST.get(pe), xor);
-        barrier_all(pe)?;
-        Ok::<(), ShmemError>(())
+    }
+    // broadcast from index 2; the root's own target is not written.
+    SMALL_DST.set(pe, [u64::MAX; 64]);
+    broadcast::<u64>(pe, &world, 2, &SMALL_DST, &SMALL_SRC)?;
+    let got = SMALL_DST.get(pe);
+    if me == 2 {
+        assert_eq!(got[..4], [u64::MAX; 4]);
+    } else {
+        assert_eq!(
+            got[..4],
+            [value(2, 0), value(2, 1), value(2, 2), value(2, 3)]
+        );
+    }
+    // reduce, in place.
+    RED_SRC.set(pe, [me as i16 + 1, -(me as i16), 1 << me]);
+    reduce::<Max, i16>(pe, &world, &RED_SRC, &RED_SRC)?;
+    assert_eq!(RED_SRC.get(pe), [n as i16, 0, 1 << (n - 1)]);
+    RED_SRC.set(pe, [me as i16 + 1, -(me as i16), 1 << me]);
+    reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
+    let xor = (0..n).fold([0i16; 3], |acc, p| {
+        [
+            acc[0] ^ (p as i16 + 1),
+            acc[1] ^ -(p as i16),
+            acc[2] ^ (1 << p),
+        ]
     });
+    assert_eq!(RED_DST.get(pe), xor);
+    barrier_all(pe)?;
+    Ok(())
 }
 
 /// The man pages' Example 2: one reduction of 3 elements equals three one-element
 /// reductions on alternating work arrays (with no synchronization between them).
 #[test]
 fn example_2_nreduce_3_equals_three_single_reductions() {
-    test_on_pes(
-        "example_2_nreduce_3_equals_three_single_reductions",
-        8,
-        |pe| {
-            let me = pe.my_pe() as i16;
-            let world = ActiveSet::new(0, 0, 8)?;
-            let source = [me * 3 - 7, 100 - me * me, me ^ 5];
-            RED_SRC.set(pe, source);
-            reduce_with::<Max, i16>(pe, &world, &RED_DST, &RED_SRC, &WORK_A)?;
-            let together = RED_DST.get(pe);
-            RED_DST.set(pe, [0; 3]);
-            reduce_with::<Max, i16>(
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 8, &[], |pe| {
+        let me = pe.my_pe() as i16;
+        let world = ActiveSet::new(0, 0, 8)?;
+        let source = [me * 3 - 7, 100 - me * me, me ^ 5];
+        RED_SRC.set(pe, source);
+        reduce_with::<Max, i16>(pe, &world, &RED_DST, &RED_SRC, &WORK_A)?;
+        let together = RED_DST.get(pe);
+        RED_DST.set(pe, [0; 3]);
+        reduce_with::<Max, i16>(
+            pe,
+            &world,
+            &RED_DST.range(0..1)?,
+            &RED_SRC.range(0..1)?,
+            &WORK_1,
+        )?;
+        reduce_with::<Max, i16>(
+            pe,
+            &world,
+            &RED_DST.range(1..2)?,
+            &RED_SRC.range(1..2)?,
+            &WORK_2,
+        )?;
+        reduce_with::<Max, i16>(
+            pe,
+            &world,
+            &RED_DST.range(2..3)?,
+            &RED_SRC.range(2..3)?,
+            &WORK_1,
+        )?;
+        assert_eq!(RED_DST.get(pe), together);
+        let expect = (0..8i16).fold([i16::MIN; 3], |acc, p| {
+            [
+                acc[0].max(p * 3 - 7),
+                acc[1].max(100 - p * p),
+                acc[2].max(p ^ 5),
+            ]
+        });
+        assert_eq!(together, expect);
+        // The xor seed's version of the example, with the implicit work arrays.
+        reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
+        let together = RED_DST.get(pe);
+        for i in 0..3 {
+            reduce::<Xor, i16>(
                 pe,
                 &world,
-                &RED_DST.range(0..1)?,
-                &RED_SRC.range(0..1)?,
-                &WORK_1,
+                &RED_DST.range(i..i + 1)?,
+                &RED_SRC.range(i..i + 1)?,
             )?;
-            reduce_with::<Max, i16>(
-                pe,
-                &world,
-                &RED_DST.range(1..2)?,
-                &RED_SRC.range(1..2)?,
-                &WORK_2,
-            )?;
-            reduce_with::<Max, i16>(
-                pe,
-                &world,
-                &RED_DST.range(2..3)?,
-                &RED_SRC.range(2..3)?,
-                &WORK_1,
-            )?;
-            assert_eq!(RED_DST.get(pe), together);
-            let expect = (0..8i16).fold([i16::MIN; 3], |acc, p| {
-                [
-                    acc[0].max(p * 3 - 7),
-                    acc[1].max(100 - p * p),
-                    acc[2].max(p ^ 5),
-                ]
-            });
-            assert_eq!(together, expect);
-            // The xor seed's version of the example, with the implicit work arrays.
-            reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
-            let together = RED_DST.get(pe);
-            for i in 0..3 {
-                reduce::<Xor, i16>(
-                    pe,
-                    &world,
-                    &RED_DST.range(i..i + 1)?,
-                    &RED_SRC.range(i..i + 1)?,
-                )?;
-            }
-            assert_eq!(RED_DST.get(pe), together);
-            Ok::<(), ShmemError>(())
-        },
-    );
-}
-
-#[test]
-fn explicit_sync_work_arrays() {
-    test_on_pes("explicit_sync_work_arrays", 3, |pe| {
-        let me = pe.my_pe();
-        let world = pe.world();
-        let big = pe.alloc_slice::<u64>(3 * 1000)?;
-        let src = pe.alloc_slice::<u64>(1000)?;
-        for round in 0..5u64 {
-            let mine: Vec<u64> = (0..1000).map(|i| value(me, i) + round).collect();
-            src.local_slice_mut(pe).copy_from_slice(&mine);
-            fcollect_with::<u64>(pe, &world, &big, &src, &COLLECT_SYNC)?;
-            let got = big.local_slice(pe);
-            for p in 0..3 {
-                for i in (0..1000).step_by(97) {
-                    assert_eq!(got[p * 1000 + i], value(p, i) + round);
-                }
-            }
-            broadcast_with::<u64>(pe, &world, 1, &big, &src, &BCAST_SYNC)?;
-            if me != 1 {
-                assert_eq!(
-                    big.local_slice(pe)[..1000],
-                    (0..1000).map(|i| value(1, i) + round).collect::<Vec<_>>()[..]
-                );
-            }
-            barrier_with(pe, &world, &BARRIER_SYNC)?;
         }
+        assert_eq!(RED_DST.get(pe), together);
         Ok::<(), ShmemError>(())
     });
+}
+
+#[shmem_testkit::test(npes = 3)]
+fn explicit_sync_work_arrays(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    let big = pe.alloc_slice::<u64>(3 * 1000)?;
+    let src = pe.alloc_slice::<u64>(1000)?;
+    for round in 0..5u64 {
+        let mine: Vec<u64> = (0..1000).map(|i| value(me, i) + round).collect();
+        src.local_slice_mut(pe).copy_from_slice(&mine);
+        fcollect_with::<u64>(pe, &world, &big, &src, &COLLECT_SYNC)?;
+        let got = big.local_slice(pe);
+        for p in 0..3 {
+            for i in (0..1000).step_by(97) {
+                assert_eq!(got[p * 1000 + i], value(p, i) + round);
+            }
+        }
+        broadcast_with::<u64>(pe, &world, 1, &big, &src, &BCAST_SYNC)?;
+        if me != 1 {
+            assert_eq!(
+                big.local_slice(pe)[..1000],
+                (0..1000).map(|i| value(1, i) + round).collect::<Vec<_>>()[..]
+            );
+        }
+        barrier_with(pe, &world, &BARRIER_SYNC)?;
+    }
+    Ok(())
 }
 
 /// A reproducible input value: element `i` of PE `pe`'s source in round `round`.
@@ -297,26 +265,24 @@ fn check_set(
     barrier(pe, set)
 }
 
-#[test]
-fn strided_odd_and_single_pe_sets_small_and_large() {
-    test_on_pes("strided_odd_and_single_pe_sets_small_and_large", 5, |pe| {
-        let sets = [
-            ActiveSet::new(0, 0, 5)?,
-            ActiveSet::new(1, 1, 2)?,
-            ActiveSet::new(0, 1, 3)?,
-            ActiveSet::new(2, 0, 3)?,
-            ActiveSet::new(4, 0, 1)?,
-        ];
-        let max = 40_000;
-        let src = pe.alloc_slice::<u64>(max)?;
-        let dst = pe.alloc_slice::<u64>(max * 5 + 4)?;
-        for (round, len) in [0, 1, 8, 9, 300, 1500, 5000, max].into_iter().enumerate() {
-            for set in &sets {
-                check_set(pe, set, round as u64, len, (&src, &dst))?;
-            }
+#[shmem_testkit::test(npes = 5)]
+fn strided_odd_and_single_pe_sets_small_and_large(pe: &mut Pe) -> Result<(), ShmemError> {
+    let sets = [
+        ActiveSet::new(0, 0, 5)?,
+        ActiveSet::new(1, 1, 2)?,
+        ActiveSet::new(0, 1, 3)?,
+        ActiveSet::new(2, 0, 3)?,
+        ActiveSet::new(4, 0, 1)?,
+    ];
+    let max = 40_000;
+    let src = pe.alloc_slice::<u64>(max)?;
+    let dst = pe.alloc_slice::<u64>(max * 5 + 4)?;
+    for (round, len) in [0, 1, 8, 9, 300, 1500, 5000, max].into_iter().enumerate() {
+        for set in &sets {
+            check_set(pe, set, round as u64, len, (&src, &dst))?;
         }
-        Ok::<(), ShmemError>(())
-    });
+    }
+    Ok(())
 }
 
 #[symmetric]
@@ -326,135 +292,132 @@ static MIX_WORK: reduce_work!(u32, 64) = ReduceWork::new();
 /// staged, direct) on one set, with no barrier between them; every result is checked, so
 /// a buffer reused too early would show up as stale or torn data. Unchecked mode, so that
 /// no member waits for more than its algorithm needs.
-#[test]
-fn ten_thousand_back_to_back_mixed_collectives() {
-    test_on_pes_unchecked("ten_thousand_back_to_back_mixed_collectives", 3, |pe| {
-        let me = pe.my_pe();
-        let set = pe.world();
-        let n = set.size();
-        let lens = [1usize, 8, 64, 700, 3000];
-        let max = 3000;
-        let src = pe.alloc_slice::<u64>(max)?;
-        let dst = pe.alloc_slice::<u64>(max * n)?;
-        let src32 = pe.alloc_slice::<u32>(64)?;
-        let dst32 = pe.alloc_slice::<u32>(64)?;
-        for round in 0..10_000u64 {
-            let len = lens[(round as usize / 7) % lens.len()];
-            let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
-            let fill = |pe: &mut Pe| {
-                for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
-                    *x = input(round, me, i);
-                }
-            };
-            fill(pe);
-            match round % 7 {
-                0 => {
-                    fcollect::<u64>(pe, &set, &d, &s)?;
-                    let got = dst.local_slice(pe);
-                    for p in 0..n {
-                        assert_eq!(got[p * len + len - 1], input(round, p, len - 1));
-                        assert_eq!(got[p * len], input(round, p, 0), "round {round}");
-                    }
-                }
-                1 => {
-                    let mine = (me + round as usize) % 2 * len;
-                    let total = collect::<u64>(pe, &set, &d, &src.range(..mine)?)?;
-                    let got = dst.local_slice(pe);
-                    let mut at = 0;
-                    for p in 0..n {
-                        let k = (p + round as usize) % 2 * len;
-                        if k > 0 {
-                            assert_eq!(got[at], input(round, p, 0), "round {round}");
-                            assert_eq!(got[at + k - 1], input(round, p, k - 1));
-                        }
-                        at += k;
-                    }
-                    assert_eq!(total, at);
-                }
-                2 => {
-                    let root = (round as usize / 7) % n;
-                    broadcast::<u64>(pe, &set, root, &d, &s)?;
-                    if me != root {
-                        let got = dst.local_slice(pe);
-                        assert_eq!(got[0], input(round, root, 0), "round {round}");
-                        assert_eq!(got[len - 1], input(round, root, len - 1));
-                    }
-                }
-                3 => {
-                    reduce::<Xor, u64>(pe, &set, &s, &s)?;
-                    let got = src.local_slice(pe);
-                    for i in [0, len / 2, len - 1] {
-                        let want = (0..n).fold(0, |acc, p| acc ^ input(round, p, i));
-                        assert_eq!(got[i], want, "round {round}");
-                    }
-                }
-                4 => {
-                    reduce::<Max, u64>(pe, &set, &d, &s)?;
-                    let got = dst.local_slice(pe);
-                    for i in [0, len - 1] {
-                        let want = (0..n).map(|p| input(round, p, i)).max().unwrap();
-                        assert_eq!(got[i], want, "round {round}");
-                    }
-                }
-                5 => {
-                    let k = len.min(64);
-                    for (i, x) in src32.local_slice_mut(pe)[..k].iter_mut().enumerate() {
-                        *x = input(round, me, i) as u32;
-                    }
-                    reduce_with::<Sum, u32>(
-                        pe,
-                        &set,
-                        &dst32.range(..k)?,
-                        &src32.range(..k)?,
-                        &MIX_WORK,
-                    )?;
-                    let got = dst32.local_slice(pe);
-                    let want =
-                        (0..n).fold(0u32, |a, p| a.wrapping_add(input(round, p, k - 1) as u32));
-                    assert_eq!(got[k - 1], want, "round {round}");
-                }
-                _ => barrier(pe, &set)?,
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
+fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemError> {
+    assert!(!pe.checked(), "SHMEM_CHECKED=0 did not reach the PE");
+    let me = pe.my_pe();
+    let set = pe.world();
+    let n = set.size();
+    let lens = [1usize, 8, 64, 700, 3000];
+    let max = 3000;
+    let src = pe.alloc_slice::<u64>(max)?;
+    let dst = pe.alloc_slice::<u64>(max * n)?;
+    let src32 = pe.alloc_slice::<u32>(64)?;
+    let dst32 = pe.alloc_slice::<u32>(64)?;
+    for round in 0..10_000u64 {
+        let len = lens[(round as usize / 7) % lens.len()];
+        let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
+        let fill = |pe: &mut Pe| {
+            for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
+                *x = input(round, me, i);
             }
+        };
+        fill(pe);
+        match round % 7 {
+            0 => {
+                fcollect::<u64>(pe, &set, &d, &s)?;
+                let got = dst.local_slice(pe);
+                for p in 0..n {
+                    assert_eq!(got[p * len + len - 1], input(round, p, len - 1));
+                    assert_eq!(got[p * len], input(round, p, 0), "round {round}");
+                }
+            }
+            1 => {
+                let mine = (me + round as usize) % 2 * len;
+                let total = collect::<u64>(pe, &set, &d, &src.range(..mine)?)?;
+                let got = dst.local_slice(pe);
+                let mut at = 0;
+                for p in 0..n {
+                    let k = (p + round as usize) % 2 * len;
+                    if k > 0 {
+                        assert_eq!(got[at], input(round, p, 0), "round {round}");
+                        assert_eq!(got[at + k - 1], input(round, p, k - 1));
+                    }
+                    at += k;
+                }
+                assert_eq!(total, at);
+            }
+            2 => {
+                let root = (round as usize / 7) % n;
+                broadcast::<u64>(pe, &set, root, &d, &s)?;
+                if me != root {
+                    let got = dst.local_slice(pe);
+                    assert_eq!(got[0], input(round, root, 0), "round {round}");
+                    assert_eq!(got[len - 1], input(round, root, len - 1));
+                }
+            }
+            3 => {
+                reduce::<Xor, u64>(pe, &set, &s, &s)?;
+                let got = src.local_slice(pe);
+                for i in [0, len / 2, len - 1] {
+                    let want = (0..n).fold(0, |acc, p| acc ^ input(round, p, i));
+                    assert_eq!(got[i], want, "round {round}");
+                }
+            }
+            4 => {
+                reduce::<Max, u64>(pe, &set, &d, &s)?;
+                let got = dst.local_slice(pe);
+                for i in [0, len - 1] {
+                    let want = (0..n).map(|p| input(round, p, i)).max().unwrap();
+                    assert_eq!(got[i], want, "round {round}");
+                }
+            }
+            5 => {
+                let k = len.min(64);
+                for (i, x) in src32.local_slice_mut(pe)[..k].iter_mut().enumerate() {
+                    *x = input(round, me, i) as u32;
+                }
+                reduce_with::<Sum, u32>(
+                    pe,
+                    &set,
+                    &dst32.range(..k)?,
+                    &src32.range(..k)?,
+                    &MIX_WORK,
+                )?;
+                let got = dst32.local_slice(pe);
+                let want = (0..n).fold(0u32, |a, p| a.wrapping_add(input(round, p, k - 1) as u32));
+                assert_eq!(got[k - 1], want, "round {round}");
+            }
+            _ => barrier(pe, &set)?,
         }
-        Ok::<(), ShmemError>(())
-    });
+    }
+    Ok(())
 }
 
 /// Back-to-back broadcasts from one root: the root never waits for its readers on small
 /// data, so it runs several calls ahead of them; every reader must still see every call's
 /// own data (inline, staged and direct sizes mixed).
-#[test]
-fn back_to_back_broadcasts_let_the_root_run_ahead() {
-    test_on_pes_unchecked("back_to_back_broadcasts_let_the_root_run_ahead", 3, |pe| {
-        let me = pe.my_pe();
-        let set = pe.world();
-        let lens = [1usize, 8, 1, 600, 1, 1500, 2, 3];
-        let src = pe.alloc_slice::<u64>(1500)?;
-        let dst = pe.alloc_slice::<u64>(1500)?;
-        for round in 0..8000u64 {
-            // First only inline sizes (nothing makes the root wait), then all sizes.
-            let len = if round < 3000 {
-                1 + round as usize % 8
-            } else {
-                lens[round as usize % lens.len()]
-            };
-            let root = if round < 6000 {
-                0
-            } else {
-                (round as usize / 8) % 3
-            };
-            for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
-                *x = input(round, me, i);
-            }
-            broadcast::<u64>(pe, &set, root, &dst.range(..len)?, &src.range(..len)?)?;
-            if me != root {
-                let got = dst.local_slice(pe);
-                assert_eq!(got[0], input(round, root, 0), "round {round}");
-                assert_eq!(got[len - 1], input(round, root, len - 1), "round {round}");
-            }
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
+fn back_to_back_broadcasts_let_the_root_run_ahead(pe: &mut Pe) -> Result<(), ShmemError> {
+    assert!(!pe.checked(), "SHMEM_CHECKED=0 did not reach the PE");
+    let me = pe.my_pe();
+    let set = pe.world();
+    let lens = [1usize, 8, 1, 600, 1, 1500, 2, 3];
+    let src = pe.alloc_slice::<u64>(1500)?;
+    let dst = pe.alloc_slice::<u64>(1500)?;
+    for round in 0..8000u64 {
+        // First only inline sizes (nothing makes the root wait), then all sizes.
+        let len = if round < 3000 {
+            1 + round as usize % 8
+        } else {
+            lens[round as usize % lens.len()]
+        };
+        let root = if round < 6000 {
+            0
+        } else {
+            (round as usize / 8) % 3
+        };
+        for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
+            *x = input(round, me, i);
         }
-        Ok::<(), ShmemError>(())
-    });
+        broadcast::<u64>(pe, &set, root, &dst.range(..len)?, &src.range(..len)?)?;
+        if me != root {
+            let got = dst.local_slice(pe);
+            assert_eq!(got[0], input(round, root, 0), "round {round}");
+            assert_eq!(got[len - 1], input(round, root, len - 1), "round {round}");
+        }
+    }
+    Ok(())
 }
 
 #[symmetric]
@@ -463,49 +426,47 @@ static BIG_WORK: reduce_work!(u64, 1000) = ReduceWork::new();
 /// Explicit work arrays on every path: a reduction larger than its pWrk goes through the
 /// pWrk in chunks (scatter–gather), smaller ones in one shot; sync-only work arrays move
 /// small data inline and large data straight from the sources.
-#[test]
-fn explicit_work_arrays_on_every_path() {
-    test_on_pes("explicit_work_arrays_on_every_path", 3, |pe| {
-        let me = pe.my_pe();
-        let set = pe.world();
-        let n = set.size();
-        let src = pe.alloc_slice::<u64>(1000)?;
-        let dst = pe.alloc_slice::<u64>(3000)?;
-        for (round, len) in [1usize, 8, 100, 501, 999, 1000, 3, 1000]
-            .into_iter()
-            .enumerate()
-        {
-            let round = round as u64;
-            let (s, d) = (src.range(..len)?, dst.range(..len)?);
-            for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
-                *x = input(round, me, i);
-            }
-            reduce_with::<Xor, u64>(pe, &set, &d, &s, &BIG_WORK)?;
-            let got = dst.local_slice(pe);
-            for (i, &x) in got[..len].iter().enumerate() {
-                assert_eq!(
-                    x,
-                    (0..n).fold(0, |a, p| a ^ input(round, p, i)),
-                    "len {len}"
-                );
-            }
-            fcollect_with::<u64>(pe, &set, &dst.range(..len * n)?, &s, &COLLECT_SYNC)?;
-            let got = dst.local_slice(pe);
-            for p in 0..n {
-                assert_eq!(
-                    got[p * len + len - 1],
-                    input(round, p, len - 1),
-                    "len {len}"
-                );
-            }
-            let total =
-                collect_with::<u64>(pe, &set, &dst, &src.range(..len - me % 2)?, &COLLECT_SYNC)?;
-            assert_eq!(total, (0..n).map(|p| len - p % 2).sum::<usize>());
-            broadcast_with::<u64>(pe, &set, 2, &d, &s, &BCAST_SYNC)?;
-            if me != 2 {
-                assert_eq!(dst.local_slice(pe)[len - 1], input(round, 2, len - 1));
-            }
+#[shmem_testkit::test(npes = 3)]
+fn explicit_work_arrays_on_every_path(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let set = pe.world();
+    let n = set.size();
+    let src = pe.alloc_slice::<u64>(1000)?;
+    let dst = pe.alloc_slice::<u64>(3000)?;
+    for (round, len) in [1usize, 8, 100, 501, 999, 1000, 3, 1000]
+        .into_iter()
+        .enumerate()
+    {
+        let round = round as u64;
+        let (s, d) = (src.range(..len)?, dst.range(..len)?);
+        for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
+            *x = input(round, me, i);
         }
-        Ok::<(), ShmemError>(())
-    });
+        reduce_with::<Xor, u64>(pe, &set, &d, &s, &BIG_WORK)?;
+        let got = dst.local_slice(pe);
+        for (i, &x) in got[..len].iter().enumerate() {
+            assert_eq!(
+                x,
+                (0..n).fold(0, |a, p| a ^ input(round, p, i)),
+                "len {len}"
+            );
+        }
+        fcollect_with::<u64>(pe, &set, &dst.range(..len * n)?, &s, &COLLECT_SYNC)?;
+        let got = dst.local_slice(pe);
+        for p in 0..n {
+            assert_eq!(
+                got[p * len + len - 1],
+                input(round, p, len - 1),
+                "len {len}"
+            );
+        }
+        let total =
+            collect_with::<u64>(pe, &set, &dst, &src.range(..len - me % 2)?, &COLLECT_SYNC)?;
+        assert_eq!(total, (0..n).map(|p| len - p % 2).sum::<usize>());
+        broadcast_with::<u64>(pe, &set, 2, &d, &s, &BCAST_SYNC)?;
+        if me != 2 {
+            assert_eq!(dst.local_slice(pe)[len - 1], input(round, 2, len - 1));
+        }
+    }
+    Ok(())
 }

@@ -3,7 +3,6 @@
 //! After each failed call the same set is used again, to show that it still works.
 
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 
 #[symmetric]
 static SRC: [u32; 8] = [0; 8];
@@ -52,89 +51,82 @@ fn expect_mismatch(result: Result<impl std::fmt::Debug, ShmemError>, field: &str
 
 #[test]
 fn caller_outside_the_set_is_told_and_members_are_unaffected() {
-    test_on_pes(
-        "caller_outside_the_set_is_told_and_members_are_unaffected",
-        3,
-        |pe| {
-            let me = pe.my_pe();
-            let pair = ActiveSet::new(0, 0, 2)?;
-            let outside = |r: Result<(), ShmemError>| match r {
-                Err(ShmemError::NotInActiveSet { pe: 2, .. }) => {}
-                other => panic!("PE 2 outside the set got {other:?}"),
-            };
-            SRC.set(pe, [me as u32; 8]);
-            let results = [
-                fcollect::<u32>(pe, &pair, &DST, &SRC),
-                collect::<u32>(pe, &pair, &DST, &SRC).map(drop),
-                broadcast::<u32>(pe, &pair, 0, &DST, &SRC),
-                reduce::<Sum, u32>(pe, &pair, &DST, &SRC),
-                barrier(pe, &pair),
-                fcollect_with::<u32>(pe, &pair, &DST, &SRC.range(..2)?, &COLLECT_SYNC),
-            ];
-            for r in results {
-                if me == 2 {
-                    outside(r);
-                } else {
-                    r?;
-                }
-            }
-            if me < 2 {
-                assert_eq!(DST.get(pe)[..4], [0, 0, 1, 1]);
-                still_works(pe, &pair)?;
-            } else {
-                let err = fcollect::<u32>(pe, &pair, &DST, &SRC).unwrap_err();
-                assert!(err.to_string().contains("PE 2 called fcollect on the active set (PE_start 0, logPE_stride 0, PE_size 2), which it is not a member of"), "{err}");
-            }
-            Ok::<(), ShmemError>(())
-        },
-    );
-}
-
-#[test]
-fn a_target_too_small_is_reported_on_every_pe() {
-    test_on_pes("a_target_too_small_is_reported_on_every_pe", 3, |pe| {
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
         let me = pe.my_pe();
-        let world = pe.world();
-        let too_small = |err: &ShmemError, culprit: usize, capacity: usize, needed: usize| {
-            let (pe, inner) = about(err, me);
-            assert_eq!(pe, culprit, "{err}");
-            assert_eq!(
-                inner,
-                &ShmemError::TargetTooSmall {
-                    op: inner_op(inner),
-                    capacity,
-                    needed
-                },
-                "{err}"
-            );
+        let pair = ActiveSet::new(0, 0, 2)?;
+        let outside = |r: Result<(), ShmemError>| match r {
+            Err(ShmemError::NotInActiveSet { pe: 2, .. }) => {}
+            other => panic!("PE 2 outside the set got {other:?}"),
         };
-        // fcollect: PE 1's target holds 5 elements, 3 × 2 are needed.
-        let cap = if me == 1 { 5 } else { 6 };
-        let err = fcollect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..2)?).unwrap_err();
-        too_small(&err, 1, 5, 6);
-        still_works(pe, &world)?;
-        // collect: lengths 1, 2, 3 need 6; PE 2's target holds 4.
-        let cap = if me == 2 { 4 } else { 6 };
-        let err =
-            collect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..me + 1)?).unwrap_err();
-        too_small(&err, 2, 4, 6);
-        still_works(pe, &world)?;
-        // reduce: PE 0's target is shorter than the source.
-        let cap = if me == 0 { 3 } else { 4 };
-        let err = reduce::<Max, u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..4)?).unwrap_err();
-        too_small(&err, 0, 3, 4);
-        still_works(pe, &world)?;
-        // broadcast: non-root PE 2's target is too small; in checked mode every PE sees it.
-        let cap = if me == 2 { 1 } else { 8 };
-        let result = broadcast::<u32>(pe, &world, 0, &DST.range(..cap)?, &SRC.range(..3)?);
-        if me == 2 || pe.checked() {
-            too_small(&result.unwrap_err(), 2, 1, 3);
-        } else {
-            result?;
+        SRC.set(pe, [me as u32; 8]);
+        let results = [
+            fcollect::<u32>(pe, &pair, &DST, &SRC),
+            collect::<u32>(pe, &pair, &DST, &SRC).map(drop),
+            broadcast::<u32>(pe, &pair, 0, &DST, &SRC),
+            reduce::<Sum, u32>(pe, &pair, &DST, &SRC),
+            barrier(pe, &pair),
+            fcollect_with::<u32>(pe, &pair, &DST, &SRC.range(..2)?, &COLLECT_SYNC),
+        ];
+        for r in results {
+            if me == 2 {
+                outside(r);
+            } else {
+                r?;
+            }
         }
-        still_works(pe, &world)?;
+        if me < 2 {
+            assert_eq!(DST.get(pe)[..4], [0, 0, 1, 1]);
+            still_works(pe, &pair)?;
+        } else {
+            let err = fcollect::<u32>(pe, &pair, &DST, &SRC).unwrap_err();
+            assert!(err.to_string().contains("PE 2 called fcollect on the active set (PE_start 0, logPE_stride 0, PE_size 2), which it is not a member of"), "{err}");
+        }
         Ok::<(), ShmemError>(())
     });
+}
+
+#[shmem_testkit::test(npes = 3)]
+fn a_target_too_small_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    let too_small = |err: &ShmemError, culprit: usize, capacity: usize, needed: usize| {
+        let (pe, inner) = about(err, me);
+        assert_eq!(pe, culprit, "{err}");
+        assert_eq!(
+            inner,
+            &ShmemError::TargetTooSmall {
+                op: inner_op(inner),
+                capacity,
+                needed
+            },
+            "{err}"
+        );
+    };
+    // fcollect: PE 1's target holds 5 elements, 3 × 2 are needed.
+    let cap = if me == 1 { 5 } else { 6 };
+    let err = fcollect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..2)?).unwrap_err();
+    too_small(&err, 1, 5, 6);
+    still_works(pe, &world)?;
+    // collect: lengths 1, 2, 3 need 6; PE 2's target holds 4.
+    let cap = if me == 2 { 4 } else { 6 };
+    let err = collect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..me + 1)?).unwrap_err();
+    too_small(&err, 2, 4, 6);
+    still_works(pe, &world)?;
+    // reduce: PE 0's target is shorter than the source.
+    let cap = if me == 0 { 3 } else { 4 };
+    let err = reduce::<Max, u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..4)?).unwrap_err();
+    too_small(&err, 0, 3, 4);
+    still_works(pe, &world)?;
+    // broadcast: non-root PE 2's target is too small; in checked mode every PE sees it.
+    let cap = if me == 2 { 1 } else { 8 };
+    let result = broadcast::<u32>(pe, &world, 0, &DST.range(..cap)?, &SRC.range(..3)?);
+    if me == 2 || pe.checked() {
+        too_small(&result.unwrap_err(), 2, 1, 3);
+    } else {
+        result?;
+    }
+    still_works(pe, &world)?;
+    Ok(())
 }
 
 fn inner_op(err: &ShmemError) -> &'static str {
@@ -144,192 +136,182 @@ fn inner_op(err: &ShmemError) -> &'static str {
     }
 }
 
-#[test]
-fn a_root_outside_the_set_is_reported_on_every_pe() {
-    test_on_pes("a_root_outside_the_set_is_reported_on_every_pe", 3, |pe| {
-        let me = pe.my_pe();
-        let world = pe.world();
-        // Every PE passes root 3 for a set of 3.
-        match broadcast::<u32>(pe, &world, 3, &DST, &SRC) {
-            Err(ShmemError::RootOutOfRange {
-                root: 3, size: 3, ..
-            }) => {}
-            other => panic!("{other:?}"),
-        }
-        still_works(pe, &world)?;
-        // Only PE 1 passes a root outside the set: it says so, the others see it disagree.
-        let root = if me == 1 { 7 } else { 0 };
-        let err = broadcast::<u32>(pe, &world, root, &DST, &SRC).unwrap_err();
-        match (me, &err) {
-            (1, ShmemError::RootOutOfRange { root: 7, .. }) => {}
-            (
-                _,
-                ShmemError::ArgumentMismatch {
-                    what: "the root", ..
-                },
-            ) => {}
-            (_, ShmemError::OtherPeFailed { pe: 1, .. }) => {}
-            _ => panic!("PE {me}: {err:?}"),
-        }
-        still_works(pe, &world)?;
-        Ok::<(), ShmemError>(())
-    });
+#[shmem_testkit::test(npes = 3)]
+fn a_root_outside_the_set_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    // Every PE passes root 3 for a set of 3.
+    match broadcast::<u32>(pe, &world, 3, &DST, &SRC) {
+        Err(ShmemError::RootOutOfRange {
+            root: 3, size: 3, ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    still_works(pe, &world)?;
+    // Only PE 1 passes a root outside the set: it says so, the others see it disagree.
+    let root = if me == 1 { 7 } else { 0 };
+    let err = broadcast::<u32>(pe, &world, root, &DST, &SRC).unwrap_err();
+    match (me, &err) {
+        (1, ShmemError::RootOutOfRange { root: 7, .. }) => {}
+        (
+            _,
+            ShmemError::ArgumentMismatch {
+                what: "the root", ..
+            },
+        ) => {}
+        (_, ShmemError::OtherPeFailed { pe: 1, .. }) => {}
+        _ => panic!("PE {me}: {err:?}"),
+    }
+    still_works(pe, &world)?;
+    Ok(())
 }
 
 #[test]
 fn overlapping_target_and_source_are_reported_on_every_pe() {
-    test_on_pes(
-        "overlapping_target_and_source_are_reported_on_every_pe",
-        3,
-        |pe| {
-            let me = pe.my_pe();
-            let world = pe.world();
-            // Reduction: the target starts one element into the source, on PE 1 only.
-            let target = if me == 1 {
-                SRC.range(1..5)?
-            } else {
-                DST.range(..4)?
-            };
-            let err = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?).unwrap_err();
-            let (culprit, inner) = about(&err, me);
-            assert_eq!(
-                (culprit, inner),
-                (1, &ShmemError::PartialOverlap { op: "reduce" })
-            );
-            still_works(pe, &world)?;
-            // The same buffer as target and source is fine.
-            SRC.set(pe, [me as u32 + 1; 8]);
-            reduce::<Sum, u32>(pe, &world, &SRC, &SRC)?;
-            assert_eq!(SRC.get(pe), [6; 8]);
-            // fcollect: every PE's source overlaps its target other than in place.
-            let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?).unwrap_err();
-            assert!(
-                matches!(
-                    about(&err, me).1,
-                    ShmemError::PartialOverlap { op: "fcollect" }
-                ),
-                "{err}"
-            );
-            // In place (the source is this PE's own block of the target) is fine.
-            DST.set(pe, [0; 32]);
-            DST.p(pe, me, 2 * me, me as u32 + 40)?;
-            DST.p(pe, me, 2 * me + 1, me as u32 + 50)?;
-            fcollect::<u32>(
-                pe,
-                &world,
-                &DST.range(..6)?,
-                &DST.range(2 * me..2 * me + 2)?,
-            )?;
-            assert_eq!(DST.get(pe)[..6], [40, 50, 41, 51, 42, 52]);
-            still_works(pe, &world)?;
-            Ok::<(), ShmemError>(())
-        },
-    );
-}
-
-#[test]
-fn differing_arguments_are_reported_on_every_pe() {
-    test_on_pes("differing_arguments_are_reported_on_every_pe", 4, |pe| {
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
         let me = pe.my_pe();
         let world = pe.world();
-        // fcollect with a different nelems on PE 3.
-        let len = if me == 3 { 2 } else { 3 };
-        expect_mismatch(
-            fcollect::<u32>(pe, &world, &DST, &SRC.range(..len)?),
-            "the number of elements",
-        );
-        still_works(pe, &world)?;
-        // reduce with a different nreduce on PE 0.
-        let len = if me == 0 { 5 } else { 4 };
-        expect_mismatch(
-            reduce::<Sum, u32>(pe, &world, &DST, &SRC.range(..len)?),
-            "the number of elements",
-        );
-        still_works(pe, &world)?;
-        // broadcast with different roots.
-        let root = if me == 0 { 0 } else { 1 };
-        expect_mismatch(broadcast::<u32>(pe, &world, root, &DST, &SRC), "the root");
-        still_works(pe, &world)?;
-        // different reduction operators.
-        let result = if me == 1 {
-            reduce::<Max, u32>(pe, &world, &DST, &SRC)
+        // Reduction: the target starts one element into the source, on PE 1 only.
+        let target = if me == 1 {
+            SRC.range(1..5)?
         } else {
-            reduce::<Sum, u32>(pe, &world, &DST, &SRC)
+            DST.range(..4)?
         };
-        let err = expect_mismatch(result, "the operation");
-        let text = err.to_string();
+        let err = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?).unwrap_err();
+        let (culprit, inner) = about(&err, me);
+        assert_eq!(
+            (culprit, inner),
+            (1, &ShmemError::PartialOverlap { op: "reduce" })
+        );
+        still_works(pe, &world)?;
+        // The same buffer as target and source is fine.
+        SRC.set(pe, [me as u32 + 1; 8]);
+        reduce::<Sum, u32>(pe, &world, &SRC, &SRC)?;
+        assert_eq!(SRC.get(pe), [6; 8]);
+        // fcollect: every PE's source overlaps its target other than in place.
+        let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?).unwrap_err();
         assert!(
-            text.contains("reduce with Max") && text.contains("reduce with Sum"),
-            "{text}"
-        );
-        still_works(pe, &world)?;
-        // different element types of the same size.
-        let result = if me == 2 {
-            fcollect::<f32>(pe, &world, &FDST, &FSRC.range(..1)?)
-        } else {
-            fcollect::<u32>(pe, &world, &DST, &SRC.range(..1)?)
-        };
-        let err = expect_mismatch(result, "the element type");
-        let text = err.to_string();
-        assert!(text.contains("`f32`") && text.contains("`u32`"), "{text}");
-        still_works(pe, &world)?;
-        // different collectives at the same point.
-        let result = if me == 0 {
-            barrier(pe, &world)
-        } else {
-            fcollect::<u32>(pe, &world, &DST, &SRC.range(..1)?)
-        };
-        let err = expect_mismatch(result, "the operation");
-        assert!(
-            err.to_string().contains("barrier") && err.to_string().contains("fcollect"),
+            matches!(
+                about(&err, me).1,
+                ShmemError::PartialOverlap { op: "fcollect" }
+            ),
             "{err}"
         );
-        still_works(pe, &world)?;
-        // different active sets with one work array: PEs 0-2 use the world, PE 3 uses
-        // the set of PEs 1-3 (the work array's descriptors show the difference).
-        let mine = if me == 3 {
-            ActiveSet::new(1, 0, 3)?
-        } else {
-            world
-        };
-        if mine.contains(me) {
-            let result =
-                reduce_with::<Sum, u32>(pe, &mine, &DST.range(..3)?, &SRC.range(..3)?, &SET_WORK);
-            expect_mismatch(result, "the active set");
-        }
+        // In place (the source is this PE's own block of the target) is fine.
+        DST.set(pe, [0; 32]);
+        DST.p(pe, me, 2 * me, me as u32 + 40)?;
+        DST.p(pe, me, 2 * me + 1, me as u32 + 50)?;
+        fcollect::<u32>(
+            pe,
+            &world,
+            &DST.range(..6)?,
+            &DST.range(2 * me..2 * me + 2)?,
+        )?;
+        assert_eq!(DST.get(pe)[..6], [40, 50, 41, 51, 42, 52]);
         still_works(pe, &world)?;
         Ok::<(), ShmemError>(())
     });
 }
 
-#[test]
-fn work_array_misuse_is_reported() {
-    test_on_pes("work_array_misuse_is_reported", 3, |pe| {
-        let me = pe.my_pe();
-        let world = pe.world();
-        // A source longer than the work array serves (sized at run time, so checked then).
-        match reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..5)?, &WORK) {
-            Err(ShmemError::WorkArrayTooSmall {
-                capacity: 3,
-                needed: 5,
-                ..
-            }) => {}
-            other => panic!("{other:?}"),
-        }
-        SRC.set(pe, [me as u32; 8]);
-        reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..3)?, &WORK)?;
-        assert_eq!(DST.get(pe)[..3], [3, 3, 3]);
-        // The work array belongs to the world set now.
-        let pair = ActiveSet::new(0, 0, 2)?;
-        match reduce_with::<Sum, u32>(pe, &pair, &DST, &SRC.range(..3)?, &WORK) {
-            Err(ShmemError::WorkArrayWrongSet { .. }) if me < 2 => {}
-            Err(ShmemError::NotInActiveSet { .. }) if me == 2 => {}
-            other => panic!("PE {me}: {other:?}"),
-        }
-        reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..3)?, &WORK)?;
-        assert_eq!(DST.get(pe)[..3], [3, 3, 3]);
-        Ok::<(), ShmemError>(())
-    });
+#[shmem_testkit::test(npes = 4)]
+fn differing_arguments_are_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    // fcollect with a different nelems on PE 3.
+    let len = if me == 3 { 2 } else { 3 };
+    expect_mismatch(
+        fcollect::<u32>(pe, &world, &DST, &SRC.range(..len)?),
+        "the number of elements",
+    );
+    still_works(pe, &world)?;
+    // reduce with a different nreduce on PE 0.
+    let len = if me == 0 { 5 } else { 4 };
+    expect_mismatch(
+        reduce::<Sum, u32>(pe, &world, &DST, &SRC.range(..len)?),
+        "the number of elements",
+    );
+    still_works(pe, &world)?;
+    // broadcast with different roots.
+    let root = if me == 0 { 0 } else { 1 };
+    expect_mismatch(broadcast::<u32>(pe, &world, root, &DST, &SRC), "the root");
+    still_works(pe, &world)?;
+    // different reduction operators.
+    let result = if me == 1 {
+        reduce::<Max, u32>(pe, &world, &DST, &SRC)
+    } else {
+        reduce::<Sum, u32>(pe, &world, &DST, &SRC)
+    };
+    let err = expect_mismatch(result, "the operation");
+    let text = err.to_string();
+    assert!(
+        text.contains("reduce with Max") && text.contains("reduce with Sum"),
+        "{text}"
+    );
+    still_works(pe, &world)?;
+    // different element types of the same size.
+    let result = if me == 2 {
+        fcollect::<f32>(pe, &world, &FDST, &FSRC.range(..1)?)
+    } else {
+        fcollect::<u32>(pe, &world, &DST, &SRC.range(..1)?)
+    };
+    let err = expect_mismatch(result, "the element type");
+    let text = err.to_string();
+    assert!(text.contains("`f32`") && text.contains("`u32`"), "{text}");
+    still_works(pe, &world)?;
+    // different collectives at the same point.
+    let result = if me == 0 {
+        barrier(pe, &world)
+    } else {
+        fcollect::<u32>(pe, &world, &DST, &SRC.range(..1)?)
+    };
+    let err = expect_mismatch(result, "the operation");
+    assert!(
+        err.to_string().contains("barrier") && err.to_string().contains("fcollect"),
+        "{err}"
+    );
+    still_works(pe, &world)?;
+    // different active sets with one work array: PEs 0-2 use the world, PE 3 uses
+    // the set of PEs 1-3 (the work array's descriptors show the difference).
+    let mine = if me == 3 {
+        ActiveSet::new(1, 0, 3)?
+    } else {
+        world
+    };
+    if mine.contains(me) {
+        let result =
+            reduce_with::<Sum, u32>(pe, &mine, &DST.range(..3)?, &SRC.range(..3)?, &SET_WORK);
+        expect_mismatch(result, "the active set");
+    }
+    still_works(pe, &world)?;
+    Ok(())
+}
+
+#[shmem_testkit::test(npes = 3)]
+fn work_array_misuse_is_reported(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    // A source longer than the work array serves (sized at run time, so checked then).
+    match reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..5)?, &WORK) {
+        Err(ShmemError::WorkArrayTooSmall {
+            capacity: 3,
+            needed: 5,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    SRC.set(pe, [me as u32; 8]);
+    reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..3)?, &WORK)?;
+    assert_eq!(DST.get(pe)[..3], [3, 3, 3]);
+    // The work array belongs to the world set now.
+    let pair = ActiveSet::new(0, 0, 2)?;
+    match reduce_with::<Sum, u32>(pe, &pair, &DST, &SRC.range(..3)?, &WORK) {
+        Err(ShmemError::WorkArrayWrongSet { .. }) if me < 2 => {}
+        Err(ShmemError::NotInActiveSet { .. }) if me == 2 => {}
+        other => panic!("PE {me}: {other:?}"),
+    }
+    reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..3)?, &WORK)?;
+    assert_eq!(DST.get(pe)[..3], [3, 3, 3]);
+    Ok(())
 }
 
 #[symmetric]
@@ -341,62 +323,54 @@ static SYNC_B: BarrierSync = BarrierSync::new();
 /// other in a cycle instead, which every PE of the cycle detects and reports.
 #[test]
 fn calls_on_different_active_sets_are_reported_not_hung() {
-    test_on_pes(
-        "calls_on_different_active_sets_are_reported_not_hung",
-        3,
-        |pe| {
-            let me = pe.my_pe();
-            // PE 0 calls on {0, 1}, PE 1 on {1, 2}, PE 2 on {0, 2}.
-            let sets = [
-                ActiveSet::new(0, 0, 2)?,
-                ActiveSet::new(1, 0, 2)?,
-                ActiveSet::new(0, 1, 2)?,
-            ];
-            SRC.set(pe, [me as u32; 8]);
-            let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
-            match &err {
-                ShmemError::ArgumentMismatch {
-                    what: "the active set",
-                    details,
-                } => {
-                    assert!(details.mine.contains(&sets[me].to_string()), "{err}");
-                    assert!(
-                        details.theirs.contains("fcollect on the active set"),
-                        "{err}"
-                    );
-                }
-                other => panic!("PE {me}: {other:?}"),
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
+        let me = pe.my_pe();
+        // PE 0 calls on {0, 1}, PE 1 on {1, 2}, PE 2 on {0, 2}.
+        let sets = [
+            ActiveSet::new(0, 0, 2)?,
+            ActiveSet::new(1, 0, 2)?,
+            ActiveSet::new(0, 1, 2)?,
+        ];
+        SRC.set(pe, [me as u32; 8]);
+        let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
+        match &err {
+            ShmemError::ArgumentMismatch {
+                what: "the active set",
+                details,
+            } => {
+                assert!(details.mine.contains(&sets[me].to_string()), "{err}");
+                assert!(
+                    details.theirs.contains("fcollect on the active set"),
+                    "{err}"
+                );
             }
-            let world = pe.world();
-            still_works(pe, &world)?;
-            Ok::<(), ShmemError>(())
-        },
-    );
+            other => panic!("PE {me}: {other:?}"),
+        }
+        let world = pe.world();
+        still_works(pe, &world)?;
+        Ok::<(), ShmemError>(())
+    });
 }
 
 /// Two work arrays for one set are two independent sets of sync words: PEs that pick
 /// different ones wait for each other forever, which they detect and report.
 #[test]
 fn different_work_arrays_for_one_set_are_reported_not_hung() {
-    test_on_pes(
-        "different_work_arrays_for_one_set_are_reported_not_hung",
-        2,
-        |pe| {
-            let world = pe.world();
-            let sync = if pe.my_pe() == 0 { &SYNC_A } else { &SYNC_B };
-            let err = barrier_with(pe, &world, sync).unwrap_err();
-            assert!(
-                matches!(
-                    err,
-                    ShmemError::ArgumentMismatch {
-                        what: "the work array",
-                        ..
-                    }
-                ),
-                "{err}"
-            );
-            still_works(pe, &world)?;
-            Ok::<(), ShmemError>(())
-        },
-    );
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], |pe| {
+        let world = pe.world();
+        let sync = if pe.my_pe() == 0 { &SYNC_A } else { &SYNC_B };
+        let err = barrier_with(pe, &world, sync).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ShmemError::ArgumentMismatch {
+                    what: "the work array",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        still_works(pe, &world)?;
+        Ok::<(), ShmemError>(())
+    });
 }

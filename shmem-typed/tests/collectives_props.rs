@@ -13,7 +13,6 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 
 /// One generated case.
 #[derive(Debug, Clone)]
@@ -321,37 +320,27 @@ fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
     Ok(())
 }
 
-#[test]
-fn collectives_match_the_oracle_on_2_pes() {
-    test_on_pes("collectives_match_the_oracle_on_2_pes", 2, |pe| {
-        run_cases(pe, 96)
-    });
+#[shmem_testkit::test(npes = 2)]
+fn collectives_match_the_oracle_on_2_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+    run_cases(pe, 96)
 }
 
-#[test]
-fn collectives_match_the_oracle_on_3_pes() {
-    test_on_pes("collectives_match_the_oracle_on_3_pes", 3, |pe| {
-        run_cases(pe, 64)
-    });
+#[shmem_testkit::test(npes = 3)]
+fn collectives_match_the_oracle_on_3_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+    run_cases(pe, 64)
 }
 
-#[test]
-fn collectives_match_the_oracle_on_4_pes() {
-    test_on_pes("collectives_match_the_oracle_on_4_pes", 4, |pe| {
-        run_cases(pe, 64)
-    });
+#[shmem_testkit::test(npes = 4)]
+fn collectives_match_the_oracle_on_4_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+    run_cases(pe, 64)
 }
 
-#[test]
-fn collectives_match_the_oracle_on_5_pes() {
-    test_on_pes("collectives_match_the_oracle_on_5_pes", 5, |pe| {
-        run_cases(pe, 48)
-    });
+#[shmem_testkit::test(npes = 5)]
+fn collectives_match_the_oracle_on_5_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+    run_cases(pe, 48)
 }
 
-#[test]
-fn collectives_match_the_oracle_on_8_pes() {
-    test_on_pes("collectives_match_the_oracle_on_8_pes", 8, |pe| {
-        run_cases(pe, 40)
-    });
+#[shmem_testkit::test(npes = 8)]
+fn collectives_match_the_oracle_on_8_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+    run_cases(pe, 40)
 }

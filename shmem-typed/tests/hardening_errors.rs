@@ -10,7 +10,6 @@
 //! checks that the same errors come back, and nothing hangs, at every size.
 
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 
 /// Enough room for 5 PEs × 8 elements.
 const TARGET_LEN: usize = 64;
@@ -262,20 +261,20 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
 
 #[test]
 fn every_collective_error_on_2_pes() {
-    test_on_pes("every_collective_error_on_2_pes", 2, every_error);
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], every_error);
 }
 
 #[test]
 fn every_collective_error_on_3_pes() {
-    test_on_pes("every_collective_error_on_3_pes", 3, every_error);
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], every_error);
 }
 
 #[test]
 fn every_collective_error_on_4_pes() {
-    test_on_pes("every_collective_error_on_4_pes", 4, every_error);
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 4, &[], every_error);
 }
 
 #[test]
 fn every_collective_error_on_5_pes() {
-    test_on_pes("every_collective_error_on_5_pes", 5, every_error);
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 5, &[], every_error);
 }

@@ -2,7 +2,7 @@
 //! reduce — by SIGKILL, by a panic, and by returning from main early, while every other
 //! PE of the set is inside the same call; and the supervisor killed (SIGKILL) or
 //! interrupted (SIGINT) while the PEs are inside each collective. Each case checks from outside the job (see
-//! `shmem_rt::testing`): the supervisor's exit status and message naming the PE and the
+//! `shmem_testkit`): the supervisor's exit status and message naming the PE and the
 //! cause, every survivor's own error naming it, the whole job gone within 2 s of the
 //! fault, and — around all the cases — nothing left behind: no descriptor, child process
 //! or mapping in the observing process, no entry in /dev/shm, no case directory.
@@ -15,10 +15,10 @@
 use std::time::{Duration, Instant};
 
 use shmem_rt::error::print_line;
-use shmem_rt::testing::{await_ready, mark_ready, stamp_fault, Ended, Fault, FaultCase, Resources};
+use shmem_testkit::{
+    await_ready, mark_ready, stamp_fault, test_name, Ended, Fault, FaultCase, Resources,
+};
 use shmem_typed::prelude::*;
-
-const TEST: &str = "a_pe_dying_inside_each_collective_stops_the_job";
 
 /// Environment variables by which the observer tells the PEs their case.
 const COLL_VAR: &str = "HARDEN_COLLECTIVE";
@@ -265,6 +265,7 @@ fn run_case(test: &str, coll: Collective, death: Death, npes: usize) -> Option<D
 
 #[test]
 fn a_pe_dying_inside_each_collective_stops_the_job() {
+    let test = test_name!();
     let before = Resources::snapshot();
     let started = Instant::now();
     let mut slowest = Duration::ZERO;
@@ -275,7 +276,7 @@ fn a_pe_dying_inside_each_collective_stops_the_job() {
             let npes = 3 + (i + death as usize) % 2;
             // A PE runs its program (its case is in its environment) and a self-started
             // supervisor its job, on the first call; only the observer gets a report.
-            let Some(gone) = run_case(TEST, coll, death, npes) else {
+            let Some(gone) = run_case(&test, coll, death, npes) else {
                 return;
             };
             slowest = slowest.max(gone);

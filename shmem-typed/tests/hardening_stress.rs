@@ -13,7 +13,6 @@ use std::fmt::Debug;
 use std::time::Instant;
 
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 use shmem_typed::SymRange;
 
 /// Elements per PE of the largest call.
@@ -383,19 +382,13 @@ fn stress(pe: &mut Pe, calls: usize) -> Result<(), String> {
 
 #[test]
 fn stress_100k_mixed_collectives_on_random_sets_at_4_pes() {
-    test_on_pes(
-        "stress_100k_mixed_collectives_on_random_sets_at_4_pes",
-        4,
-        |pe| stress(pe, 100_000),
-    );
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 4, &[], |pe| {
+        stress(pe, 100_000)
+    });
 }
 
 /// Oversubscribed: 8 PEs on however few cores the machine has (2 in CI).
 #[test]
 fn stress_20k_mixed_collectives_on_random_sets_at_8_pes() {
-    test_on_pes(
-        "stress_20k_mixed_collectives_on_random_sets_at_8_pes",
-        8,
-        |pe| stress(pe, 20_000),
-    );
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 8, &[], |pe| stress(pe, 20_000));
 }

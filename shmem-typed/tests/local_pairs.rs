@@ -3,7 +3,6 @@
 //! and overlapping buffers are refused.
 
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 
 /// Points each PE owns.
 const OWN: usize = 8;
@@ -40,98 +39,90 @@ fn sequential(n: usize) -> Vec<f64> {
 
 #[test]
 fn jacobi_sweeps_read_one_grid_while_writing_the_other() {
-    test_on_pes(
-        "jacobi_sweeps_read_one_grid_while_writing_the_other",
-        3,
-        |pe| {
-            let (me, npes) = (pe.my_pe(), pe.n_pes());
-            let n = OWN * npes;
-            let global = |local: usize| me * OWN + local - 1;
-            let mut start = [0.0; OWN + 2];
-            for (local, v) in start.iter_mut().enumerate().take(OWN + 1).skip(1) {
-                *v = initial(global(local), n);
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
+        let (me, npes) = (pe.my_pe(), pe.n_pes());
+        let n = OWN * npes;
+        let global = |local: usize| me * OWN + local - 1;
+        let mut start = [0.0; OWN + 2];
+        for (local, v) in start.iter_mut().enumerate().take(OWN + 1).skip(1) {
+            *v = initial(global(local), n);
+        }
+        GRID_A.set(pe, start);
+        GRID_B.set(pe, start);
+        pe.barrier_all()?;
+
+        let (mut cur, mut next) = (&GRID_A, &GRID_B);
+        for _ in 0..STEPS {
+            // Halo exchange: my edge points into the neighbours' ghosts.
+            let edges = cur.get(pe);
+            if me > 0 {
+                cur.p(pe, me - 1, OWN + 1, edges[1])?;
             }
-            GRID_A.set(pe, start);
-            GRID_B.set(pe, start);
+            if me + 1 < npes {
+                cur.p(pe, me + 1, 0, edges[OWN])?;
+            }
             pe.barrier_all()?;
-
-            let (mut cur, mut next) = (&GRID_A, &GRID_B);
-            for _ in 0..STEPS {
-                // Halo exchange: my edge points into the neighbours' ghosts.
-                let edges = cur.get(pe);
-                if me > 0 {
-                    cur.p(pe, me - 1, OWN + 1, edges[1])?;
-                }
-                if me + 1 < npes {
-                    cur.p(pe, me + 1, 0, edges[OWN])?;
-                }
-                pe.barrier_all()?;
-                let (from, to) = pe.local_read_write(cur, next)?;
-                for local in 1..=OWN {
-                    let g = global(local);
-                    to[local] = if g == 0 || g == n - 1 {
-                        from[local]
-                    } else {
-                        0.5 * (from[local - 1] + from[local + 1])
-                    };
-                }
-                // Nobody may overwrite a ghost of `next` before every PE has swept.
-                pe.barrier_all()?;
-                std::mem::swap(&mut cur, &mut next);
-            }
-
-            let expected = sequential(n);
-            let mine = cur.get(pe);
-            for (local, value) in mine.iter().enumerate().take(OWN + 1).skip(1) {
+            let (from, to) = pe.local_read_write(cur, next)?;
+            for local in 1..=OWN {
                 let g = global(local);
-                assert_eq!(*value, expected[g], "point {g} on PE {me}");
+                to[local] = if g == 0 || g == n - 1 {
+                    from[local]
+                } else {
+                    0.5 * (from[local - 1] + from[local + 1])
+                };
             }
-            Ok::<(), ShmemError>(())
-        },
-    );
+            // Nobody may overwrite a ghost of `next` before every PE has swept.
+            pe.barrier_all()?;
+            std::mem::swap(&mut cur, &mut next);
+        }
+
+        let expected = sequential(n);
+        let mine = cur.get(pe);
+        for (local, value) in mine.iter().enumerate().take(OWN + 1).skip(1) {
+            let g = global(local);
+            assert_eq!(*value, expected[g], "point {g} on PE {me}");
+        }
+        Ok::<(), ShmemError>(())
+    });
 }
 
 #[test]
 fn pair_views_write_both_buffers_and_refuse_overlap() {
-    test_on_pes(
-        "pair_views_write_both_buffers_and_refuse_overlap",
-        2,
-        |pe| {
-            let me = pe.my_pe() as u32;
-            let heap = pe.alloc_slice::<u32>(16)?;
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], |pe| {
+        let me = pe.my_pe() as u32;
+        let heap = pe.alloc_slice::<u32>(16)?;
 
-            // Disjoint halves of one allocation, and a static with a heap slice.
-            let (low, high) = (heap.range(..8)?, heap.range(8..)?);
-            let (a, b) = pe.local_pair_mut(&low, &high)?;
-            a.fill(me);
-            b.fill(me + 10);
-            let (grid, tail) = pe.local_pair_mut(&GRID_A, &heap.range(15..)?)?;
-            grid[0] = 1.5;
-            tail[0] = 99;
-            assert_eq!(heap.local_slice(pe)[..8], [me; 8]);
-            assert_eq!(heap.local_slice(pe)[8..15], [me + 10; 7]);
-            assert_eq!(heap.local_slice(pe)[15], 99);
-            assert_eq!(GRID_A.get(pe)[0], 1.5);
+        // Disjoint halves of one allocation, and a static with a heap slice.
+        let (low, high) = (heap.range(..8)?, heap.range(8..)?);
+        let (a, b) = pe.local_pair_mut(&low, &high)?;
+        a.fill(me);
+        b.fill(me + 10);
+        let (grid, tail) = pe.local_pair_mut(&GRID_A, &heap.range(15..)?)?;
+        grid[0] = 1.5;
+        tail[0] = 99;
+        assert_eq!(heap.local_slice(pe)[..8], [me; 8]);
+        assert_eq!(heap.local_slice(pe)[8..15], [me + 10; 7]);
+        assert_eq!(heap.local_slice(pe)[15], 99);
+        assert_eq!(GRID_A.get(pe)[0], 1.5);
 
-            // Sharing one element, or one buffer twice, is refused; an empty range is not.
-            let err = pe
-                .local_pair_mut(&heap.range(..9)?, &high)
-                .expect_err("overlapping ranges");
-            assert!(
-                matches!(err, ShmemError::OverlappingViews { .. }),
-                "{err:?}"
-            );
-            assert!(err.to_string().contains("overlap"), "{err}");
-            assert!(pe.local_read_write(&GRID_A, &GRID_A).is_err());
-            assert!(pe.local_pair_mut(&heap.range(4..4)?, &heap).is_ok());
+        // Sharing one element, or one buffer twice, is refused; an empty range is not.
+        let err = pe
+            .local_pair_mut(&heap.range(..9)?, &high)
+            .expect_err("overlapping ranges");
+        assert!(
+            matches!(err, ShmemError::OverlappingViews { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("overlap"), "{err}");
+        assert!(pe.local_read_write(&GRID_A, &GRID_A).is_err());
+        assert!(pe.local_pair_mut(&heap.range(4..4)?, &heap).is_ok());
 
-            // The views are this PE's own: the other PE's values are untouched by ours.
-            pe.barrier_all()?;
-            let other = 1 - pe.my_pe();
-            assert_eq!(heap.g(pe, other, 0)?, other as u32);
-            pe.barrier_all()?;
-            pe.free(heap)?;
-            Ok::<(), ShmemError>(())
-        },
-    );
+        // The views are this PE's own: the other PE's values are untouched by ours.
+        pe.barrier_all()?;
+        let other = 1 - pe.my_pe();
+        assert_eq!(heap.g(pe, other, 0)?, other as u32);
+        pe.barrier_all()?;
+        pe.free(heap)?;
+        Ok::<(), ShmemError>(())
+    });
 }

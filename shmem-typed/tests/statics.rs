@@ -1,7 +1,6 @@
 //! Symmetric statics across real PE processes: initial values, put/get, local views.
 
 use shmem_typed::prelude::*;
-use shmem_typed::testing::test_on_pes;
 
 #[symmetric]
 static COUNTS: [u64; 8] = [7; 8];
@@ -30,40 +29,36 @@ mod nested {
 
 #[test]
 fn statics_start_with_their_initialiser_and_are_reachable() {
-    test_on_pes(
-        "statics_start_with_their_initialiser_and_are_reachable",
-        4,
-        |pe| {
-            let me = pe.my_pe();
-            let n = pe.n_pes();
-            assert_eq!(COUNTS.get(pe), [7; 8]);
-            assert_eq!(GRID.get(pe), [[1, 2, 3], [4, 5, 6]]);
-            assert_eq!(PARTICLE.get(pe).id, 42);
-            pe.barrier_all()?;
-            let right = (me + 1) % n;
-            COUNTS.put(pe, right, &[me as u64; 8])?;
-            PARTICLE.put(
-                pe,
-                right,
-                &Particle {
-                    pos: [me as f64; 3],
-                    id: me as u64,
-                },
-            )?;
-            pe.barrier_all()?;
-            let left = (me + n - 1) % n;
-            assert_eq!(COUNTS.local(pe), &[left as u64; 8]);
-            assert_eq!(PARTICLE.get(pe).id, left as u64);
-            assert_eq!(COUNTS.get_from(pe, right)?, [me as u64; 8]);
-            // Point-to-point: PE 0 signals everyone else through a flag.
-            if me == 0 {
-                for p in 1..n {
-                    nested::FLAG.p(pe, p, 0, 1)?;
-                }
-            } else {
-                pe.wait_until(&nested::FLAG, Cmp::Eq, 1)?;
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 4, &[], |pe| {
+        let me = pe.my_pe();
+        let n = pe.n_pes();
+        assert_eq!(COUNTS.get(pe), [7; 8]);
+        assert_eq!(GRID.get(pe), [[1, 2, 3], [4, 5, 6]]);
+        assert_eq!(PARTICLE.get(pe).id, 42);
+        pe.barrier_all()?;
+        let right = (me + 1) % n;
+        COUNTS.put(pe, right, &[me as u64; 8])?;
+        PARTICLE.put(
+            pe,
+            right,
+            &Particle {
+                pos: [me as f64; 3],
+                id: me as u64,
+            },
+        )?;
+        pe.barrier_all()?;
+        let left = (me + n - 1) % n;
+        assert_eq!(COUNTS.local(pe), &[left as u64; 8]);
+        assert_eq!(PARTICLE.get(pe).id, left as u64);
+        assert_eq!(COUNTS.get_from(pe, right)?, [me as u64; 8]);
+        // Point-to-point: PE 0 signals everyone else through a flag.
+        if me == 0 {
+            for p in 1..n {
+                nested::FLAG.p(pe, p, 0, 1)?;
             }
-            Ok::<(), ShmemError>(())
-        },
-    );
+        } else {
+            pe.wait_until(&nested::FLAG, Cmp::Eq, 1)?;
+        }
+        Ok::<(), ShmemError>(())
+    });
 }

@@ -1,10 +1,9 @@
-//! Support for multi-process failure tests: inject a fault into a PE, and observe a whole
-//! job from outside — how its supervisor exited, what it and the PEs printed on standard
-//! error, how long the job took to end after the fault, and whether any of its processes
-//! outlived it.
+//! Failure cases: inject a fault into a PE, and observe a whole job from outside — how
+//! its supervisor exited, what it and the PEs printed on standard error, how long the job
+//! took to end after the fault, and whether any of its processes outlived it.
 //!
 //! A failure case is one libtest test that plays three roles (as in
-//! [`crate::spmd::test_on_pes`], the test binary is its own PE program):
+//! [`crate::run_on_pes`], the test binary is its own PE program):
 //! - started by `cargo test`, it is the *observer*: [`FaultCase::run`] starts a
 //!   supervisor in a child process — the `shmemrun` binary, or the test binary itself
 //!   acting as its own launcher — and returns a [`JobReport`] to check;
@@ -13,17 +12,17 @@
 //! - started as the self-launching supervisor, `run` supervises the job and exits.
 //!
 //! ```no_run
-//! use shmem_rt::testing::{Ended, Fault, FaultCase};
+//! use shmem_testkit::{test_name, Ended, Fault, FaultCase};
 //!
 //! #[test]
 //! fn killed_pe() {
-//!     let report = FaultCase::new("killed_pe", 3).run(|| {
-//!         let mut rt = shmem_rt::Runtime::init().unwrap();
-//!         if rt.my_pe() == 1 {
+//!     let report = FaultCase::new(test_name!(), 3).run(|| {
+//!         let mut pe = shmem_typed::Pe::init().unwrap();
+//!         if pe.my_pe() == 1 {
 //!             Fault::Kill.strike();
 //!         }
-//!         let err = rt.barrier_all().unwrap_err();
-//!         eprintln!("PE {}: error: {err}", rt.my_pe());
+//!         let err = pe.barrier_all().unwrap_err();
+//!         eprintln!("PE {}: error: {err}", pe.my_pe());
 //!         std::process::exit(1);
 //!     });
 //!     if let Some(report) = report {
@@ -39,7 +38,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::spmd;
+use crate::job::pe_args;
 
 /// How fast a job must end after a fault: the supervisor has exited and no process of
 /// the job is left.
@@ -125,7 +124,7 @@ fn case_dir() -> Option<PathBuf> {
 }
 
 fn my_pe_label() -> String {
-    std::env::var(crate::runtime::env::PE).unwrap_or_else(|_| "x".into())
+    std::env::var(shmem_rt::runtime::env::PE).unwrap_or_else(|_| "x".into())
 }
 
 /// Records, for the observer, the moment this PE's fault happens: the time-to-exit of a
@@ -219,9 +218,10 @@ pub struct JobReport {
 static CASES: AtomicUsize = AtomicUsize::new(0);
 
 impl FaultCase {
-    /// A case running the test `test_name` (the calling test's exact name) on `npes` PEs
+    /// A case running the test `test_name` (the calling test's libtest name, from
+    /// [`test_name!`](crate::test_name)) on `npes` PEs
     /// under a self-started supervisor.
-    pub fn new(test_name: &str, npes: usize) -> FaultCase {
+    pub fn new(test_name: impl Into<String>, npes: usize) -> FaultCase {
         FaultCase {
             test_name: test_name.into(),
             npes,
@@ -255,14 +255,14 @@ impl FaultCase {
     /// `pe_program` and returns `None`. In the self-started supervisor: supervises the job
     /// and exits with its status.
     pub fn run(self, pe_program: impl FnOnce()) -> Option<JobReport> {
-        if crate::is_pe() {
+        if shmem_rt::is_pe() {
             pe_program();
             return None;
         }
         if std::env::var(env::ROLE).as_deref() == Ok("supervisor") {
             // Exactly what a program started directly does; its arguments (this test's
             // name and filter) are the PEs' arguments, and SHMEM_NPES is set.
-            spmd::self_start(self.npes);
+            shmem_rt::spmd::self_start(self.npes);
         }
         Some(self.observe())
     }
@@ -286,7 +286,7 @@ impl FaultCase {
                 cmd
             }
         };
-        cmd.args(spmd::test_pe_args(&self.test_name))
+        cmd.args(pe_args(&self.test_name))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env(env::DIR, &dir)
             .env(env::JOB, &job)
@@ -437,77 +437,4 @@ impl JobReport {
     pub fn stderr_lines_with(&self, text: &str) -> usize {
         self.stderr.lines().filter(|l| l.contains(text)).count()
     }
-}
-
-/// What a test process holds that a job could leak: compared before and after running
-/// jobs (equal snapshots = nothing leaked).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resources {
-    /// Targets of the open descriptors (`memfd:…`, `anon_inode:[pidfd]`, pipes, files),
-    /// sorted.
-    pub fds: Vec<String>,
-    /// Mappings of a symmetric heap in this process.
-    pub heap_mappings: usize,
-    /// Children of any thread of this process (running or zombie).
-    pub children: usize,
-    /// Entries of /dev/shm.
-    pub dev_shm: std::collections::BTreeSet<String>,
-    /// This process's [`FaultCase`] directories left in the temporary directory (other
-    /// test processes on the machine may have cases of their own under way).
-    pub case_dirs: usize,
-}
-
-impl Resources {
-    /// A snapshot of this process's resources.
-    pub fn snapshot() -> Resources {
-        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
-        let children = names_in("/proc/self/task")
-            .iter()
-            .map(|task| {
-                std::fs::read_to_string(format!("/proc/self/task/{task}/children"))
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .count()
-            })
-            .sum();
-        let my_cases = format!("shmem-fault-{}-", std::process::id());
-        Resources {
-            fds: fd_targets(),
-            heap_mappings: maps
-                .lines()
-                .filter(|l| l.contains("shmem-symmetric-heap"))
-                .count(),
-            children,
-            dev_shm: names_in("/dev/shm"),
-            case_dirs: names_in(std::env::temp_dir())
-                .iter()
-                .filter(|n| n.starts_with(&my_cases))
-                .count(),
-        }
-    }
-}
-
-/// Targets of this process's open descriptors, sorted.
-pub fn fd_targets() -> Vec<String> {
-    let mut targets: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read_link(e.path()).ok())
-        .map(|t| t.to_string_lossy().into_owned())
-        // The directory being listed is itself an open descriptor.
-        .filter(|t| !t.starts_with("/proc/") || !t.ends_with("/fd"))
-        .collect();
-    targets.sort();
-    targets
-}
-
-/// Names of the entries of `dir` (empty if it cannot be read).
-fn names_in(dir: impl AsRef<Path>) -> std::collections::BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
