@@ -50,7 +50,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         let slot = (round % 2) as usize;
         MAILBOX.p(pe, next, slot, round)?;
         barrier_with(pe, &evens, &SYNC)?;
-        let token = MAILBOX.get(pe)[slot];
+        let token = MAILBOX.read(pe)[slot];
         if token != round {
             return Err(format!(
                 "after barrier {round} the token from PE {previous} is {token}, not {round}"

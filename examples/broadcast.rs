@@ -41,7 +41,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         )
         .into());
     }
-    SOURCE.set(pe, source(me));
+    SOURCE.write(pe, source(me));
 
     let set = ActiveSet::new(4, 0, 4)?; // PE_start 4, logPE_stride 0, PE_size 4
     let root = 0; // PE_root: an index within the set, so the root is PE 4
@@ -56,7 +56,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             }
         }
     };
-    let target = TARGET.get(pe);
+    let target = TARGET.read(pe);
     println!("PE {me}: target = {target:?} ({role})");
     if target != expected {
         return Err(format!("the target should be {expected:?}").into());

@@ -52,8 +52,8 @@ impl Gather {
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let me = pe.my_pe();
     let n = pe.n_pes();
-    SOURCE32.set(pe, std::array::from_fn(|i| value(me, i)));
-    SOURCE64.set(pe, std::array::from_fn(|i| value(me, i).into()));
+    SOURCE32.write(pe, std::array::from_fn(|i| value(me, i)));
+    SOURCE64.write(pe, std::array::from_fn(|i| value(me, i).into()));
     // Targets sized for the largest result (an fcollect over all PEs). Allocation is
     // collective, so every PE allocates, members of the strided set or not.
     let target32 = pe.alloc_slice::<u32>(NELEMS * n)?;
@@ -102,7 +102,7 @@ where
             NELEMS * set.size()
         }
     };
-    let got: Vec<u64> = target.local_slice(pe)[..written]
+    let got: Vec<u64> = target.to_vec(pe)[..written]
         .iter()
         .map(|&v| v.into())
         .collect();

@@ -145,20 +145,22 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             halo.range(..width)?.put(pe, p, current.row(rows))?;
         }
         barrier_all(pe)?;
-        let arrived = halo.local_slice(pe);
+        // The halos arrive straight into the grid's edge rows (copies, like every local
+        // read of symmetric memory).
         if above.is_some() {
-            current.row_mut(0).copy_from_slice(&arrived[..width]);
+            halo.range(..width)?.read_local(pe, current.row_mut(0))?;
         }
         if below.is_some() {
-            current.row_mut(rows + 1).copy_from_slice(&arrived[width..]);
+            halo.range(width..)?
+                .read_local(pe, current.row_mut(rows + 1))?;
         }
         // The halos may be overwritten once every PE has passed the reduction below,
         // which no PE does before every PE has copied them here.
-        CHANGE.set(pe, sweep(&current, &mut next));
+        CHANGE.write(pe, sweep(&current, &mut next));
         reduce::<Max, f64>(pe, &world, &CHANGE, &CHANGE)?;
         std::mem::swap(&mut current, &mut next);
         iterations += 1;
-        let change = CHANGE.get(pe);
+        let change = CHANGE.read(pe);
         if change <= TOLERANCE || iterations == MAX_ITERATIONS {
             break change;
         }
@@ -167,15 +169,14 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     // Gather the plate: each PE's interior rows, in PE order.
     let block = pe.alloc_slice::<f64>(rows_of(0, n, size).len() * size)?;
     let plate = pe.alloc_slice::<f64>(size * size)?;
-    for (to, from) in block.local_slice_mut(pe).iter_mut().zip(current.interior()) {
-        *to = from;
-    }
+    let interior: Vec<f64> = current.interior().collect();
+    block.write_local(pe, &interior)?;
     collect::<f64>(pe, &world, &plate, &block.range(..rows * size)?)?;
 
     if me == 0 {
         let (seq_iterations, seq_change, seq_plate) = solve_sequentially(size);
-        let plate = plate.local_slice(pe);
-        if iterations != seq_iterations || change != seq_change || plate != &seq_plate[..] {
+        let plate = plate.to_vec(pe);
+        if iterations != seq_iterations || change != seq_change || plate != seq_plate {
             return Err(format!(
                 "the parallel solver took {iterations} iterations (last change {change:e}), \
                  the sequential one {seq_iterations} ({seq_change:e}), and their plates differ \

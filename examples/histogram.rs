@@ -64,12 +64,12 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     };
     let (me, n) = (pe.my_pe(), pe.n_pes());
 
-    bin_into(HISTOGRAM.local_mut(pe), block_of(me, n, samples));
+    HISTOGRAM.update(pe, |bins| bin_into(bins, block_of(me, n, samples)));
     let world = pe.world();
     reduce::<Sum, u64>(pe, &world, &HISTOGRAM, &HISTOGRAM)?;
 
     if me == 0 {
-        let total = HISTOGRAM.get(pe);
+        let total = HISTOGRAM.read(pe);
         let mut sequential = [0; BINS];
         bin_into(&mut sequential, 0..samples);
         if total != sequential {

@@ -64,13 +64,13 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let n = pe.n_pes();
 
     // Example 1.
-    FOO_INT.set(pe, foo_int(me));
-    FOO_REAL.set(pe, foo_real(me));
+    FOO_INT.write(pe, foo_int(me));
+    FOO_REAL.write(pe, foo_real(me));
     let evens = ActiveSet::new(0, 1, n.div_ceil(2) as i64)?;
     let example1 = if evens.contains(me) {
         reduce_with::<Max, i32>(pe, &evens, &FOOMAX_INT, &FOO_INT, &WORK_INT)?;
         reduce_with::<Max, f64>(pe, &evens, &FOOMAX_REAL, &FOO_REAL, &WORK_REAL)?;
-        let (int, real) = (FOOMAX_INT.get(pe), FOOMAX_REAL.get(pe));
+        let (int, real) = (FOOMAX_INT.read(pe), FOOMAX_REAL.read(pe));
         let expected_int = evens.members().map(foo_int).max();
         let expected_real = evens.members().map(foo_real).reduce(f64::max);
         if Some(int) != expected_int || Some(real) != expected_real {
@@ -86,13 +86,13 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
 
     // Example 2.
     let world = pe.world();
-    SOURCE.set(pe, source(me));
+    SOURCE.write(pe, source(me));
     reduce::<Max, i32>(pe, &world, &TARGET, &SOURCE)?;
     for i in 0..3 {
         let (target, source) = (TARGET_BY_ONE.range(i..=i)?, SOURCE.range(i..=i)?);
         reduce::<Max, i32>(pe, &world, &target, &source)?;
     }
-    let (together, by_one) = (TARGET.get(pe), TARGET_BY_ONE.get(pe));
+    let (together, by_one) = (TARGET.read(pe), TARGET_BY_ONE.read(pe));
     println!(
         "PE {me}: FOO = {} and {}, {example1}; nreduce=3 gives {together:?}, three single calls give {by_one:?}",
         foo_int(me),

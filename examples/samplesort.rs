@@ -80,21 +80,19 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     //    by a broadcast, so PE 0 reads them from its source.
     let pivot_count = n - 1;
     if me == 0 {
-        let mut all = SAMPLES.local_slice(pe)[..n * n].to_vec();
+        let mut all = SAMPLES.to_vec(pe)[..n * n].to_vec();
         all.sort_unstable();
-        let picked = PIVOTS_PICKED.local_slice_mut(pe);
-        for (i, pivot) in picked[..pivot_count].iter_mut().enumerate() {
-            *pivot = all[(i + 1) * n + n / 2 - 1];
-        }
+        let picked: Vec<u64> = (0..pivot_count)
+            .map(|i| all[(i + 1) * n + n / 2 - 1])
+            .collect();
+        PIVOTS_PICKED.write_local(pe, &picked)?;
     }
     let (target, source) = (
         PIVOTS.range(..pivot_count)?,
         PIVOTS_PICKED.range(..pivot_count)?,
     );
     broadcast::<u64>(pe, &world, 0, &target, &source)?;
-    let pivots = if me == 0 { source } else { target }
-        .local_slice(pe)
-        .to_vec();
+    let pivots = if me == 0 { source } else { target }.to_vec(pe).to_vec();
 
     // 3. Bucket p holds the keys below pivot p (and not below pivot p - 1).
     let mut ends: Vec<usize> = pivots
@@ -109,10 +107,10 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     // 4. Everyone learns every bucket size: row s of the matrix is PE s's counts.
     let my_counts = pe.alloc_slice::<u64>(n)?;
     let matrix = pe.alloc_slice::<u64>(n * n)?;
-    my_counts.local_slice_mut(pe).copy_from_slice(&counts);
+    my_counts.write_local(pe, &counts)?;
     fcollect::<u64>(pe, &world, &matrix, &my_counts)?;
     let matrix = {
-        let m = matrix.local_slice(pe).to_vec();
+        let m = matrix.to_vec(pe).to_vec();
         pe.free(matrix)?;
         m
     };
@@ -133,18 +131,20 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     }
     barrier_all(pe)?;
     let held = received(me);
-    inbox.local_slice_mut(pe)[..held].sort_unstable();
+    let mut sorted = inbox.to_vec(pe);
+    sorted[..held].sort_unstable();
+    inbox.write_local(pe, &sorted)?;
 
     // 6. Check: no key lost or made up, and the pieces in PE order are the sorted input.
-    HELD.set(pe, held as u64);
+    HELD.write(pe, held as u64);
     reduce::<Sum, u64>(pe, &world, &HELD, &HELD)?;
-    let total = HELD.get(pe);
+    let total = HELD.read(pe);
     let everything = pe.alloc_slice::<u64>(keys)?;
     collect::<u64>(pe, &world, &everything, &inbox.range(..held)?)?;
     if me == 0 {
         let mut sequential: Vec<u64> = (0..keys as u64).map(key).collect();
         sequential.sort_unstable();
-        if total != keys as u64 || everything.local_slice(pe) != &sequential[..] {
+        if total != keys as u64 || everything.to_vec(pe) != sequential {
             return Err(format!(
                 "the PEs hold {total} keys of {keys}, and in PE order they are not the sequential sort"
             )

@@ -56,11 +56,11 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let n = pe.n_pes();
 
     // Example 1.
-    FOO.set(pe, foo(me));
+    FOO.write(pe, foo(me));
     let evens = ActiveSet::new(0, 1, n.div_ceil(2) as i64)?;
     let example1 = if evens.contains(me) {
         reduce::<Xor, i64>(pe, &evens, &FOOXOR, &FOO)?;
-        let result = FOOXOR.get(pe);
+        let result = FOOXOR.read(pe);
         let expected = evens.members().fold(0, |acc, p| acc ^ foo(p));
         if result != expected {
             return Err(format!("XOR over the even PEs is {result:#b}, not {expected:#b}").into());
@@ -72,13 +72,13 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
 
     // Example 2.
     let world = pe.world();
-    SOURCE.set(pe, source(me));
+    SOURCE.write(pe, source(me));
     reduce_with::<Xor, i16>(pe, &world, &TARGET, &SOURCE, &WORK3)?;
     for i in 0..3 {
         let (target, source) = (TARGET_BY_ONE.range(i..=i)?, SOURCE.range(i..=i)?);
         reduce_with::<Xor, i16>(pe, &world, &target, &source, &WORK1)?;
     }
-    let (together, by_one) = (TARGET.get(pe), TARGET_BY_ONE.get(pe));
+    let (together, by_one) = (TARGET.read(pe), TARGET_BY_ONE.read(pe));
     println!(
         "PE {me}: FOO = {:#b}, {example1}; nreduce=3 gives {together:?}, three single calls give {by_one:?}",
         foo(me)

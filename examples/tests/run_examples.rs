@@ -222,10 +222,10 @@ fn act_as_launcher(program: OsString) -> ! {
         .lines()
         .map(OsString::from)
         .collect();
-    let spec = shmem_rt::launch::JobSpec::from_env(program.into(), args, Some(npes), 1);
+    let spec = shmem_rt::__private::JobSpec::from_env(program.into(), args, Some(npes), 1);
     let code = match spec.and_then(|mut spec| {
         spec.label = "shmemrun".into();
-        shmem_rt::launch::run_job(&spec)
+        shmem_rt::__private::run_job(&spec)
     }) {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {

@@ -128,7 +128,7 @@ impl Args {
 }
 
 fn parse_npes(text: &str) -> Result<usize, String> {
-    shmem_rt::config::parse_npes(text, "-n").map_err(|e| e.to_string())
+    shmem_rt::__private::parse_npes(text, "-n").map_err(|e| e.to_string())
 }
 
 fn parse_op(text: &str) -> Result<Op, String> {

@@ -110,7 +110,7 @@ fn run_job_into(
     let heap = heap_needed(args);
     let user_heap = std::env::var("SHMEM_SYMMETRIC_SIZE")
         .ok()
-        .and_then(|v| shmem_rt::config::parse_size(&v, "SHMEM_SYMMETRIC_SIZE").ok());
+        .and_then(|v| shmem_rt::__private::parse_size(&v, "SHMEM_SYMMETRIC_SIZE").ok());
     if user_heap.is_none_or(|size| size < heap) {
         command.env("SHMEM_SYMMETRIC_SIZE", heap.to_string());
     }

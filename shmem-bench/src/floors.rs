@@ -73,7 +73,7 @@ pub fn gather_copy(
     let me = pe.my_pe();
     let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
     let target = pe.alloc_slice_aligned::<u8>(bytes * npes, BUFFER_ALIGN)?;
-    source.local_slice_mut(pe).fill(me as u8);
+    source.write_local(pe, &vec![me as u8; bytes])?;
     pe.barrier_all()?;
     let sources = (0..npes)
         .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))

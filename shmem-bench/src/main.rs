@@ -28,7 +28,7 @@ fn main() {
         (Some(results), true) => run_pe(&args, results),
         // A job's supervisor: started by the driver with SHMEM_NPES set; starts the PEs
         // with the same arguments and exits with the job's status.
-        (Some(_), false) => shmem_rt::spmd::self_start(args.npes),
+        (Some(_), false) => shmem_rt::__private::self_start(args.npes),
         (None, _) => match driver::run(&args) {
             Ok(()) => 0,
             Err(msg) => {

@@ -65,20 +65,21 @@ impl Buffers {
     pub fn verify(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), String> {
         let me = pe.my_pe();
         let npes = pe.n_pes();
-        for (i, x) in self.src.local_slice_mut(pe)[..n].iter_mut().enumerate() {
-            *x = pattern(me, i);
-        }
-        for (i, x) in self.fsrc.local_slice_mut(pe)[..n].iter_mut().enumerate() {
-            *x = fpattern(me, i);
-        }
-        self.dst.local_slice_mut(pe).fill(-1);
-        self.fdst.local_slice_mut(pe).fill(-1.0);
-        pe.barrier_all().map_err(|e| e.to_string())?;
+        let prepare = |pe: &mut Pe| -> Result<(), ShmemError> {
+            let src: Vec<i64> = (0..n).map(|i| pattern(me, i)).collect();
+            let fsrc: Vec<f64> = (0..n).map(|i| fpattern(me, i)).collect();
+            self.src.write_local(pe, &src)?;
+            self.fsrc.write_local(pe, &fsrc)?;
+            self.dst.write_local(pe, &vec![-1; self.dst.len()])?;
+            self.fdst.write_local(pe, &vec![-1.0; self.fdst.len()])?;
+            pe.barrier_all()
+        };
+        prepare(pe).map_err(|e| e.to_string())?;
         self.message(n)
             .and_then(|m| m.run(op, pe))
             .map_err(|e| format!("{op}: {e}"))?;
-        let dst = &self.dst.local_slice(pe)[..n * npes];
-        let fdst = &self.fdst.local_slice(pe)[..n];
+        let dst = &self.dst.to_vec(pe)[..n * npes];
+        let fdst = &self.fdst.to_vec(pe)[..n];
         let wrong = |what: &str, i: usize| {
             format!("{op} on {n} elements: wrong result at {what} index {i} on PE {me}")
         };

@@ -154,7 +154,7 @@ impl Report {
         rows.sort_by_key(|r| (r.op, r.bytes));
         Report {
             npes,
-            cpus: shmem_rt::config::available_cpus(),
+            cpus: shmem_rt::__private::available_cpus(),
             floors,
             rows,
             notes,

@@ -86,12 +86,7 @@ impl Timer {
             self.loop_seconds.p(pe, 0, me, seconds)?;
             pe.barrier_all()?;
             if me == 0 {
-                let slowest = self
-                    .loop_seconds
-                    .local_slice(pe)
-                    .iter()
-                    .copied()
-                    .fold(0.0, f64::max);
+                let slowest = self.loop_seconds.to_vec(pe).into_iter().fold(0.0, f64::max);
                 per_call.push(slowest * 1e6 / n as f64);
             }
         }

@@ -22,6 +22,10 @@ fn parse_args(args: TokenStream) -> syn::Result<MainArgs> {
     let mut out = MainArgs::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("npes") {
+            if out.npes.is_some() {
+                return Err(meta
+                    .error("`npes` is given twice; give the number of PEs once, e.g. `npes = 4`"));
+            }
             let value = meta.value()?;
             let lit: LitInt = value.parse().map_err(|e| {
                 syn::Error::new(

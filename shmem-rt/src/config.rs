@@ -1,7 +1,67 @@
-//! Job configuration: the PE count and the symmetric heap size, from the environment
-//! (`SHMEM_NPES`, `SHMEM_SYMMETRIC_SIZE`) or the launcher's arguments, validated once.
+//! Job configuration: the PE count, the symmetric heap size and the active sets per PE,
+//! from the environment (`SHMEM_NPES`, `SHMEM_SYMMETRIC_SIZE`, `SHMEM_ACTIVE_SETS`) or the
+//! launcher's arguments, validated once; and the variables by which a supervisor hands a
+//! PE its place in the job.
 
 use crate::error::{RtError, RtResult};
+use crate::memory::layout::{DEFAULT_SET_SLOTS, MAX_SET_SLOTS};
+
+/// Environment variables of a job.
+pub mod env {
+    /// The inherited memfd of the job region.
+    pub const HEAP_FD: &str = "SHMEM_RT_HEAP_FD";
+    /// This PE's number.
+    pub const PE: &str = "SHMEM_RT_PE";
+    /// PEs in the job.
+    pub const NPES: &str = "SHMEM_RT_NPES";
+    /// Bytes per partition.
+    pub const PART_SIZE: &str = "SHMEM_RT_PART_SIZE";
+    /// Set slots per PE.
+    pub const SETS: &str = "SHMEM_RT_SETS";
+    /// `1` turns checked mode on, `0` off (default: on in debug builds).
+    pub const CHECKED: &str = "SHMEM_CHECKED";
+    /// The transport: `shm` (default), or `loopback` in builds with the test transport.
+    pub const TRANSPORT: &str = "SHMEM_TRANSPORT";
+    /// Distinct active sets (of two or more PEs) each PE may use.
+    pub const ACTIVE_SETS: &str = "SHMEM_ACTIVE_SETS";
+}
+
+/// True when this process was started as a PE by a supervisor.
+pub fn is_pe() -> bool {
+    std::env::var_os(env::HEAP_FD).is_some()
+}
+
+/// A number the supervisor set in the environment.
+pub(crate) fn env_number(name: &'static str) -> RtResult<usize> {
+    let v = std::env::var(name).map_err(|_| RtError::NotLaunched)?;
+    v.parse()
+        .map_err(|_| RtError::Config(format!("{name}={v:?} is not a number")))
+}
+
+/// Reads `SHMEM_ACTIVE_SETS`, falling back to the default.
+pub fn active_sets_from_env() -> RtResult<usize> {
+    match std::env::var(env::ACTIVE_SETS) {
+        Err(std::env::VarError::NotPresent) => Ok(DEFAULT_SET_SLOTS),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RtError::Config(
+            "invalid SHMEM_ACTIVE_SETS: not valid UTF-8".into(),
+        )),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_SET_SLOTS).contains(&n) => Ok(n),
+            _ => Err(RtError::Config(format!(
+                "invalid SHMEM_ACTIVE_SETS={v:?}: expected a whole number from 1 to {MAX_SET_SLOTS}"
+            ))),
+        },
+    }
+}
+
+/// Whether checked mode is on: `SHMEM_CHECKED=1|0`, else on in debug builds.
+pub(crate) fn checked_from_env() -> bool {
+    match std::env::var(env::CHECKED).as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => cfg!(debug_assertions),
+    }
+}
 
 /// Largest PE count a job may ask for. One node runs the whole job, so this is a sanity
 /// bound that turns a typo (`-n 100000`) into an error instead of a fork bomb.
@@ -15,10 +75,10 @@ pub fn default_npes() -> usize {
 
 /// Symmetric heap bytes per PE when `SHMEM_SYMMETRIC_SIZE` is unset (sparse: only touched
 /// pages cost memory).
-pub const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
+pub(crate) const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
 
 /// Smallest accepted symmetric heap per PE.
-pub const MIN_SYMMETRIC_SIZE: usize = 64 << 10;
+pub(crate) const MIN_SYMMETRIC_SIZE: usize = 64 << 10;
 
 /// Parses a PE count (from `-n` or `SHMEM_NPES`); `source` names it in the error.
 pub fn parse_npes(text: &str, source: &str) -> RtResult<usize> {
@@ -88,7 +148,7 @@ fn number_problem(e: &std::num::ParseIntError) -> &'static str {
 }
 
 /// Reads `SHMEM_NPES`, falling back to `default` when unset.
-pub fn npes_from_env(default: usize) -> RtResult<usize> {
+pub(crate) fn npes_from_env(default: usize) -> RtResult<usize> {
     match std::env::var("SHMEM_NPES") {
         Ok(v) => parse_npes(&v, "SHMEM_NPES"),
         Err(std::env::VarError::NotPresent) => Ok(default),
@@ -99,7 +159,7 @@ pub fn npes_from_env(default: usize) -> RtResult<usize> {
 }
 
 /// Reads `SHMEM_SYMMETRIC_SIZE`, falling back to [`DEFAULT_SYMMETRIC_SIZE`].
-pub fn symmetric_size_from_env() -> RtResult<usize> {
+pub(crate) fn symmetric_size_from_env() -> RtResult<usize> {
     match std::env::var("SHMEM_SYMMETRIC_SIZE") {
         Ok(v) => parse_size(&v, "SHMEM_SYMMETRIC_SIZE"),
         Err(std::env::VarError::NotPresent) => Ok(DEFAULT_SYMMETRIC_SIZE),
@@ -130,7 +190,7 @@ pub fn available_cpus() -> usize {
 }
 
 /// Checks that `npes` partitions of `part_size` bytes fit in the machine's memory.
-pub fn check_fits_in_memory(npes: usize, part_size: usize) -> RtResult<()> {
+pub(crate) fn check_fits_in_memory(npes: usize, part_size: usize) -> RtResult<()> {
     let total = npes.checked_mul(part_size);
     let phys = physical_memory();
     match total {

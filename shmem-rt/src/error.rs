@@ -1,9 +1,9 @@
-//! The runtime's error type: every failure is a value with a message a user can act on.
+//! The runtime's errors: every failure is a value with a message a user can act on.
+//! A leaf module: the other modules build these values, and nothing here depends on them.
 
 use std::fmt;
 
-/// How a PE ended, as seen by the supervisor (recorded in the job header so that
-/// surviving PEs can name it in their own errors).
+/// How a PE ended, as seen by the supervisor or recorded by the PE itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeEnd {
     /// Killed by the given signal.
@@ -38,7 +38,7 @@ impl fmt::Display for PeEnd {
 }
 
 /// The conventional name of a signal number, for messages.
-pub fn signal_name(sig: i32) -> &'static str {
+pub(crate) fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",
@@ -110,6 +110,16 @@ pub enum RtError {
         /// What the waiter was doing.
         during: &'static str,
     },
+    /// This PE called a collective on an active set it is not a member of.
+    #[error("PE {pe} called {during} on {}, which it is not a member of", describe_set_key(*set_key))]
+    NotInSet {
+        /// The calling PE.
+        pe: usize,
+        /// The collective.
+        during: &'static str,
+        /// The set's key.
+        set_key: u64,
+    },
     /// A PE number outside `0..n_pes`.
     #[error("PE {pe} does not exist (this job has {npes} PEs: 0..{npes})")]
     PeOutOfRange {
@@ -125,12 +135,9 @@ pub enum RtError {
         offset: usize,
         /// Bytes accessed.
         len: usize,
-        /// Usable bytes of a partition.
+        /// Bytes of a partition.
         heap: usize,
     },
-    /// The address is not inside this PE's symmetric heap.
-    #[error("the address is not inside the symmetric heap: only symmetric data can be accessed remotely")]
-    NotSymmetric,
     /// The symmetric heap cannot satisfy an allocation.
     #[error("symmetric heap exhausted: {requested} bytes requested, largest free block is {largest_free} bytes (raise SHMEM_SYMMETRIC_SIZE, now {heap} bytes per PE)")]
     HeapExhausted {
@@ -138,36 +145,28 @@ pub enum RtError {
         requested: usize,
         /// Largest free block.
         largest_free: usize,
-        /// Partition size.
+        /// User heap bytes per PE.
         heap: usize,
     },
     /// Bad arguments to an allocation call.
     #[error("invalid symmetric allocation: {0}")]
     BadAlloc(String),
-    /// PEs disagree about the result of a collective allocation (checked mode).
-    #[error("symmetric allocation #{seq} differs between PEs: PE {pe} got offset {theirs:#x}, PE {me} got {mine:#x} (every PE must make the same allocation calls in the same order)")]
-    AllocMismatch {
-        /// Sequence number of the allocation.
-        seq: u64,
-        /// This PE.
-        me: usize,
-        /// This PE's offset.
-        mine: usize,
-        /// The PE that disagreed.
-        pe: usize,
-        /// Its offset.
-        theirs: usize,
-    },
-    /// Too many distinct active sets for the runtime's directory.
-    #[error("too many distinct active sets in one job (the runtime supports {max})")]
+    /// PEs made different collective allocation calls: nothing was allocated or freed by
+    /// the call on any PE.
+    #[error("symmetric {} #{} differs between PEs: PE {} asked for {}, PE {} for {} (every PE must make the same allocation calls with the same arguments in the same order; nothing was allocated or freed)", .0.what, .0.seq, .0.me, .0.mine, .0.pe, .0.theirs)]
+    AllocMismatch(Box<AllocMismatch>),
+    /// This PE has used as many distinct active sets as its sync region holds.
+    #[error("PE {pe} uses more than {max} distinct active sets of two or more PEs (one-member sets cost nothing; the limit is per PE, set by SHMEM_ACTIVE_SETS)")]
     TooManySets {
-        /// Directory capacity.
+        /// The PE.
+        pe: usize,
+        /// Sets a PE may use.
         max: usize,
     },
     /// A collective call failed: the members' calls disagree, or a member cannot take
     /// part with the arguments it passed.
     #[error(transparent)]
-    Collective(#[from] crate::coll::CollectiveError),
+    Collective(Box<CollectiveError>),
     /// An OS call failed.
     #[error("{what}: {detail}")]
     Os {
@@ -176,6 +175,30 @@ pub enum RtError {
         /// The OS error, as text (so the error stays `Clone + Eq`).
         detail: OsErrorText,
     },
+}
+
+impl From<CollectiveError> for RtError {
+    #[cold]
+    fn from(err: CollectiveError) -> RtError {
+        RtError::Collective(Box::new(err))
+    }
+}
+
+/// The two sides of an [`RtError::AllocMismatch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocMismatch {
+    /// `allocation`, `free` or `reallocation`.
+    pub what: &'static str,
+    /// Sequence number of the call on this PE.
+    pub seq: u64,
+    /// This PE.
+    pub me: usize,
+    /// This PE's request, described.
+    pub mine: String,
+    /// The PE that disagreed.
+    pub pe: usize,
+    /// Its request, described.
+    pub theirs: String,
 }
 
 /// An `io::Error` rendered once, so `RtError` can be compared and cloned.
@@ -211,3 +234,453 @@ pub fn print_line(line: &str) {
 
 /// Shorthand for runtime results.
 pub type RtResult<T> = Result<T, RtError>;
+
+/// A reduction operator (`shmem_*_OP_to_all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise exclusive or.
+    Xor,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// Sum.
+    Sum,
+    /// Product.
+    Prod,
+}
+
+impl ReduceOp {
+    /// The operator's name, as the typed API spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::And => "And",
+            ReduceOp::Or => "Or",
+            ReduceOp::Xor => "Xor",
+            ReduceOp::Min => "Min",
+            ReduceOp::Max => "Max",
+            ReduceOp::Sum => "Sum",
+            ReduceOp::Prod => "Prod",
+        }
+    }
+}
+
+/// A collective operation as a member calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// `barrier` / `barrier_all`.
+    Barrier,
+    /// `broadcast`.
+    Broadcast,
+    /// `collect` (per-PE element counts may differ).
+    Collect,
+    /// `fcollect` (equal element counts).
+    Fcollect,
+    /// A reduction with its operator.
+    Reduce(ReduceOp),
+}
+
+impl Operation {
+    /// The operation's name, as in the API (`reduce` for every operator).
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Barrier => "barrier",
+            Operation::Broadcast => "broadcast",
+            Operation::Collect => "collect",
+            Operation::Fcollect => "fcollect",
+            Operation::Reduce(_) => "reduce",
+        }
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operation::Reduce(op) => write!(f, "reduce with {}", op.name()),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// An argument on which two members' calls disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Different collective operations (or reduction operators).
+    Operation,
+    /// Different active sets.
+    ActiveSet,
+    /// Different element types.
+    ElementType,
+    /// Different element counts where they must be equal.
+    Nelems,
+    /// Different broadcast roots.
+    Root,
+}
+
+impl Field {
+    /// What the field is, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Field::Operation => "the operation",
+            Field::ActiveSet => "the active set",
+            Field::ElementType => "the element type",
+            Field::Nelems => "the number of elements",
+            Field::Root => "the root",
+        }
+    }
+}
+
+/// One member's value of a [`Field`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgValue {
+    /// The operation called.
+    Operation(Operation),
+    /// The active set, by its key (see [`describe_set_key`]).
+    ActiveSet(u64),
+    /// The element type: its size and the typed layer's fingerprint of it.
+    ElementType {
+        /// `size_of` the element.
+        size: u32,
+        /// Fingerprint of the type.
+        tag: u64,
+    },
+    /// The element count.
+    Nelems(u64),
+    /// The root index.
+    Root(u64),
+}
+
+impl fmt::Display for ArgValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ArgValue::Operation(op) => write!(f, "{op}"),
+            ArgValue::ActiveSet(key) => f.write_str(&describe_set_key(key)),
+            ArgValue::ElementType { size, tag } => {
+                write!(f, "a {size}-byte element type (fingerprint {tag:#018x})")
+            }
+            ArgValue::Nelems(n) => write!(f, "{n}"),
+            ArgValue::Root(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+/// Why a member cannot take part in a call: its own arguments fail a check. It still
+/// takes part in the synchronization, so the others report it instead of waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unable {
+    /// Its target holds `capacity` elements, the call needs `needed`.
+    TargetTooSmall {
+        /// Elements the target holds.
+        capacity: u64,
+        /// Elements the result needs.
+        needed: u64,
+    },
+    /// Its root index is outside the set.
+    RootOutOfRange {
+        /// The index given.
+        root: u64,
+        /// Members of the set.
+        size: u64,
+    },
+    /// Its target and source overlap in a way the operation does not allow.
+    Overlap,
+    /// Its explicit work array serves `capacity` elements, the call reduces `needed`.
+    WorkTooSmall {
+        /// Elements the work array serves.
+        capacity: u64,
+        /// Elements reduced.
+        needed: u64,
+    },
+}
+
+impl fmt::Display for Unable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Unable::TargetTooSmall { capacity, needed } => write!(
+                f,
+                "its target holds {capacity} elements but the result needs {needed}"
+            ),
+            Unable::RootOutOfRange { root, .. } => {
+                write!(f, "its root {root} is not an index in the active set")
+            }
+            Unable::Overlap => f.write_str(
+                "its target and source overlap (they must be the same buffer or disjoint)",
+            ),
+            Unable::WorkTooSmall { capacity, needed } => write!(
+                f,
+                "its work array serves at most {capacity} elements but the call has {needed}"
+            ),
+        }
+    }
+}
+
+/// Where a PE is blocked in a collective, as its published wait record tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitSite {
+    /// The operation.
+    pub name: String,
+    /// Key of its active set.
+    pub set_key: u64,
+    /// Symmetric offset of its sync words.
+    pub sync: u64,
+    /// Its epoch (the number of calls made with those sync words).
+    pub epoch: u64,
+    /// Whether the sync words are the runtime's own for the set (else a program's work
+    /// array).
+    pub runtime_owned: bool,
+}
+
+/// A collective call that could not be carried out. Every member that can observe the
+/// failure returns it (at once, or at its next call on the set: [`CollectiveError::Earlier`]),
+/// so none of them waits forever, and the set stays usable for the next call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CollectiveError {
+    /// Two members passed different arguments (or made different calls).
+    Mismatch {
+        /// The operation this PE called.
+        during: &'static str,
+        /// The first argument that differs.
+        field: Field,
+        /// This PE.
+        me: usize,
+        /// This PE's value.
+        mine: ArgValue,
+        /// The member that disagrees.
+        other: usize,
+        /// Its value.
+        theirs: ArgValue,
+    },
+    /// A member (possibly this PE) cannot take part: its arguments failed a local check.
+    Unable {
+        /// The operation.
+        during: &'static str,
+        /// The member.
+        pe: usize,
+        /// What is wrong with its arguments.
+        why: Unable,
+    },
+    /// A member's target cannot hold a collect's result (known only once every member's
+    /// count has been seen).
+    TargetTooSmall {
+        /// The operation.
+        during: &'static str,
+        /// The member whose target is too small.
+        pe: usize,
+        /// Elements its target holds.
+        capacity: u64,
+        /// Elements the result has.
+        needed: u64,
+    },
+    /// Sync words (a work array) first used with one active set were used with another.
+    WrongSet {
+        /// The operation.
+        during: &'static str,
+        /// Key of the set of the first use.
+        bound: u64,
+        /// Key of the set of this call.
+        used: u64,
+    },
+    /// Members wait for each other in a cycle that can never end: their calls use
+    /// different active sets (or work arrays), or come in a different order.
+    Deadlock {
+        /// The operation this PE called.
+        during: &'static str,
+        /// This PE.
+        me: usize,
+        /// Where this PE waits.
+        mine: Box<WaitSite>,
+        /// The PE it waits for.
+        other: usize,
+        /// Where that PE waits.
+        theirs: Box<WaitSite>,
+    },
+    /// A member published a descriptor this PE cannot use (data outside the symmetric
+    /// heap, misaligned, unknown codes): its calls do not match this PE's.
+    BadDescriptor {
+        /// The operation.
+        during: &'static str,
+        /// The member.
+        pe: usize,
+    },
+    /// Two members' histories of calls on the set differ, but the call where they first
+    /// differed is no longer on record (it lies more than a few calls back).
+    Diverged {
+        /// The operation this PE called.
+        during: &'static str,
+        /// This PE.
+        me: usize,
+        /// The member whose history differs.
+        other: usize,
+        /// The last call on the set that both still have on record and agree on; the
+        /// calls differ before it.
+        before: u64,
+    },
+    /// A member left the program having made fewer calls on a set than this PE.
+    MemberLeft {
+        /// Key of the set.
+        set_key: u64,
+        /// The member.
+        pe: usize,
+        /// Calls it made on the set.
+        theirs: u64,
+        /// Calls this PE made on the set.
+        mine: u64,
+    },
+    /// An earlier call on the set failed, and this PE learned of it only now, after the
+    /// call it is in completed (a broadcast root returns before its readers check their
+    /// arguments; they report what they found at the members' next contact).
+    Earlier {
+        /// The operation this PE called now, which completed: its data is in place.
+        during: &'static str,
+        /// The number of the failed call on the set (1 for the first call).
+        call: u64,
+        /// Key of the set.
+        set_key: u64,
+        /// What failed.
+        error: Box<CollectiveError>,
+    },
+}
+
+/// Describes an active set from its key (which packs `PE_start`, `logPE_stride` and
+/// `PE_size` into one word: see `SetSpec::key`).
+pub fn describe_set_key(key: u64) -> String {
+    let packed = key.wrapping_sub(1);
+    format!(
+        "the active set (PE_start {}, logPE_stride {}, PE_size {})",
+        packed >> 26,
+        (packed >> 20) & 0x3f,
+        packed & 0xf_ffff
+    )
+}
+
+/// What two members blocked on each other in a cycle disagree on: the active set, the
+/// work array (sync words) for the same set, or else the order of their calls.
+pub fn deadlock_field(mine: &WaitSite, theirs: &WaitSite) -> &'static str {
+    if mine.set_key != theirs.set_key {
+        "the active set"
+    } else if mine.sync != theirs.sync {
+        "the work array"
+    } else {
+        "the order of collective calls"
+    }
+}
+
+/// A blocked call, in words.
+pub fn describe_wait_site(site: &WaitSite) -> String {
+    let work = if site.runtime_owned {
+        "the runtime's work arrays for the set".to_string()
+    } else {
+        format!("the work array at symmetric offset {:#x}", site.sync)
+    };
+    format!(
+        "{} on {}, its call {} with {work}",
+        site.name,
+        describe_set_key(site.set_key),
+        site.epoch
+    )
+}
+
+impl CollectiveError {
+    /// The PE the error is about, when it is one member's arguments.
+    pub fn culprit(&self) -> Option<usize> {
+        match self {
+            CollectiveError::Unable { pe, .. } | CollectiveError::TargetTooSmall { pe, .. } => {
+                Some(*pe)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CollectiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CollectiveError::Mismatch {
+                during,
+                field,
+                me,
+                mine,
+                other,
+                theirs,
+            } => write!(
+                f,
+                "{during}: PEs disagree on {}: PE {me} passed {mine}, PE {other} passed {theirs} (every member of an active set must make the same collective calls with the same arguments in the same order)",
+                field.describe()
+            ),
+            CollectiveError::Unable { during, pe, why } => {
+                write!(f, "{during}: PE {pe} cannot take part: {why}")
+            }
+            CollectiveError::TargetTooSmall {
+                during,
+                pe,
+                capacity,
+                needed,
+            } => write!(
+                f,
+                "{during}: the target on PE {pe} holds {capacity} elements but the result needs {needed}"
+            ),
+            CollectiveError::WrongSet {
+                during,
+                bound,
+                used,
+            } => write!(
+                f,
+                "{during}: this work array was first used with {} and cannot serve {} (its epochs count the first set's calls; use one work array per active set)",
+                describe_set_key(*bound),
+                describe_set_key(*used)
+            ),
+            CollectiveError::Deadlock {
+                during,
+                me,
+                mine,
+                other,
+                theirs,
+            } => write!(
+                f,
+                "{during}: PEs disagree on {}: PE {me} called {}, PE {other} called {}; they wait for each other, so neither call can complete (every member of an active set must make the same collective calls in the same order)",
+                deadlock_field(mine, theirs),
+                describe_wait_site(mine),
+                describe_wait_site(theirs)
+            ),
+            CollectiveError::BadDescriptor { during, pe } => write!(
+                f,
+                "{during}: PE {pe} published a call this PE cannot use (data outside the symmetric heap or an unknown operation): its collective calls do not match this PE's"
+            ),
+            CollectiveError::Diverged {
+                during,
+                me,
+                other,
+                before,
+            } => write!(
+                f,
+                "{during}: PE {me} and PE {other} made different collective calls on this active set before its call {before} (every member of an active set must make the same collective calls with the same arguments in the same order)"
+            ),
+            CollectiveError::MemberLeft {
+                set_key,
+                pe,
+                theirs,
+                mine,
+            } => write!(
+                f,
+                "PE {pe} left the program after {theirs} calls on {}, but this PE made {mine} (every member of an active set must make the same collective calls)",
+                describe_set_key(*set_key)
+            ),
+            CollectiveError::Earlier {
+                during,
+                call,
+                set_key,
+                error,
+            } => write!(
+                f,
+                "{during}: an earlier call on {} failed (its call {call}): {error} (reported now, by this {during}, which itself completed)",
+                describe_set_key(*set_key)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CollectiveError {}

@@ -1,33 +1,63 @@
-//! Runtime of typed SHMEM: starts the PEs of a job, shares a symmetric heap between them
-//! through one mmap'd memfd, and provides remote access, waiting, barriers and job-wide
-//! failure handling. The typed façade (`shmem-typed`) builds on it; programs normally use
-//! that crate rather than this one.
+//! Runtime of typed SHMEM: starts the PEs of a job, gives them a symmetric heap, and
+//! provides remote access, waiting, the collective algorithms and job-wide failure
+//! handling. Programs use the typed façade (`shmem-typed`), not this crate: its public
+//! surface is the error types and [`is_pe`]; the façade reaches the rest through one
+//! hidden module.
 //!
-//! Memory model: PEs are processes that access each other's partitions with plain loads
-//! and stores. Synchronization words are atomics (release on publish, acquire on observe);
-//! bulk data follows OpenSHMEM's rules: it may be read by a peer only after a
-//! synchronization (barrier, collective, or `wait_until`) says it is complete.
+//! The modules, by layer:
+//! - `job`: the supervisor that starts and watches PEs, self-start, the job's shared
+//!   records (PE states, the failure record);
+//! - `memory`: the partition layout, the heap allocator, symmetric statics, and the
+//!   race-tolerant copy through which every byte crosses between PEs;
+//! - `sync`: futex primitives and the wait every blocking call uses;
+//! - `coll`: the call context, algorithm selection, and one module per algorithm family;
+//! - `transport`: the seam — `shm` (one node, loads and stores), and a test transport;
+//! - `runtime`: a PE's state and the calls the façade makes.
+//!
+//! Memory model: PEs are processes that access each other's partitions through the
+//! transport. Synchronization words are atomics (release on publish, acquire on
+//! observe); bulk data moves with the race-tolerant copy and follows OpenSHMEM's rules:
+//! it may be read by a peer only after a synchronization (barrier, collective, or
+//! `wait_until`) says it is complete — and a program that breaks the rules gets wrong
+//! values, never undefined behaviour.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
-pub mod alloc;
-pub mod coll;
-pub mod collective;
-pub mod config;
-pub mod error;
-pub mod failure;
-pub mod heap;
-pub mod launch;
-pub mod layout;
-pub mod runtime;
-pub mod sets;
-pub mod spmd;
-pub mod statics;
-pub mod wait;
+mod coll;
+mod config;
+mod error;
+mod job;
+mod memory;
+mod runtime;
+mod sync;
+mod transport;
 
-pub use error::{PeEnd, RtError, RtResult};
-pub use runtime::{is_pe, Runtime};
-pub use sets::SetSpec;
+pub use config::is_pe;
+pub use error::{
+    deadlock_field, describe_set_key, describe_wait_site, AllocMismatch, ArgValue, CollectiveError,
+    Field, Operation, PeEnd, ReduceOp, RtError, RtResult, Unable, WaitSite,
+};
 
+/// What `shmem-typed` (and the project's own tools: `shmemrun`, the test kit, the
+/// benchmark) use. Not part of the public API: no stability, no documentation promises.
+/// Every function here checks its arguments itself; none can make the runtime touch
+/// memory outside the symmetric heap.
 #[doc(hidden)]
-pub use linkme;
+pub mod __private {
+    pub use crate::coll::ctx::StageArea;
+    pub use crate::coll::descriptor::ElemType;
+    pub use crate::coll::sets::SetSpec;
+    pub use crate::coll::{Combine, Span};
+    pub use crate::config::{
+        active_sets_from_env, available_cpus, default_npes, env, parse_npes, parse_size,
+        physical_memory, MAX_NPES,
+    };
+    pub use crate::error::print_line;
+    pub use crate::job::self_start::self_start;
+    pub use crate::job::supervisor::{run_job, JobOutcome, JobSpec, ABORT_GRACE};
+    pub use crate::memory::layout::{CACHE_LINE, STAGE_BYTES};
+    pub use crate::memory::statics::{StaticSlot, SYMMETRIC_STATICS};
+    pub use crate::runtime::{check_statics_fit, Runtime, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
+    pub use linkme;
+}

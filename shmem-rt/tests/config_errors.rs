@@ -86,7 +86,7 @@ fn command_line_pe_count_wins_over_a_bad_environment() {
 
 #[test]
 fn bad_heap_sizes() {
-    let too_big = (shmem_rt::config::physical_memory() as u128 + 1).to_string();
+    let too_big = (shmem_rt::__private::physical_memory() as u128 + 1).to_string();
     for (size, words) in [
         (
             "0",
@@ -105,7 +105,7 @@ fn bad_heap_sizes() {
 #[test]
 fn heap_too_big_only_for_many_pes() {
     // Each PE's heap fits, the job's does not.
-    let half = (shmem_rt::config::physical_memory() / 2 + (1 << 20)).to_string();
+    let half = (shmem_rt::__private::physical_memory() / 2 + (1 << 20)).to_string();
     assert_refused(
         &["-n", "2"],
         &[("SHMEM_SYMMETRIC_SIZE", &half)],

@@ -8,7 +8,7 @@
 //! add a case: write the PE side with [`pe_main`] (inject the fault with
 //! `Fault::strike`), and check the report with `assert_failed_fast`.
 
-use shmem_rt::error::print_line;
+use shmem_rt::__private::print_line;
 use shmem_testkit::{
     await_ready, mark_ready, stamp_fault, test_name, Ended, Fault, FaultCase, JobReport,
 };
@@ -313,7 +313,7 @@ fn busy_pe_is_killed_after_grace() {
             &["shmemrun: PE 1 was killed by signal 9 (SIGKILL); stopping the other PEs"],
         );
         assert!(
-            r.supervisor_exit_after_fault >= shmem_rt::launch::ABORT_GRACE,
+            r.supervisor_exit_after_fault >= shmem_rt::__private::ABORT_GRACE,
             "the busy PE got its grace period: {r:#?}"
         );
     }

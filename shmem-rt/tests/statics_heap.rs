@@ -20,7 +20,7 @@ const TOO_SMALL: &str = "the symmetric heap is too small for the program's symme
 /// The PE program: joins the job, then says it got as far as user code.
 fn pe_program() {
     let pe = Pe::init().unwrap_or_else(|e| {
-        shmem_rt::error::print_line(&format!("error: cannot start SHMEM: {e}"));
+        shmem_rt::__private::print_line(&format!("error: cannot start SHMEM: {e}"));
         std::process::exit(2)
     });
     mark_ready();

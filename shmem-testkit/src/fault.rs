@@ -124,7 +124,7 @@ fn case_dir() -> Option<PathBuf> {
 }
 
 fn my_pe_label() -> String {
-    std::env::var(shmem_rt::runtime::env::PE).unwrap_or_else(|_| "x".into())
+    std::env::var(shmem_rt::__private::env::PE).unwrap_or_else(|_| "x".into())
 }
 
 /// Records, for the observer, the moment this PE's fault happens: the time-to-exit of a
@@ -262,7 +262,7 @@ impl FaultCase {
         if std::env::var(env::ROLE).as_deref() == Ok("supervisor") {
             // Exactly what a program started directly does; its arguments (this test's
             // name and filter) are the PEs' arguments, and SHMEM_NPES is set.
-            shmem_rt::spmd::self_start(self.npes);
+            shmem_rt::__private::self_start(self.npes);
         }
         Some(self.observe())
     }

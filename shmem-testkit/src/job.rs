@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-use shmem_rt::launch::{self, JobOutcome, JobSpec};
+use shmem_rt::__private::{self as rt, JobOutcome, JobSpec};
 use shmem_typed::__private::MainResult;
 use shmem_typed::Pe;
 
@@ -53,11 +53,11 @@ pub fn job_spec(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobSpec {
     let mut symmetric_size = 64 << 20;
     for (k, v) in env {
         if *k == "SHMEM_SYMMETRIC_SIZE" {
-            symmetric_size = shmem_rt::config::parse_size(v, k)
-                .unwrap_or_else(|e| panic!("test job {test_name}: {e}"));
+            symmetric_size =
+                rt::parse_size(v, k).unwrap_or_else(|e| panic!("test job {test_name}: {e}"));
         }
     }
-    if let Err(e) = shmem_rt::runtime::check_statics_fit(symmetric_size) {
+    if let Err(e) = rt::check_statics_fit(symmetric_size) {
         panic!("test job {test_name}: {e}");
     }
     JobSpec {
@@ -69,13 +69,15 @@ pub fn job_spec(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobSpec {
         env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
         handle_signals: false,
         discard_stdout: true,
+        active_sets: rt::active_sets_from_env()
+            .unwrap_or_else(|e| panic!("test job {test_name}: {e}")),
     }
 }
 
 /// Runs the test `test_name` of the current test binary as a job of `npes` PEs (each PE
 /// runs only that test) and returns how the job ended.
 pub fn run_job(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobOutcome {
-    launch::run_job(&job_spec(test_name, npes, env))
+    rt::run_job(&job_spec(test_name, npes, env))
         .unwrap_or_else(|e| panic!("cannot start test job {test_name}: {e}"))
 }
 

@@ -22,5 +22,5 @@ pub use fault::{
 };
 pub use job::{__libtest_name, job_spec, pe_args, run_job, run_on_pes};
 pub use resources::{fd_targets, Resources};
-pub use shmem_rt::launch::JobOutcome;
+pub use shmem_rt::__private::JobOutcome;
 pub use shmem_testkit_macros::test;

@@ -39,11 +39,11 @@ fn measure(pe: &mut Pe, bytes: usize, mut op: impl FnMut(&mut Pe)) -> Result<f64
             op(pe);
         }
         let mine = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
-        TIMES.set(pe, [mine; 64]);
+        TIMES.write(pe, [mine; 64]);
         barrier(pe, &world)?;
         let mut slowest = mine;
         for p in 0..pe.n_pes() {
-            slowest = slowest.max(TIMES.get_from(pe, p)?[0]);
+            slowest = slowest.max(TIMES.get_value(pe, p)?[0]);
         }
         barrier(pe, &world)?;
         means.push(slowest);

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use shmem_rt::SetSpec;
+use shmem_rt::__private::SetSpec;
 
 use crate::error::{Result, ShmemError};
 

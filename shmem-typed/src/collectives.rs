@@ -10,22 +10,28 @@
 //! over `T` sees through arrays to the `T`s ([`Scalars`]), so that static is six `f64`s
 //! to `reduce::<Sum, f64>`.
 //!
-//! Where C leaves behaviour undefined, these return an error instead: a caller outside the
-//! set, a target too small, a root outside the set, overlapping target and source, and
-//! arguments that differ between members (operation, element type, counts, root, active
-//! set, work array). Each member publishes a small descriptor of its call with its
-//! arrival and compares the descriptors it reads; a member whose own arguments fail a
-//! check still takes part, publishing the failure, so the others report it too instead of
-//! waiting. Members of different active sets cannot see each other's descriptors; they
-//! wait for each other in a cycle, which every member of the cycle detects and reports.
-//! Who sees what:
-//! - collect, fcollect, reductions and barriers (up to 16 members) read every member's
-//!   descriptor anyway, so every member reports every error, always;
-//! - broadcast readers only read the root's descriptor and the root reads none, unless
-//!   checked mode is on ([`Pe::checked`]: default in debug builds, `SHMEM_CHECKED=1`), in
-//!   which every member reads every descriptor. That costs a broadcast of 8 bytes about
-//!   twice its unchecked time at 2 PEs (0.17 µs instead of 0.08 µs); comparing
-//!   descriptors costs nothing measurable elsewhere, so it is always on.
+//! Where C leaves behaviour undefined, these return an error instead, on every member of
+//! the call: a caller outside the set, a target too small, a root outside the set,
+//! overlapping target and source, and arguments that differ between members (operation,
+//! element type, counts, root, active set, work array). Each member publishes a small
+//! descriptor of its call with its arrival and compares the descriptors it reads; a
+//! member whose own arguments fail a check still takes part, publishing the failure, so
+//! the others report it too instead of waiting. Members of different active sets cannot
+//! see each other's descriptors; they wait for each other in a cycle, which every member
+//! of the cycle detects and reports.
+//!
+//! Who sees what, when:
+//! - collect, fcollect, reductions and barriers read every member's descriptor (or, on
+//!   sets over 16 PEs, barrier partners compare digests and pass failures on through the
+//!   rounds), so every member reports every error of the call itself;
+//! - a broadcast root with small data returns as soon as it has published, before its
+//!   readers look: a reader's failure (its target too small, another root) reaches the
+//!   root — and the other readers — at their next call on the set, as
+//!   [`ShmemError::EarlierCallFailed`] naming the failed call, once that next call has
+//!   completed; or, if no call follows, from [`Pe::finalize`](crate::Pe::finalize).
+//!   Checked mode ([`Pe::checked`]: default in debug builds, `SHMEM_CHECKED=1`) makes
+//!   every member of a broadcast read every descriptor and report at once, at the cost
+//!   of the root's run-ahead (see the README for the figures).
 //!
 //! A failed call leaves the set usable for the next one (epochs stay aligned), except
 //! after calls on different sets, which leave those sets' members out of step.
@@ -35,31 +41,31 @@
 //! variants, see [`crate::work`]) alternates its own. Small calls (up to 64 bytes per PE)
 //! move their data with the synchronization itself and need nothing trailing; larger ones
 //! are pulled straight from the members' sources with one trailing handshake (see
-//! `shmem_rt::coll` for the algorithms).
+//! the runtime's `coll` module for the algorithms).
 
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 
-use shmem_rt::coll::{self, CollectiveError, Descriptor, ElemType, Fault, Field, Span};
-use shmem_rt::collective::{SetCtx, StageArea};
-use shmem_rt::RtError;
+use shmem_rt::__private::{ElemType, Span, Work};
+use shmem_rt::{ArgValue, CollectiveError, Field, RtError};
 
 use crate::active_set::ActiveSet;
-use crate::error::{Disagreement, Result, ShmemError, WorkArraySets};
+use crate::error::{Disagreement, EarlierCall, Result, ShmemError, WorkArraySets};
 use crate::ops::{Combiner, ReduceOp, Scalars};
 use crate::pe::Pe;
 use crate::symmetric::{Symmetric, SymmetricBuffer, SymmetricType};
 use crate::work::{
-    check_work_fits, reduce_place, sync_place, BarrierSync, BroadcastSync, CollectSync, KnownLen,
+    check_work_fits, reduce_work, sync_work, BarrierSync, BroadcastSync, CollectSync, KnownLen,
     ReduceWorkArray,
 };
 
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
 /// store and remote update of every member is then complete and visible.
 pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    let call = Call::new::<()>(pe, set, "barrier");
-    let ctx = call.implicit(pe, set)?;
-    ctx.barrier().map_err(|e| call.error(e))
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .barrier(set.spec(), Work::Implicit)
+        .map_err(|e| Call::new::<()>(me, set, "barrier").error(e))
 }
 
 /// `shmem_barrier_all`: [`barrier`] on every PE of the job.
@@ -70,9 +76,10 @@ pub fn barrier_all(pe: &mut Pe) -> Result<()> {
 
 /// `shmem_barrier` with an explicit work array.
 pub fn barrier_with(pe: &mut Pe, set: &ActiveSet, sync: &Symmetric<BarrierSync>) -> Result<()> {
-    let call = Call::new::<()>(pe, set, "barrier");
-    let ctx = call.explicit(pe, set, sync_place(sync))?;
-    ctx.barrier().map_err(|e| call.error(e))
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .barrier(set.spec(), sync_work(sync))
+        .map_err(|e| Call::new::<()>(me, set, "barrier").error(e))
 }
 
 /// `shmem_broadcast`: copies the source of the member with index `root` (an index within
@@ -86,10 +93,15 @@ pub fn broadcast<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
-    let call = Call::new::<T>(pe, set, "broadcast");
-    let ctx = call.implicit(pe, set)?;
-    coll::broadcast(&ctx, elem_type::<T>(), root, span(target), span(source))
-        .map_err(|e| call.error(e))
+    broadcast_on(
+        pe,
+        set,
+        Work::Implicit,
+        root,
+        span(target),
+        span(source),
+        elem_type::<T>(),
+    )
 }
 
 /// [`broadcast`] with an explicit work array.
@@ -101,10 +113,32 @@ pub fn broadcast_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &Symmetric<BroadcastSync>,
 ) -> Result<()> {
-    let call = Call::new::<T>(pe, set, "broadcast");
-    let ctx = call.explicit(pe, set, sync_place(sync))?;
-    coll::broadcast(&ctx, elem_type::<T>(), root, span(target), span(source))
-        .map_err(|e| call.error(e))
+    broadcast_on(
+        pe,
+        set,
+        sync_work(sync),
+        root,
+        span(target),
+        span(source),
+        elem_type::<T>(),
+    )
+}
+
+/// The one call behind [`broadcast`] and [`broadcast_with`].
+#[inline]
+fn broadcast_on(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    work: Work,
+    root: usize,
+    target: Span,
+    source: Span,
+    elem: Typed,
+) -> Result<()> {
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .broadcast(set.spec(), work, elem.rt, root, target, source)
+        .map_err(|e| Call::from_typed(me, set, "broadcast", &elem).error(e))
 }
 
 /// `shmem_fcollect`: concatenates every member's source (all of the same length) into
@@ -116,9 +150,14 @@ pub fn fcollect<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
-    let call = Call::new::<T>(pe, set, "fcollect");
-    let ctx = call.implicit(pe, set)?;
-    coll::fcollect(&ctx, elem_type::<T>(), span(target), span(source)).map_err(|e| call.error(e))
+    fcollect_on(
+        pe,
+        set,
+        Work::Implicit,
+        span(target),
+        span(source),
+        elem_type::<T>(),
+    )
 }
 
 /// [`fcollect`] with an explicit work array.
@@ -129,9 +168,29 @@ pub fn fcollect_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &Symmetric<CollectSync>,
 ) -> Result<()> {
-    let call = Call::new::<T>(pe, set, "fcollect");
-    let ctx = call.explicit(pe, set, sync_place(sync))?;
-    coll::fcollect(&ctx, elem_type::<T>(), span(target), span(source)).map_err(|e| call.error(e))
+    fcollect_on(
+        pe,
+        set,
+        sync_work(sync),
+        span(target),
+        span(source),
+        elem_type::<T>(),
+    )
+}
+
+#[inline]
+fn fcollect_on(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    work: Work,
+    target: Span,
+    source: Span,
+    elem: Typed,
+) -> Result<()> {
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .fcollect(set.spec(), work, elem.rt, target, source)
+        .map_err(|e| Call::from_typed(me, set, "fcollect", &elem).error(e))
 }
 
 /// `shmem_collect`: concatenates every member's source (lengths may differ) into every
@@ -143,9 +202,14 @@ pub fn collect<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<usize> {
-    let call = Call::new::<T>(pe, set, "collect");
-    let ctx = call.implicit(pe, set)?;
-    coll::collect(&ctx, elem_type::<T>(), span(target), span(source)).map_err(|e| call.error(e))
+    collect_on(
+        pe,
+        set,
+        Work::Implicit,
+        span(target),
+        span(source),
+        elem_type::<T>(),
+    )
 }
 
 /// [`collect`] with an explicit work array.
@@ -156,9 +220,29 @@ pub fn collect_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &Symmetric<CollectSync>,
 ) -> Result<usize> {
-    let call = Call::new::<T>(pe, set, "collect");
-    let ctx = call.explicit(pe, set, sync_place(sync))?;
-    coll::collect(&ctx, elem_type::<T>(), span(target), span(source)).map_err(|e| call.error(e))
+    collect_on(
+        pe,
+        set,
+        sync_work(sync),
+        span(target),
+        span(source),
+        elem_type::<T>(),
+    )
+}
+
+#[inline]
+fn collect_on(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    work: Work,
+    target: Span,
+    source: Span,
+    elem: Typed,
+) -> Result<usize> {
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .collect(set.spec(), work, elem.rt, target, source)
+        .map_err(|e| Call::from_typed(me, set, "collect", &elem).error(e))
 }
 
 /// `shmem_TYPE_OP_to_all`: `nreduce` independent reductions with `Op` over the members'
@@ -178,17 +262,13 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    let call = Call::new::<T>(pe, set, "reduce");
-    let ctx = call.implicit(pe, set)?;
-    coll::reduce::<Combiner<Op, T>>(
-        &ctx,
-        Op::CODE,
-        elem_type::<T>(),
+    reduce_on::<Op, T>(
+        pe,
+        set,
+        Work::Implicit,
         scalar_span(target),
         scalar_span(source),
-        usize::MAX,
     )
-    .map_err(|e| call.error(e))
 }
 
 /// [`reduce`] with an explicit work array ([`reduce_work!`](crate::reduce_work)). A work
@@ -207,18 +287,28 @@ where
     T: SymmetricType,
 {
     check_work_fits::<_, _, T>(source, work);
-    let (place, nreduce) = reduce_place::<T, _>(work);
-    let call = Call::new::<T>(pe, set, "reduce");
-    let ctx = call.explicit(pe, set, place)?;
-    coll::reduce::<Combiner<Op, T>>(
-        &ctx,
-        Op::CODE,
-        elem_type::<T>(),
+    reduce_on::<Op, T>(
+        pe,
+        set,
+        reduce_work::<T, _>(work),
         scalar_span(target),
         scalar_span(source),
-        nreduce,
     )
-    .map_err(|e| call.error(e))
+}
+
+#[inline]
+fn reduce_on<Op: ReduceOp<T>, T: SymmetricType>(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    work: Work,
+    target: Span,
+    source: Span,
+) -> Result<()> {
+    let elem = elem_type::<T>();
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .reduce::<Combiner<Op, T>>(set.spec(), work, Op::OP, elem.rt, target, source)
+        .map_err(|e| Call::from_typed(me, set, "reduce", &elem).error(e))
 }
 
 fn span<B: SymmetricBuffer + ?Sized>(buffer: &B) -> Span {
@@ -237,11 +327,20 @@ where
     )
 }
 
+/// An element type: the runtime's view (size and fingerprint) and its name.
+struct Typed {
+    rt: ElemType,
+    name: &'static str,
+}
+
 /// The runtime's view of element type `T`: its size and a fingerprint of its identity.
-fn elem_type<T: 'static>() -> ElemType {
-    ElemType {
-        size: std::mem::size_of::<T>() as u32,
-        tag: type_tag::<T>(),
+fn elem_type<T: 'static>() -> Typed {
+    Typed {
+        rt: ElemType {
+            size: std::mem::size_of::<T>() as u32,
+            tag: type_tag::<T>(),
+        },
+        name: std::any::type_name::<T>(),
     }
 }
 
@@ -274,120 +373,120 @@ fn known_type_name(tag: u64) -> Option<&'static str> {
     known.iter().find(|(t, _)| *t == tag).map(|(_, name)| *name)
 }
 
-/// What a call needs to start and to turn runtime failures into typed errors.
+/// What a call needs to turn runtime failures into typed errors.
 struct Call {
     op: &'static str,
     me: usize,
-    set_size: usize,
+    set: ActiveSet,
     elem: &'static str,
+    elem_tag: u64,
 }
 
 impl Call {
-    #[inline]
-    fn new<T: 'static>(pe: &Pe, set: &ActiveSet, op: &'static str) -> Call {
+    fn new<T: 'static>(me: usize, set: &ActiveSet, op: &'static str) -> Call {
+        Call::from_typed(me, set, op, &elem_type::<T>())
+    }
+
+    fn from_typed(me: usize, set: &ActiveSet, op: &'static str, elem: &Typed) -> Call {
         Call {
             op,
-            me: pe.my_pe(),
-            set_size: set.size(),
-            elem: std::any::type_name::<T>(),
+            me,
+            set: *set,
+            elem: elem.name,
+            elem_tag: elem.rt.tag,
         }
-    }
-
-    #[cold]
-    fn not_member(&self, set: &ActiveSet) -> ShmemError {
-        ShmemError::NotInActiveSet {
-            pe: self.me,
-            op: self.op,
-            set: Box::new(*set),
-        }
-    }
-
-    /// Starts the call with the runtime's own work arrays for `set`. Always inlined, like
-    /// `Runtime::begin`, so that the context is built in place rather than copied.
-    #[inline(always)]
-    fn implicit<'p>(&self, pe: &'p mut Pe, set: &ActiveSet) -> Result<SetCtx<'p>> {
-        match pe.rt_mut().begin(set.spec(), self.op) {
-            Ok(Some(ctx)) => Ok(ctx),
-            Ok(None) => Err(self.not_member(set)),
-            Err(e) => Err(self.error(e)),
-        }
-    }
-
-    /// Starts the call with a work array at symmetric offset `sync`.
-    fn explicit<'p>(
-        &self,
-        pe: &'p Pe,
-        set: &ActiveSet,
-        (sync, stage): (usize, StageArea),
-    ) -> Result<SetCtx<'p>> {
-        let index = set.index_of(self.me).ok_or_else(|| self.not_member(set))?;
-        SetCtx::enter(pe.rt().call_env(), *set.spec(), index, sync, stage, self.op)
-            .map_err(|e| self.error(e))
     }
 
     /// The typed error for a runtime failure of this call.
     #[cold]
     #[inline(never)]
     fn error(&self, err: RtError) -> ShmemError {
-        let RtError::Collective(err) = err else {
-            return err.into();
-        };
+        match err {
+            RtError::Collective(err) => self.collective(*err),
+            RtError::NotInSet { pe, .. } => ShmemError::NotInActiveSet {
+                pe,
+                op: self.op,
+                set: Box::new(self.set),
+            },
+            other => other.into(),
+        }
+    }
+
+    /// The typed error for a collective failure (of this call, or of an earlier one).
+    fn collective(&self, err: CollectiveError) -> ShmemError {
         match err {
             CollectiveError::Mismatch {
+                during,
                 field,
                 me,
                 mine,
                 other,
                 theirs,
-                ..
             } => ShmemError::ArgumentMismatch {
                 what: field.describe(),
                 details: Box::new(Disagreement {
-                    op: self.op,
+                    op: during,
                     me,
-                    mine: self.describe(field, &mine, true),
+                    mine: self.describe(field, mine),
                     other,
-                    theirs: self.describe(field, &theirs, false),
+                    theirs: self.describe(field, theirs),
                 }),
             },
-            CollectiveError::MemberFault { pe, desc, .. } => self.from(pe, self.fault(&desc)),
+            CollectiveError::Unable { during, pe, why } => self.from(pe, unable(during, why)),
             CollectiveError::TargetTooSmall {
+                during,
                 pe,
                 capacity,
                 needed,
-                ..
             } => self.from(
                 pe,
                 ShmemError::TargetTooSmall {
-                    op: self.op,
+                    op: during,
                     capacity: capacity as usize,
                     needed: needed as usize,
                 },
             ),
-            CollectiveError::WrongSet { bound, used, .. } => ShmemError::WorkArrayWrongSet {
-                op: self.op,
+            CollectiveError::WrongSet {
+                during,
+                bound,
+                used,
+            } => ShmemError::WorkArrayWrongSet {
+                op: during,
                 sets: Box::new(WorkArraySets {
-                    first: coll::describe_set_key(bound),
-                    now: coll::describe_set_key(used),
+                    first: shmem_rt::describe_set_key(bound),
+                    now: shmem_rt::describe_set_key(used),
                 }),
             },
             CollectiveError::Deadlock {
+                during,
                 me,
                 mine,
                 other,
                 theirs,
-                ..
             } => ShmemError::ArgumentMismatch {
-                what: coll::deadlock_field(&mine, &theirs),
+                what: shmem_rt::deadlock_field(&mine, &theirs),
                 details: Box::new(Disagreement {
-                    op: self.op,
+                    op: during,
                     me,
-                    mine: coll::describe_wait_site(&mine),
+                    mine: shmem_rt::describe_wait_site(&mine),
                     other,
-                    theirs: coll::describe_wait_site(&theirs),
+                    theirs: shmem_rt::describe_wait_site(&theirs),
                 }),
             },
-            other @ CollectiveError::BadDescriptor { .. } => RtError::Collective(other).into(),
+            CollectiveError::Earlier {
+                during,
+                call,
+                set_key,
+                error,
+            } => ShmemError::EarlierCallFailed {
+                op: during,
+                details: Box::new(EarlierCall {
+                    call,
+                    set: shmem_rt::describe_set_key(set_key),
+                    error: self.collective(*error),
+                }),
+            },
+            other => RtError::from(other).into(),
         }
     }
 
@@ -397,54 +496,48 @@ impl Call {
             err
         } else {
             ShmemError::OtherPeFailed {
-                op: self.op,
+                op: err.op().unwrap_or(self.op),
                 pe,
                 error: Box::new(err),
             }
         }
     }
 
-    /// The error a member's published fault stands for.
-    fn fault(&self, desc: &Descriptor) -> ShmemError {
-        match desc.fault() {
-            Some(Fault::TargetTooSmall) => ShmemError::TargetTooSmall {
-                op: self.op,
-                capacity: desc.capacity as usize,
-                needed: desc.data_off as usize,
-            },
-            Some(Fault::RootOutOfRange) => ShmemError::RootOutOfRange {
-                op: self.op,
-                root: desc.root as usize,
-                size: self.set_size,
-            },
-            Some(Fault::Overlap) => ShmemError::PartialOverlap { op: self.op },
-            Some(Fault::WorkTooSmall) => ShmemError::WorkArrayTooSmall {
-                op: self.op,
-                capacity: desc.data_off as usize,
-                needed: desc.nelems as usize,
-            },
-            Some(Fault::None) | None => RtError::Collective(CollectiveError::MemberFault {
-                during: self.op,
-                pe: self.me,
-                desc: Box::new(*desc),
-            })
-            .into(),
+    /// A member's value of `field`, in words; element types by name.
+    fn describe(&self, field: Field, value: ArgValue) -> String {
+        match value {
+            ArgValue::ElementType { size, tag } if field == Field::ElementType => {
+                match known_type_name(tag) {
+                    _ if tag == self.elem_tag => format!("`{}`", self.elem),
+                    Some(name) => format!("`{name}`"),
+                    None => format!("a {size}-byte element type other than `{}`", self.elem),
+                }
+            }
+            other => other.to_string(),
         }
     }
+}
 
-    /// A member's value of `field`, in words; element types by name.
-    fn describe(&self, field: Field, desc: &Descriptor, mine: bool) -> String {
-        if field != Field::ElementType {
-            return coll::describe_field(field, desc);
-        }
-        match (mine, known_type_name(desc.elem.tag)) {
-            (true, _) => format!("`{}`", self.elem),
-            (false, Some(name)) => format!("`{name}`"),
-            (false, None) => format!(
-                "a {}-byte element type other than `{}`",
-                desc.elem.size, self.elem
-            ),
-        }
+/// The error a member's failed local check stands for.
+fn unable(op: &'static str, why: shmem_rt::Unable) -> ShmemError {
+    use shmem_rt::Unable;
+    match why {
+        Unable::TargetTooSmall { capacity, needed } => ShmemError::TargetTooSmall {
+            op,
+            capacity: capacity as usize,
+            needed: needed as usize,
+        },
+        Unable::RootOutOfRange { root, size } => ShmemError::RootOutOfRange {
+            op,
+            root: root as usize,
+            size: size as usize,
+        },
+        Unable::Overlap => ShmemError::PartialOverlap { op },
+        Unable::WorkTooSmall { capacity, needed } => ShmemError::WorkArrayTooSmall {
+            op,
+            capacity: capacity as usize,
+            needed: needed as usize,
+        },
     }
 }
 

@@ -34,22 +34,22 @@ impl<E: Display> MainResult for Result<(), E> {
 /// number), 2 when SHMEM could not start.
 pub fn run_main<R: MainResult>(default_npes: usize, body: impl FnOnce(&mut Pe) -> R) -> ! {
     if !shmem_rt::is_pe() {
-        shmem_rt::spmd::self_start(default_npes);
+        shmem_rt::__private::self_start(default_npes);
     }
     let mut pe = match Pe::init() {
         Ok(pe) => pe,
         Err(e) => {
-            shmem_rt::error::print_line(&format!("error: cannot start SHMEM: {e}"));
+            shmem_rt::__private::print_line(&format!("error: cannot start SHMEM: {e}"));
             std::process::exit(2);
         }
     };
     let me = pe.my_pe();
     if let Err(msg) = body(&mut pe).into_outcome() {
-        shmem_rt::error::print_line(&format!("PE {me}: error: {msg}"));
+        shmem_rt::__private::print_line(&format!("PE {me}: error: {msg}"));
         std::process::exit(1);
     }
     if let Err(e) = pe.finalize() {
-        shmem_rt::error::print_line(&format!("PE {me}: error: {e}"));
+        shmem_rt::__private::print_line(&format!("PE {me}: error: {e}"));
         std::process::exit(1);
     }
     std::process::exit(0)

@@ -102,6 +102,23 @@ pub enum ShmemError {
         /// Symmetric byte range of the second buffer.
         second: (usize, usize),
     },
+    /// An earlier collective call on the set failed, and this PE learned of it only now:
+    /// the call that returned this error itself completed (its data is in place). A
+    /// broadcast root with small data does not wait for its readers; a reader whose
+    /// arguments were wrong tells it at their next contact.
+    #[error("{op}: call {} on {} failed: {} (reported by this {op}, which itself completed)", .details.call, .details.set, .details.error)]
+    EarlierCallFailed {
+        /// The collective that completed and reports the failure.
+        op: &'static str,
+        /// Which call failed, and how.
+        details: Box<EarlierCall>,
+    },
+    /// A PE's memory cannot be reached by a direct pointer from this PE.
+    #[error("PE {pe}'s symmetric memory is not directly accessible from this PE")]
+    NotAccessible {
+        /// The PE.
+        pe: usize,
+    },
     /// An index or range outside a symmetric buffer.
     #[error("range {start}..{end} is outside a symmetric buffer of {len} elements")]
     RangeOutOfBounds {
@@ -112,6 +129,24 @@ pub enum ShmemError {
         /// Elements in the buffer.
         len: usize,
     },
+}
+
+impl ShmemError {
+    /// The collective the error is about, when it names one.
+    pub fn op(&self) -> Option<&'static str> {
+        Some(match self {
+            ShmemError::NotInActiveSet { op, .. }
+            | ShmemError::TargetTooSmall { op, .. }
+            | ShmemError::RootOutOfRange { op, .. }
+            | ShmemError::PartialOverlap { op }
+            | ShmemError::OtherPeFailed { op, .. }
+            | ShmemError::WorkArrayTooSmall { op, .. }
+            | ShmemError::WorkArrayWrongSet { op, .. }
+            | ShmemError::EarlierCallFailed { op, .. } => op,
+            ShmemError::ArgumentMismatch { details, .. } => details.op,
+            _ => return None,
+        })
+    }
 }
 
 impl From<RtError> for ShmemError {
@@ -133,6 +168,17 @@ pub struct Disagreement {
     pub other: usize,
     /// Its value, described.
     pub theirs: String,
+}
+
+/// The failed call of a [`ShmemError::EarlierCallFailed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierCall {
+    /// The number of the failed call on the set (1 for the first).
+    pub call: u64,
+    /// The set, described.
+    pub set: String,
+    /// The failure.
+    pub error: ShmemError,
 }
 
 /// The sets of a [`ShmemError::WorkArrayWrongSet`], described.

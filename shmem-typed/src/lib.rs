@@ -18,7 +18,7 @@
 //!     let right = (pe.my_pe() + 1) % pe.n_pes();
 //!     COUNTER.put(pe, right, &[pe.my_pe() as u64])?;
 //!     pe.barrier_all()?;
-//!     println!("PE {} got {}", pe.my_pe(), COUNTER.get(pe)[0]);
+//!     println!("PE {} got {}", pe.my_pe(), COUNTER.read(pe)[0]);
 //!     Ok(())
 //! }
 //! ```
@@ -64,11 +64,14 @@ pub use collectives::{
     barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with, fcollect,
     fcollect_with, reduce, reduce_with,
 };
-pub use error::{Result, ShmemError};
+pub use error::{EarlierCall, Result, ShmemError};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use shmem_macros::{main, symmetric};
-pub use symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt};
+pub use symmetric::{
+    Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt, SymmetricStatic,
+    SymmetricType,
+};
 pub use sync::{Cmp, WaitInt};
 pub use work::{BarrierSync, BroadcastSync, CollectSync, ReduceWork};
 
@@ -92,23 +95,22 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
+    pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
-    pub use shmem_rt::linkme;
-    pub use shmem_rt::statics::{StaticSlot, SYMMETRIC_STATICS};
 
     /// PEs a program starts when run directly without `SHMEM_NPES` or `npes = N`.
     pub fn default_npes() -> usize {
-        shmem_rt::config::default_npes()
+        shmem_rt::__private::default_npes()
     }
 
     /// The registry entry of a `#[symmetric]` static. The one place where the macro's
-    /// expansion requires `T: Pod` (as [`SymmetricType`](crate::symmetric::SymmetricType),
-    /// whose message says what went wrong), so that a non-`Pod` type is one error. `E` is
+    /// expansion requires `T: SymmetricStatic` (plain data or a runtime-owned object,
+    /// whose message says what went wrong), so that any other type is one error. `E` is
     /// the innermost element type as written (`char` in `[[char; 4]; 2]`), checked first
     /// so that the message names the offending element rather than the array.
     pub const fn register<
-        E: crate::symmetric::SymmetricType,
-        T: crate::symmetric::SymmetricType,
+        E: crate::symmetric::SymmetricStatic,
+        T: crate::symmetric::SymmetricStatic,
     >(
         symmetric: &'static crate::Symmetric<T>,
     ) -> &'static dyn StaticSlot {

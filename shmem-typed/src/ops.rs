@@ -17,7 +17,6 @@ use std::marker::PhantomData;
 
 use bytemuck::Pod;
 use num_complex::Complex;
-use shmem_rt::coll::op_code;
 
 /// Bitwise and (`shmem_*_and_to_all`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,17 +62,17 @@ mod sealed {
 pub trait ReduceOp<T: Pod>: sealed::Sealed + 'static {
     /// The operator's name.
     const NAME: &'static str;
-    /// The operator's code, published for argument agreement.
-    const CODE: u8;
+    /// The operator, as the runtime publishes it for argument agreement.
+    const OP: shmem_rt::ReduceOp;
     /// `out[i] = a[i] ⊕ b[i]` for every `i` (equal lengths).
     fn combine(out: &mut [T], a: &[T], b: &[T]);
 }
 
 macro_rules! op_impl {
-    ($op:ident, $code:expr, |$a:ident, $s:ident| $body:expr; $($t:ty),*) => {$(
+    ($op:ident, |$a:ident, $s:ident| $body:expr; $($t:ty),*) => {$(
         impl ReduceOp<$t> for $op {
             const NAME: &'static str = stringify!($op);
-            const CODE: u8 = $code;
+            const OP: shmem_rt::ReduceOp = shmem_rt::ReduceOp::$op;
             #[inline]
             fn combine(out: &mut [$t], a: &[$t], b: &[$t]) {
                 // A plain loop over three slices (the result in its own buffer, so every
@@ -108,21 +107,21 @@ macro_rules! op_impl {
 
 macro_rules! integer_ops {
     ($($t:ty),*) => {
-        op_impl!(And, op_code::AND, |a, s| a & s; $($t),*);
-        op_impl!(Or, op_code::OR, |a, s| a | s; $($t),*);
-        op_impl!(Xor, op_code::XOR, |a, s| a ^ s; $($t),*);
-        op_impl!(Min, op_code::MIN, |a, s| std::cmp::Ord::min(a, s); $($t),*);
-        op_impl!(Max, op_code::MAX, |a, s| std::cmp::Ord::max(a, s); $($t),*);
-        op_impl!(Sum, op_code::SUM, |a, s| a.wrapping_add(s); $($t),*);
-        op_impl!(Prod, op_code::PROD, |a, s| a.wrapping_mul(s); $($t),*);
+        op_impl!(And, |a, s| a & s; $($t),*);
+        op_impl!(Or, |a, s| a | s; $($t),*);
+        op_impl!(Xor, |a, s| a ^ s; $($t),*);
+        op_impl!(Min, |a, s| std::cmp::Ord::min(a, s); $($t),*);
+        op_impl!(Max, |a, s| std::cmp::Ord::max(a, s); $($t),*);
+        op_impl!(Sum, |a, s| a.wrapping_add(s); $($t),*);
+        op_impl!(Prod, |a, s| a.wrapping_mul(s); $($t),*);
     };
 }
 integer_ops!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
-op_impl!(Min, op_code::MIN, |a, s| a.min(s); f32, f64);
-op_impl!(Max, op_code::MAX, |a, s| a.max(s); f32, f64);
-op_impl!(Sum, op_code::SUM, |a, s| a + s; f32, f64, Complex<f32>, Complex<f64>);
-op_impl!(Prod, op_code::PROD, |a, s| a * s; f32, f64, Complex<f32>, Complex<f64>);
+op_impl!(Min, |a, s| a.min(s); f32, f64);
+op_impl!(Max, |a, s| a.max(s); f32, f64);
+op_impl!(Sum, |a, s| a + s; f32, f64, Complex<f32>, Complex<f64>);
+op_impl!(Prod, |a, s| a * s; f32, f64, Complex<f32>, Complex<f64>);
 
 /// Values made of `COUNT` consecutive `T`s: `T` itself, and, when `T` is an element type
 /// of the reductions, arrays of it nested to any depth (`[f64; 3]` is 3 `f64`s,
@@ -180,7 +179,7 @@ pub(crate) struct Combiner<Op, T>(PhantomData<(Op, T)>);
 
 // SAFETY: `T: Pod` has no padding and every bit pattern is valid; the element types that
 // have operators (integers, floats, complex numbers of floats) are aligned to at most 8.
-unsafe impl<Op: ReduceOp<T>, T: Pod> shmem_rt::coll::Combine for Combiner<Op, T> {
+unsafe impl<Op: ReduceOp<T>, T: Pod> shmem_rt::__private::Combine for Combiner<Op, T> {
     type Elem = T;
     #[inline]
     fn combine(out: &mut [T], a: &[T], b: &[T]) {

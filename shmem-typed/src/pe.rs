@@ -1,12 +1,13 @@
 //! The PE handle: proof that the runtime is initialised, and the key to local symmetric
-//! memory. `&Pe` grants reads of local symmetric data, `&mut Pe` grants writes (local
-//! stores, puts, collectives that write a target), so a local view can never be held
-//! across an operation that writes the memory it looks at.
+//! memory. `&Pe` grants copies of local symmetric data; `&mut Pe` is taken by every call
+//! that writes it locally or lets other PEs' writes become visible (puts, waits,
+//! barriers, collectives, fence, quiet), so even an `unsafe` zero-copy view cannot be
+//! held across one of them.
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use shmem_rt::Runtime;
+use shmem_rt::__private::Runtime;
 
 use crate::active_set::ActiveSet;
 use crate::error::Result;
@@ -35,7 +36,10 @@ impl Pe {
     }
 
     /// Leaves the job (`shmem_finalize`): waits until every PE finalizes. The handle is
-    /// consumed, so nothing can use SHMEM afterwards.
+    /// consumed, so nothing can use SHMEM afterwards. Returns an error if a collective
+    /// call that this PE completed failed on another member and this PE had not heard
+    /// of it yet, or if a member of one of its active sets left having made fewer calls
+    /// on it.
     pub fn finalize(self) -> Result<()> {
         Ok(self.rt.finalize()?)
     }
@@ -60,7 +64,7 @@ impl Pe {
     /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
     /// and remote update of every PE is then complete and visible.
     pub fn barrier_all(&mut self) -> Result<()> {
-        Ok(self.rt.barrier_all()?)
+        crate::collectives::barrier_all(self)
     }
 
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.
@@ -73,9 +77,16 @@ impl Pe {
         self.rt.quiet();
     }
 
-    /// Whether checked mode (argument-agreement checks, allocation checks) is on.
+    /// Whether checked mode is on (`SHMEM_CHECKED=1`, the default in debug builds): every
+    /// member of a broadcast checks every member's arguments at once, instead of the root
+    /// learning of a reader's failure at its next call on the set.
     pub fn checked(&self) -> bool {
         self.rt.checked()
+    }
+
+    /// The transport this PE runs on (`shm`, or `loopback` in test builds).
+    pub fn transport(&self) -> &'static str {
+        self.rt.transport_name()
     }
 
     pub(crate) fn rt(&self) -> &Runtime {

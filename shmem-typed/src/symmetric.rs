@@ -2,6 +2,15 @@
 //! ([`SymSlice`]), sub-ranges of either ([`SymRange`]), and the trait that collectives and
 //! bulk remote access take ([`SymmetricBuffer`]), so that only symmetric memory of the
 //! right element type can be a target or a source.
+//!
+//! # Local access is by copy
+//! Other PEs may write this PE's symmetric memory at any time (a correct program does not
+//! while this PE looks, but a wrong one may), so the safe accessors copy: [`Symmetric::read`],
+//! [`Symmetric::write`], [`SymmetricBufferExt::read_local`], [`SymmetricBufferExt::to_vec`].
+//! The copies tolerate concurrent writers: a race yields a torn or stale value, never
+//! undefined behaviour. Zero-copy references ([`Symmetric::local`],
+//! [`SymmetricBufferExt::local_slice`], [`Pe::local_pair_mut`]) are `unsafe`: the caller
+//! promises that no PE writes the memory while the reference lives.
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -16,10 +25,10 @@ use crate::pe::Pe;
 /// offset, starting with the static's initialiser on every PE. Write
 /// `#[symmetric] static NAME: T = EXPR;`, never this type by hand.
 ///
-/// `T` is `bytemuck::Pod`: every operation requires it, and `#[symmetric]` registers a
-/// static only through [`SymmetricType`], so that a type that is not `Pod` is reported
-/// once, at the static's type, in words. (The struct itself carries no bound for that
-/// reason: a bound here would repeat the error at every mention of the type.)
+/// `T` is plain data (`bytemuck::Pod`) or an object the runtime owns (a work array):
+/// `#[symmetric]` registers a static only through [`SymmetricStatic`], so that any other
+/// type is reported once, at the static's type, in words. Data operations require
+/// `T: Pod`; the runtime's objects have none.
 pub struct Symmetric<T> {
     init: T,
     key: &'static str,
@@ -27,9 +36,8 @@ pub struct Symmetric<T> {
 }
 
 // SAFETY: a shared `Symmetric<T>` exposes no `&T` of `init`: it is read only as bytes
-// (`initial_bytes`, which requires `T: Pod`) and never written after construction;
-// `offset` is atomic; the symmetric copy is reached only through a `Pe`, which is
-// neither `Send` nor `Sync`.
+// (`initial_bytes`) and never written after construction; `offset` is atomic; the
+// symmetric copy is reached only through a `Pe`, which is neither `Send` nor `Sync`.
 unsafe impl<T> Sync for Symmetric<T> {}
 
 impl<T> Symmetric<T> {
@@ -42,9 +50,7 @@ impl<T> Symmetric<T> {
             offset: AtomicUsize::new(0),
         }
     }
-}
 
-impl<T: Pod> Symmetric<T> {
     /// The static's symmetric offset (placed by the runtime during `Pe::init`).
     #[inline]
     pub(crate) fn offset(&self) -> usize {
@@ -56,70 +62,98 @@ impl<T: Pod> Symmetric<T> {
         );
         off
     }
+}
 
-    #[inline]
-    fn ptr(&self, pe: &Pe) -> *mut T {
-        // SAFETY: the runtime placed the static at `offset` in every partition with
-        // room for a `T` and the alignment of `T`.
-        unsafe {
-            pe.rt()
-                .heap()
-                .partition(pe.my_pe())
-                .add(self.offset())
-                .cast()
-        }
-    }
-
-    /// This PE's copy, borrowed for as long as the PE handle is shared.
-    #[inline]
-    pub fn local<'a>(&self, pe: &'a Pe) -> &'a T {
-        // SAFETY: the copy is valid, aligned and initialised (T: Pod); writes to it need
-        // `&mut Pe` (locally) or happen in peers under the SHMEM synchronization rules.
-        unsafe { &*self.ptr(pe) }
-    }
-
-    /// This PE's copy, mutably, for as long as the PE handle is borrowed mutably.
-    #[inline]
-    pub fn local_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut T {
-        // SAFETY: as in `local`; the exclusive borrow of `pe` excludes every other local
-        // view and every collective for the lifetime of the result.
-        unsafe { &mut *self.ptr(pe) }
-    }
-
+impl<T: SymmetricType> Symmetric<T> {
     /// A copy of this PE's value.
     #[inline]
-    pub fn get(&self, pe: &Pe) -> T {
-        *self.local(pe)
+    pub fn read(&self, pe: &Pe) -> T {
+        let mut value = T::zeroed();
+        // The static lies in this PE's heap (placed by the runtime), so this cannot fail.
+        pe.rt()
+            .get(
+                pe.my_pe(),
+                self.offset(),
+                bytemuck::bytes_of_mut(&mut value),
+            )
+            .expect("a symmetric static lies in the symmetric heap");
+        value
     }
 
     /// Stores `value` into this PE's copy.
     #[inline]
-    pub fn set(&self, pe: &mut Pe, value: T) {
-        *self.local_mut(pe) = value;
+    pub fn write(&self, pe: &mut Pe, value: T) {
+        pe.rt()
+            .put(pe.my_pe(), self.offset(), bytemuck::bytes_of(&value))
+            .expect("a symmetric static lies in the symmetric heap");
+    }
+
+    /// Changes this PE's copy with `f`: reads it, lets `f` change the copy, writes it
+    /// back.
+    pub fn update(&self, pe: &mut Pe, f: impl FnOnce(&mut T)) {
+        let mut value = self.read(pe);
+        f(&mut value);
+        self.write(pe, value);
     }
 
     /// Writes `value` into PE `target_pe`'s copy (`shmem_put` of the whole object).
-    pub fn put(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
+    pub fn put_value(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
         Ok(pe
             .rt()
-            .put_bytes(target_pe, self.offset(), bytemuck::bytes_of(value))?)
+            .put(target_pe, self.offset(), bytemuck::bytes_of(value))?)
     }
 
     /// Reads PE `source_pe`'s copy (`shmem_get` of the whole object).
-    pub fn get_from(&self, pe: &Pe, source_pe: usize) -> Result<T> {
+    pub fn get_value(&self, pe: &Pe, source_pe: usize) -> Result<T> {
         let mut value = T::zeroed();
         pe.rt()
-            .get_bytes(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
+            .get(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
         Ok(value)
+    }
+
+    /// This PE's copy, by reference, for as long as the PE handle is shared.
+    ///
+    /// # Safety
+    /// No PE may write this static's copy on this PE while the reference lives (no
+    /// `put`, `p` or collective with it as a target from any PE): other PEs' writes are
+    /// invisible to the compiler, and a reference asserts that the memory does not
+    /// change. [`Symmetric::read`] copies instead and needs no such promise.
+    #[inline]
+    pub unsafe fn local<'a>(&self, pe: &'a Pe) -> &'a T {
+        let ptr = self.local_ptr(pe);
+        // SAFETY: the copy is valid, aligned and initialised (T: Pod) for as long as the
+        // job runs; no PE writes it while the reference lives (the caller's promise), and
+        // this PE cannot without `&mut Pe`.
+        unsafe { &*ptr }
+    }
+
+    /// This PE's copy, mutably, for as long as the PE handle is borrowed mutably.
+    ///
+    /// # Safety
+    /// No other PE may read or write this static's copy on this PE while the reference
+    /// lives (see [`Symmetric::local`]).
+    #[inline]
+    pub unsafe fn local_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut T {
+        let ptr = self.local_ptr(pe);
+        // SAFETY: as in `local`; the exclusive borrow of `pe` excludes every other local
+        // view, put and collective of this PE while it lives.
+        unsafe { &mut *ptr }
+    }
+
+    fn local_ptr(&self, pe: &Pe) -> *mut T {
+        pe.rt()
+            .local_address(self.offset(), std::mem::size_of::<T>())
+            .expect("a symmetric static lies in the symmetric heap")
+            .cast()
     }
 }
 
-impl<T: Pod> shmem_rt::statics::StaticSlot for Symmetric<T> {
+impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
     fn key(&self) -> &'static str {
         self.key
     }
     fn initial_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.init)
+        self.init.initial_bytes()
     }
     fn align(&self) -> usize {
         std::mem::align_of::<T>()
@@ -129,16 +163,66 @@ impl<T: Pod> shmem_rt::statics::StaticSlot for Symmetric<T> {
     }
 }
 
-/// Types that can be symmetric: exactly the `bytemuck::Pod` types (the bound exists to
-/// say so in words when a type is not).
+/// Types whose values other PEs can read and write as bytes: exactly the
+/// `bytemuck::Pod` types (the bound exists to say so in words when a type is not).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read or written as symmetric data: it is not plain old data (`bytemuck::Pod`)",
+    label = "not `Pod`",
+    note = "other PEs write symmetric data as raw bytes, so every bit pattern must be a valid value (not so for `bool`, `char`, enums), the type must have no padding, and it must own no memory and hold no references (`String`, `Vec`, `Box`, `&T`)",
+    note = "use integers, floats, `num_complex::Complex`, arrays of them, or `#[repr(C)]` structs of them with `#[derive(Pod, Zeroable)]` (e.g. `u8` for a flag, `u32` for a character); work arrays (`BarrierSync`, `ReduceWork`, …) belong to the runtime, and their words can be neither read nor written"
+)]
+pub trait SymmetricType: Pod {}
+impl<T: Pod> SymmetricType for T {}
+
+mod sealed {
+    /// Seals [`super::SymmetricStatic`]: plain data, and the runtime's own objects.
+    pub trait Sealed {}
+    impl<T: bytemuck::Pod> Sealed for T {}
+}
+
+/// What `#[symmetric]` accepts: plain data ([`SymmetricType`]) and the runtime's own
+/// objects (work arrays), which safe code can name but neither read nor write. Sealed.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be symmetric: it is not plain old data (`bytemuck::Pod`)",
     label = "not `Pod`",
     note = "other PEs write symmetric data as raw bytes, so every bit pattern must be a valid value (not so for `bool`, `char`, enums), the type must have no padding, and it must own no memory and hold no references (`String`, `Vec`, `Box`, `&T`)",
     note = "use integers, floats, `num_complex::Complex`, arrays of them, or `#[repr(C)]` structs of them with `#[derive(Pod, Zeroable)]` (e.g. `u8` for a flag, `u32` for a character)"
 )]
-pub trait SymmetricType: Pod {}
-impl<T: Pod> SymmetricType for T {}
+pub trait SymmetricStatic: sealed::Sealed + 'static {
+    /// The bytes of the initial value the runtime copies into every PE's copy.
+    #[doc(hidden)]
+    fn initial_bytes(&self) -> &[u8];
+}
+
+impl<T: Pod> SymmetricStatic for T {
+    fn initial_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(self)
+    }
+}
+
+/// Implements [`SymmetricStatic`] for a runtime-owned type (`work` and its kin).
+macro_rules! runtime_owned {
+    ([$($g:tt)*] $t:ty) => {
+        impl<$($g)*> $crate::symmetric::__Sealed for $t {}
+        impl<$($g)*> $crate::symmetric::SymmetricStatic for $t {
+            fn initial_bytes(&self) -> &[u8] {
+                // SAFETY: runtime-owned types are `#[repr(C)]` runs of `u64` words with no
+                // padding (size a multiple of their alignment, checked where they are
+                // defined), all zero in a fresh value.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        (self as *const Self).cast::<u8>(),
+                        std::mem::size_of::<Self>(),
+                    )
+                }
+            }
+        }
+    };
+}
+pub(crate) use runtime_owned;
+
+#[doc(hidden)]
+pub use sealed::Sealed as __Sealed;
 
 /// Types whose values are a run of elements: a scalar is one element of itself, an array
 /// `[T; N]` is `N` elements of `T`. A `Symmetric<X>` is a buffer of `X::Elem`.
@@ -148,7 +232,7 @@ impl<T: Pod> SymmetricType for T {}
 #[diagnostic::on_unimplemented(
     message = "a symmetric static of type `{Self}` is not a buffer of elements",
     label = "not a scalar or an array",
-    note = "buffers (targets and sources of bulk put/get, waits and collectives) are symmetric statics of a scalar (integer, float, complex) or an array `[T; N]`; declare a struct static as `[{Self}; 1]` to use it as one, or move the whole value with `NAME.put(pe, target_pe, &value)` / `NAME.get_from(pe, source_pe)`"
+    note = "buffers (targets and sources of bulk put/get, waits and collectives) are symmetric statics of a scalar (integer, float, complex) or an array `[T; N]`; declare a struct static as `[{Self}; 1]` to use it as one, or move the whole value with `NAME.put_value(pe, target_pe, &value)` / `NAME.get_value(pe, source_pe)`"
 )]
 pub unsafe trait Elements: Pod {
     /// The element type.
@@ -179,7 +263,9 @@ with_scalar_types!(scalar_elements);
 ///
 /// # Safety
 /// `sym_offset()..sym_offset() + sym_len() * size_of::<Elem>()` must be a symmetric,
-/// `Elem`-aligned range that is allocated on every PE while `self` lives.
+/// `Elem`-aligned range that is allocated on every PE while `self` lives. (The runtime
+/// checks every range against the heap's bounds itself; this contract is what makes a
+/// buffer mean what its type says.)
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not symmetric memory",
     label = "not symmetric: other PEs cannot reach it",
@@ -262,7 +348,7 @@ fn resolve_range(r: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize
 }
 
 /// Operations every symmetric buffer has: sub-ranges, bulk and single-element remote
-/// access, local views.
+/// access, local copies, and `unsafe` local views.
 pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Number of elements.
     fn len(&self) -> usize {
@@ -284,19 +370,49 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
         })
     }
 
-    /// This PE's elements.
-    fn local_slice<'a>(&self, pe: &'a Pe) -> &'a [Self::Elem] {
+    /// Copies this PE's first `dst.len()` elements into `dst`. Errors if `dst` is longer
+    /// than the buffer.
+    fn read_local(&self, pe: &Pe, dst: &mut [Self::Elem]) -> Result<()> {
+        self.get(pe, pe.my_pe(), dst)
+    }
+
+    /// This PE's elements, copied.
+    fn to_vec(&self, pe: &Pe) -> Vec<Self::Elem> {
+        let mut v = vec![Self::Elem::zeroed(); self.sym_len()];
+        self.read_local(pe, &mut v)
+            .expect("a symmetric buffer lies in the symmetric heap");
+        v
+    }
+
+    /// Copies `src` into this PE's elements from element 0. Errors if `src` is longer
+    /// than the buffer.
+    fn write_local(&self, pe: &mut Pe, src: &[Self::Elem]) -> Result<()> {
+        let me = pe.my_pe();
+        self.put(pe, me, src)
+    }
+
+    /// This PE's elements, by reference.
+    ///
+    /// # Safety
+    /// No PE may write these elements on this PE while the slice lives (see
+    /// [`Symmetric::local`]); [`SymmetricBufferExt::read_local`] and
+    /// [`SymmetricBufferExt::to_vec`] copy instead and need no such promise.
+    unsafe fn local_slice<'a>(&self, pe: &'a Pe) -> &'a [Self::Elem] {
         let base = slice_ptr(self, pe);
         // SAFETY: the buffer's range is allocated, aligned and initialised (Pod) on this
-        // PE; local writes need `&mut Pe`.
+        // PE; no PE writes it while the slice lives (the caller's promise), and this PE
+        // cannot without `&mut Pe`.
         unsafe { std::slice::from_raw_parts(base, self.sym_len()) }
     }
 
     /// This PE's elements, mutably.
-    fn local_slice_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut [Self::Elem] {
+    ///
+    /// # Safety
+    /// No other PE may read or write these elements on this PE while the slice lives.
+    unsafe fn local_slice_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut [Self::Elem] {
         let base = slice_ptr(self, pe);
         // SAFETY: as in `local_slice`; the exclusive borrow of `pe` excludes every other
-        // local view and every collective while the slice lives.
+        // local view, put and collective of this PE while the slice lives.
         unsafe { std::slice::from_raw_parts_mut(base, self.sym_len()) }
     }
 
@@ -306,7 +422,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
         check_fits(src.len(), self.sym_len())?;
         Ok(pe
             .rt()
-            .put_bytes(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+            .put(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
     }
 
     /// Copies PE `source_pe`'s buffer from element 0 into `dst` (`shmem_get`).
@@ -314,7 +430,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
         check_fits(dst.len(), self.sym_len())?;
         Ok(pe
             .rt()
-            .get_bytes(source_pe, self.sym_offset(), bytemuck::cast_slice_mut(dst))?)
+            .get(source_pe, self.sym_offset(), bytemuck::cast_slice_mut(dst))?)
     }
 
     /// Stores one element into PE `target_pe`'s buffer at `index` (`shmem_p`).
@@ -335,7 +451,11 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Dereferencing it is `unsafe` and subject to the SHMEM synchronization rules.
     fn remote_ptr(&self, pe: &Pe, target_pe: usize) -> Result<*mut Self::Elem> {
         let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
-        Ok(pe.rt().address(target_pe, self.sym_offset(), bytes)?.cast())
+        let address = pe
+            .rt()
+            .peer_address(target_pe, self.sym_offset(), bytes)?
+            .ok_or(ShmemError::NotAccessible { pe: target_pe })?;
+        Ok(address.cast())
     }
 }
 
@@ -374,15 +494,13 @@ where
     })
 }
 
+/// Address of this PE's copy of a buffer (checked by the runtime to lie in its heap).
 fn slice_ptr<B: SymmetricBuffer + ?Sized>(buf: &B, pe: &Pe) -> *mut B::Elem {
-    // SAFETY: symmetric buffers lie inside the partition (trait contract).
-    unsafe {
-        pe.rt()
-            .heap()
-            .partition(pe.my_pe())
-            .add(buf.sym_offset())
-            .cast()
-    }
+    let bytes = buf.sym_len() * std::mem::size_of::<B::Elem>();
+    pe.rt()
+        .local_address(buf.sym_offset(), bytes)
+        .expect("a symmetric buffer lies in the symmetric heap")
+        .cast()
 }
 
 /// A symmetric heap allocation of `len` elements of `T` (`shmem_malloc`/`shmem_calloc`):
@@ -398,7 +516,8 @@ pub struct SymSlice<T> {
 }
 
 // SAFETY: allocated by the collective allocator with room and alignment for len Ts on
-// every PE; freed only by consuming the value.
+// every PE; freed only by consuming the value (or replaced by `realloc`, which updates
+// both fields).
 unsafe impl<T: Pod> SymmetricBuffer for SymSlice<T> {
     type Elem = T;
     fn sym_offset(&self) -> usize {
@@ -409,9 +528,21 @@ unsafe impl<T: Pod> SymmetricBuffer for SymSlice<T> {
     }
 }
 
+fn bytes_for<T>(len: usize) -> Result<usize> {
+    len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+        shmem_rt::RtError::BadAlloc(format!(
+            "{len} elements of {} bytes overflow",
+            std::mem::size_of::<T>()
+        ))
+        .into()
+    })
+}
+
 impl Pe {
     /// Collectively allocates `len` zeroed elements of `T` on every PE (`shmem_calloc`).
-    /// Every PE must make the same call; ends with a barrier.
+    /// Every PE must make the same call; ends with a barrier. If the PEs' calls differ,
+    /// or the heap cannot hold the block, every PE gets an error and nothing is
+    /// allocated.
     pub fn alloc_slice<T: SymmetricType>(&mut self, len: usize) -> Result<SymSlice<T>> {
         self.alloc_slice_aligned(len, std::mem::align_of::<T>())
     }
@@ -422,9 +553,7 @@ impl Pe {
         len: usize,
         align: usize,
     ) -> Result<SymSlice<T>> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| shmem_rt::RtError::BadAlloc(format!("{len} elements overflow")))?;
+        let bytes = bytes_for::<T>(len)?;
         let align = align.max(std::mem::align_of::<T>());
         let offset = self.rt_mut().alloc(bytes, align)?;
         Ok(SymSlice {
@@ -434,13 +563,41 @@ impl Pe {
         })
     }
 
+    /// Collectively frees a symmetric allocation (`shmem_free`); starts with a barrier.
+    pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<()> {
+        Ok(self.rt_mut().free(slice.offset)?)
+    }
+
+    /// Collectively resizes a symmetric allocation (`shmem_realloc`) to `new_len`
+    /// elements, keeping this PE's first `min(old, new)` elements; new elements are zero.
+    /// On success `slice` names the new block (the old one is freed); on an error —
+    /// the heap cannot hold the new block, or the PEs' calls differ — every PE gets it,
+    /// and `slice` still names the old block, unchanged (as C's `realloc` keeps it).
+    pub fn realloc<T: SymmetricType>(
+        &mut self,
+        slice: &mut SymSlice<T>,
+        new_len: usize,
+    ) -> Result<()> {
+        let bytes = bytes_for::<T>(new_len)?;
+        let offset = self
+            .rt_mut()
+            .realloc(slice.offset, bytes, std::mem::align_of::<T>())?;
+        slice.offset = offset;
+        slice.len = new_len;
+        Ok(())
+    }
+
     /// This PE's elements of two symmetric buffers at once, both mutable: for a program
     /// that reads one buffer while it writes another (a stencil sweeping from one grid
     /// into the next) without copying either. Errors with
     /// [`ShmemError::OverlappingViews`] if the buffers share a byte: a mutable view never
     /// aliases another view. Both views borrow the handle exclusively, so neither can be
     /// held across a put or a collective.
-    pub fn local_pair_mut<'a, EA: Pod, EB: Pod>(
+    ///
+    /// # Safety
+    /// No other PE may read or write either buffer on this PE while the views live (see
+    /// [`Symmetric::local`]).
+    pub unsafe fn local_pair_mut<'a, EA: Pod, EB: Pod>(
         &'a mut self,
         a: &(impl SymmetricBuffer<Elem = EA> + ?Sized),
         b: &(impl SymmetricBuffer<Elem = EB> + ?Sized),
@@ -448,8 +605,9 @@ impl Pe {
         check_disjoint(a, b)?;
         let (a_base, b_base) = (slice_ptr(a, self), slice_ptr(b, self));
         // SAFETY: each buffer's range is allocated, aligned and initialised (Pod) on this
-        // PE; the two ranges are disjoint (checked above), and the exclusive borrow of
-        // `self` excludes every other local view and every collective while they live.
+        // PE; the two ranges are disjoint (checked above); the exclusive borrow of `self`
+        // excludes every other local view, put and collective of this PE while they live,
+        // and no other PE touches them (the caller's promise).
         unsafe {
             Ok((
                 std::slice::from_raw_parts_mut(a_base, a.sym_len()),
@@ -461,32 +619,16 @@ impl Pe {
     /// This PE's elements of `read`, shared, and of `write`, mutable, at once: the
     /// read/write form of [`Pe::local_pair_mut`], with the same rule (the buffers must
     /// not share a byte, else [`ShmemError::OverlappingViews`]).
-    pub fn local_read_write<'a, ER: Pod, EW: Pod>(
+    ///
+    /// # Safety
+    /// As [`Pe::local_pair_mut`].
+    pub unsafe fn local_read_write<'a, ER: Pod, EW: Pod>(
         &'a mut self,
         read: &(impl SymmetricBuffer<Elem = ER> + ?Sized),
         write: &(impl SymmetricBuffer<Elem = EW> + ?Sized),
     ) -> Result<(&'a [ER], &'a mut [EW])> {
-        let (read, write) = self.local_pair_mut(read, write)?;
+        // SAFETY: the caller's promise, passed on.
+        let (read, write) = unsafe { self.local_pair_mut(read, write)? };
         Ok((read, write))
-    }
-
-    /// Collectively frees a symmetric allocation (`shmem_free`); starts with a barrier.
-    pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<()> {
-        Ok(self.rt_mut().free(slice.offset)?)
-    }
-
-    /// Collectively resizes a symmetric allocation (`shmem_realloc`), keeping this PE's
-    /// first `min(old, new)` elements; new elements are zero.
-    pub fn realloc<T: Pod>(&mut self, slice: SymSlice<T>, new_len: usize) -> Result<SymSlice<T>> {
-        let new = self.alloc_slice::<T>(new_len)?;
-        let keep = slice.len.min(new_len);
-        let (old_local, new_local) = (
-            slice.local_slice(self)[..keep].as_ptr(),
-            new.local_slice(self)[..keep].as_ptr().cast_mut(),
-        );
-        // SAFETY: both ranges are live, distinct allocations of at least `keep` Ts.
-        unsafe { std::ptr::copy_nonoverlapping(old_local, new_local, keep) };
-        self.free(slice)?;
-        Ok(new)
     }
 }

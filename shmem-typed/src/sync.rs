@@ -79,8 +79,10 @@ wait_int!(i8 => AtomicI8, i16 => AtomicI16, i32 => AtomicI32, i64 => AtomicI64,
 impl Pe {
     /// Blocks until element 0 of this PE's `var` satisfies `cmp` against `value`
     /// (`shmem_wait_until`). Other PEs update it with puts. Fails instead of hanging if
-    /// the job aborts or every other PE has finalized.
-    pub fn wait_until<B>(&self, var: &B, cmp: Cmp, value: B::Elem) -> Result<()>
+    /// the job aborts, or if no PE can satisfy the wait any more (every other PE has
+    /// finalized or is blocked in a wait too). Takes the handle mutably: the wait is
+    /// where other PEs' writes become visible, so no local view may be held across it.
+    pub fn wait_until<B>(&mut self, var: &B, cmp: Cmp, value: B::Elem) -> Result<()>
     where
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
@@ -89,7 +91,13 @@ impl Pe {
     }
 
     /// As [`Pe::wait_until`] for element `index` of `var`.
-    pub fn wait_until_at<B>(&self, var: &B, index: usize, cmp: Cmp, value: B::Elem) -> Result<()>
+    pub fn wait_until_at<B>(
+        &mut self,
+        var: &B,
+        index: usize,
+        cmp: Cmp,
+        value: B::Elem,
+    ) -> Result<()>
     where
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
@@ -102,15 +110,15 @@ impl Pe {
                 len: var.sym_len(),
             });
         }
-        let ptr = self
-            .rt()
-            .address(self.my_pe(), var.sym_offset() + index * size, size)?
-            .cast::<B::Elem>()
-            .cast_const();
-        // SAFETY: `ptr` is an aligned element of a symmetric buffer on this PE.
-        let load = || unsafe { B::Elem::load_acquire(ptr) };
+        let offset = var.sym_offset() + index * size;
         Ok(self
-            .rt()
-            .wait_local("wait_until", || cmp.holds(load(), value))?)
+            .rt_mut()
+            .wait_local(offset, size, "wait_until", |ptr| {
+                // SAFETY: the runtime checked that `ptr` addresses `size` bytes of this PE's
+                // symmetric heap, aligned to `size` (the element's size, a power of two up to
+                // 8, which is its alignment).
+                let now = unsafe { B::Elem::load_acquire(ptr.cast()) };
+                cmp.holds(now, value)
+            })?)
     }
 }

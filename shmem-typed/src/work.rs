@@ -25,16 +25,19 @@
 //! `#[symmetric]` static array; the compiler reports this one when it generates code, so
 //! `cargo build` shows it and `cargo check` does not); for sources sized at run time the
 //! check is at run time.
+//!
+//! Work arrays belong to the runtime: they are not plain data, so no safe code can read
+//! or write their words (`write`, `put`, collectives' targets do not compile for them).
+//! Only a collective's `_with` variant uses one.
 
 use std::marker::PhantomData;
 use std::mem::size_of;
 
-use bytemuck::{Pod, Zeroable};
-use shmem_rt::collective::StageArea;
-use shmem_rt::layout::{SyncWords, CACHE_LINE};
+use bytemuck::Pod;
+use shmem_rt::__private::{StageArea, Work, CACHE_LINE, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
 
 use crate::ops::Scalars;
-use crate::symmetric::{Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer};
+use crate::symmetric::{runtime_owned, Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer};
 
 /// The smallest `pWrk` length, in elements (`SHMEM_REDUCE_MIN_WRKDATA_SIZE`).
 pub const MIN_WRKDATA: usize = 16;
@@ -56,29 +59,26 @@ pub const fn wrk_lines<T>(nreduce: usize) -> usize {
     (wrk_len(nreduce) * size_of::<T>()).div_ceil(CACHE_LINE)
 }
 
-/// One cache line of plain words.
+/// One cache line of words, owned by the runtime.
 #[repr(C, align(128))]
-#[derive(Clone, Copy, Pod, Zeroable)]
+#[derive(Clone, Copy)]
 struct Line([u64; CACHE_LINE / 8]);
 
 impl Line {
     const ZERO: Line = Line([0; CACHE_LINE / 8]);
 }
 
-const SYNC_LINES: usize = size_of::<SyncWords>() / CACHE_LINE;
+const SYNC_LINES: usize = WORK_SYNC_BYTES / CACHE_LINE;
 
-/// Storage laid out exactly like the runtime's [`SyncWords`] (all zero = ready).
+/// Storage for the runtime's sync words (all zero = ready).
 #[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
 struct SyncArea {
     lines: [Line; SYNC_LINES],
 }
 
-static_assertions::const_assert_eq!(size_of::<SyncArea>(), size_of::<SyncWords>());
-static_assertions::const_assert_eq!(
-    std::mem::align_of::<SyncArea>(),
-    std::mem::align_of::<SyncWords>()
-);
+static_assertions::const_assert_eq!(size_of::<SyncArea>(), WORK_SYNC_BYTES);
+static_assertions::const_assert_eq!(std::mem::align_of::<SyncArea>(), WORK_SYNC_ALIGN);
+static_assertions::const_assert_eq!(std::mem::align_of::<Line>(), CACHE_LINE);
 
 impl SyncArea {
     const ZERO: SyncArea = SyncArea {
@@ -90,10 +90,11 @@ macro_rules! sync_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[repr(C)]
-        #[derive(Clone, Copy, Pod, Zeroable)]
         pub struct $name {
             sync: SyncArea,
         }
+
+        runtime_owned!([] $name);
 
         impl $name {
             /// A fresh work array (declare it as a `#[symmetric] static`).
@@ -132,22 +133,11 @@ sync_type!(
     CollectSync
 );
 
-/// Symmetric offsets of a work array's parts, for the runtime.
-pub(crate) trait WorkLayout {
-    /// The staging area that goes with the sync words at the start of the value.
-    fn stage(base: usize) -> StageArea;
-}
-
-macro_rules! sync_only_layout {
-    ($($name:ident),*) => {$(
-        impl WorkLayout for $name {
-            fn stage(_base: usize) -> StageArea {
-                StageArea::NONE
-            }
-        }
-    )*};
-}
-sync_only_layout!(BarrierSync, BroadcastSync, CollectSync);
+/// The sync-only work arrays: what the runtime needs to know about them.
+pub(crate) trait WorkLayout {}
+impl WorkLayout for BarrierSync {}
+impl WorkLayout for BroadcastSync {}
+impl WorkLayout for CollectSync {}
 
 /// The work array of [`crate::reduce_with`] for up to `NREDUCE` reductions of `T`: two
 /// `pSync` sets and two `pWrk` buffers of `max(NREDUCE / 2 + 1, MIN_WRKDATA)` elements
@@ -187,13 +177,6 @@ impl<T: Pod, const NREDUCE: usize, const LINES: usize> Default for ReduceWork<T,
     }
 }
 
-impl<T: Pod, const NREDUCE: usize, const LINES: usize> Clone for ReduceWork<T, NREDUCE, LINES> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: Pod, const NREDUCE: usize, const LINES: usize> Copy for ReduceWork<T, NREDUCE, LINES> {}
-
 impl<T: Pod, const NREDUCE: usize, const LINES: usize> std::fmt::Debug
     for ReduceWork<T, NREDUCE, LINES>
 {
@@ -202,17 +185,7 @@ impl<T: Pod, const NREDUCE: usize, const LINES: usize> std::fmt::Debug
     }
 }
 
-// SAFETY: all-zero is a valid value (fresh sync words, empty buffers).
-unsafe impl<T: Pod, const NREDUCE: usize, const LINES: usize> Zeroable
-    for ReduceWork<T, NREDUCE, LINES>
-{
-}
-// SAFETY: the fields are whole cache lines of u64 words (size a multiple of the 128-byte
-// alignment, so no padding anywhere) and a zero-sized marker; every bit pattern is valid.
-unsafe impl<T: Pod, const NREDUCE: usize, const LINES: usize> Pod
-    for ReduceWork<T, NREDUCE, LINES>
-{
-}
+runtime_owned!([T: Pod, const NREDUCE: usize, const LINES: usize] ReduceWork<T, NREDUCE, LINES>);
 
 mod sealed {
     pub trait Sealed {}
@@ -226,7 +199,7 @@ mod sealed {
     label = "a work array for another element type",
     note = "declare the work array with the reduction's element type: `#[symmetric] static WORK: reduce_work!({T}, N) = ReduceWork::new();`"
 )]
-pub trait ReduceWorkArray<T: Pod>: Pod + sealed::Sealed {
+pub trait ReduceWorkArray<T: Pod>: crate::symmetric::SymmetricStatic + sealed::Sealed {
     /// Largest `nreduce` it serves.
     const NREDUCE: usize;
     /// The staging area (both `pWrk` buffers) of a work array at symmetric offset `base`.
@@ -238,9 +211,9 @@ impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWorkArray<T>
     for ReduceWork<T, NREDUCE, LINES>
 {
     const NREDUCE: usize = NREDUCE;
-    fn stage(base: usize) -> StageArea {
+    fn stage(_base: usize) -> StageArea {
         StageArea {
-            offset: base + std::mem::offset_of!(Self, wrk),
+            delta: std::mem::offset_of!(Self, wrk),
             stride: LINES * CACHE_LINE,
             capacity: LINES * CACHE_LINE,
         }
@@ -301,16 +274,22 @@ where
     }
 }
 
-/// Symmetric offset and staging area of a sync-only work array static.
-pub(crate) fn sync_place<W: Pod + WorkLayout>(work: &Symmetric<W>) -> (usize, StageArea) {
-    let base = work.offset();
-    (base, W::stage(base))
+/// The runtime's view of a sync-only work array static.
+pub(crate) fn sync_work<W: WorkLayout>(work: &Symmetric<W>) -> Work {
+    Work::Explicit {
+        offset: work.offset(),
+        stage: StageArea::NONE,
+        max_nelems: usize::MAX,
+    }
 }
 
-/// Symmetric offset, staging area and capacity (`nreduce`) of a reduction work array.
-pub(crate) fn reduce_place<T: Pod, W: ReduceWorkArray<T>>(
-    work: &Symmetric<W>,
-) -> ((usize, StageArea), usize) {
-    let base = work.offset();
-    ((base, W::stage(base)), W::NREDUCE)
+/// The runtime's view of a reduction work array static: its sync words, its `pWrk`
+/// buffers as staging area, and how many elements it serves.
+pub(crate) fn reduce_work<T: Pod, W: ReduceWorkArray<T>>(work: &Symmetric<W>) -> Work {
+    let offset = work.offset();
+    Work::Explicit {
+        offset,
+        stage: W::stage(offset),
+        max_nelems: W::NREDUCE,
+    }
 }

@@ -37,9 +37,9 @@ fn small_collectives_on_the_world(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let n = pe.n_pes();
     let world = pe.world();
-    SMALL_SRC.set(pe, [value(me, 0), value(me, 1), value(me, 2), value(me, 3)]);
+    SMALL_SRC.write(pe, [value(me, 0), value(me, 1), value(me, 2), value(me, 3)]);
     fcollect::<u64>(pe, &world, &SMALL_DST, &SMALL_SRC)?;
-    let got = SMALL_DST.get(pe);
+    let got = SMALL_DST.read(pe);
     for p in 0..n {
         for i in 0..4 {
             assert_eq!(got[p * 4 + i], value(p, i), "fcollect PE {me} block {p}");
@@ -48,7 +48,7 @@ fn small_collectives_on_the_world(pe: &mut Pe) -> Result<(), ShmemError> {
     // collect: PE p contributes p + 1 elements.
     let total = collect::<u64>(pe, &world, &SMALL_DST, &SMALL_SRC.range(..me % 4 + 1)?)?;
     assert_eq!(total, (1..=n).map(|k| (k - 1) % 4 + 1).sum::<usize>());
-    let got = SMALL_DST.get(pe);
+    let got = SMALL_DST.read(pe);
     let mut at = 0;
     for p in 0..n {
         for i in 0..p % 4 + 1 {
@@ -57,9 +57,9 @@ fn small_collectives_on_the_world(pe: &mut Pe) -> Result<(), ShmemError> {
         }
     }
     // broadcast from index 2; the root's own target is not written.
-    SMALL_DST.set(pe, [u64::MAX; 64]);
+    SMALL_DST.write(pe, [u64::MAX; 64]);
     broadcast::<u64>(pe, &world, 2, &SMALL_DST, &SMALL_SRC)?;
-    let got = SMALL_DST.get(pe);
+    let got = SMALL_DST.read(pe);
     if me == 2 {
         assert_eq!(got[..4], [u64::MAX; 4]);
     } else {
@@ -69,10 +69,10 @@ fn small_collectives_on_the_world(pe: &mut Pe) -> Result<(), ShmemError> {
         );
     }
     // reduce, in place.
-    RED_SRC.set(pe, [me as i16 + 1, -(me as i16), 1 << me]);
+    RED_SRC.write(pe, [me as i16 + 1, -(me as i16), 1 << me]);
     reduce::<Max, i16>(pe, &world, &RED_SRC, &RED_SRC)?;
-    assert_eq!(RED_SRC.get(pe), [n as i16, 0, 1 << (n - 1)]);
-    RED_SRC.set(pe, [me as i16 + 1, -(me as i16), 1 << me]);
+    assert_eq!(RED_SRC.read(pe), [n as i16, 0, 1 << (n - 1)]);
+    RED_SRC.write(pe, [me as i16 + 1, -(me as i16), 1 << me]);
     reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
     let xor = (0..n).fold([0i16; 3], |acc, p| {
         [
@@ -81,7 +81,7 @@ fn small_collectives_on_the_world(pe: &mut Pe) -> Result<(), ShmemError> {
             acc[2] ^ (1 << p),
         ]
     });
-    assert_eq!(RED_DST.get(pe), xor);
+    assert_eq!(RED_DST.read(pe), xor);
     barrier_all(pe)?;
     Ok(())
 }
@@ -94,10 +94,10 @@ fn example_2_nreduce_3_equals_three_single_reductions() {
         let me = pe.my_pe() as i16;
         let world = ActiveSet::new(0, 0, 8)?;
         let source = [me * 3 - 7, 100 - me * me, me ^ 5];
-        RED_SRC.set(pe, source);
+        RED_SRC.write(pe, source);
         reduce_with::<Max, i16>(pe, &world, &RED_DST, &RED_SRC, &WORK_A)?;
-        let together = RED_DST.get(pe);
-        RED_DST.set(pe, [0; 3]);
+        let together = RED_DST.read(pe);
+        RED_DST.write(pe, [0; 3]);
         reduce_with::<Max, i16>(
             pe,
             &world,
@@ -119,7 +119,7 @@ fn example_2_nreduce_3_equals_three_single_reductions() {
             &RED_SRC.range(2..3)?,
             &WORK_1,
         )?;
-        assert_eq!(RED_DST.get(pe), together);
+        assert_eq!(RED_DST.read(pe), together);
         let expect = (0..8i16).fold([i16::MIN; 3], |acc, p| {
             [
                 acc[0].max(p * 3 - 7),
@@ -130,7 +130,7 @@ fn example_2_nreduce_3_equals_three_single_reductions() {
         assert_eq!(together, expect);
         // The xor seed's version of the example, with the implicit work arrays.
         reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
-        let together = RED_DST.get(pe);
+        let together = RED_DST.read(pe);
         for i in 0..3 {
             reduce::<Xor, i16>(
                 pe,
@@ -139,7 +139,7 @@ fn example_2_nreduce_3_equals_three_single_reductions() {
                 &RED_SRC.range(i..i + 1)?,
             )?;
         }
-        assert_eq!(RED_DST.get(pe), together);
+        assert_eq!(RED_DST.read(pe), together);
         Ok::<(), ShmemError>(())
     });
 }
@@ -152,9 +152,9 @@ fn explicit_sync_work_arrays(pe: &mut Pe) -> Result<(), ShmemError> {
     let src = pe.alloc_slice::<u64>(1000)?;
     for round in 0..5u64 {
         let mine: Vec<u64> = (0..1000).map(|i| value(me, i) + round).collect();
-        src.local_slice_mut(pe).copy_from_slice(&mine);
+        src.write_local(pe, &mine)?;
         fcollect_with::<u64>(pe, &world, &big, &src, &COLLECT_SYNC)?;
-        let got = big.local_slice(pe);
+        let got = big.to_vec(pe);
         for p in 0..3 {
             for i in (0..1000).step_by(97) {
                 assert_eq!(got[p * 1000 + i], value(p, i) + round);
@@ -163,7 +163,7 @@ fn explicit_sync_work_arrays(pe: &mut Pe) -> Result<(), ShmemError> {
         broadcast_with::<u64>(pe, &world, 1, &big, &src, &BCAST_SYNC)?;
         if me != 1 {
             assert_eq!(
-                big.local_slice(pe)[..1000],
+                big.to_vec(pe)[..1000],
                 (0..1000).map(|i| value(1, i) + round).collect::<Vec<_>>()[..]
             );
         }
@@ -200,12 +200,12 @@ fn check_set(
     let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
     let dst = dst.range(..len * n + 4)?;
     let mine: Vec<u64> = (0..len).map(|i| input(round, me, i)).collect();
-    s.local_slice_mut(pe).copy_from_slice(&mine);
+    s.write_local(pe, &mine)?;
     let sentinel = u64::MAX - 7;
-    dst.local_slice_mut(pe).fill(sentinel);
+    dst.write_local(pe, &vec![sentinel; dst.len()])?;
 
     fcollect::<u64>(pe, set, &d, &s)?;
-    let got = dst.local_slice(pe);
+    let got = dst.to_vec(pe);
     for (k, &p) in members.iter().enumerate() {
         for i in 0..len {
             assert_eq!(
@@ -219,10 +219,10 @@ fn check_set(
 
     // Collect with lengths that differ: member k gives (k + round) % 3 / 2 of its source.
     let part = |k: usize| len * ((k + round as usize) % 3) / 2;
-    dst.local_slice_mut(pe).fill(sentinel);
+    dst.write_local(pe, &vec![sentinel; dst.len()])?;
     let total = collect::<u64>(pe, set, &d, &src.range(..part(idx))?)?;
     assert_eq!(total, (0..n).map(part).sum::<usize>());
-    let got = dst.local_slice(pe);
+    let got = dst.to_vec(pe);
     let mut at = 0;
     for (k, &p) in members.iter().enumerate() {
         for i in 0..part(k) {
@@ -233,9 +233,9 @@ fn check_set(
     assert!(got[at..].iter().all(|&x| x == sentinel));
 
     let root = (round as usize) % n;
-    dst.local_slice_mut(pe).fill(sentinel);
+    dst.write_local(pe, &vec![sentinel; dst.len()])?;
     broadcast::<u64>(pe, set, root, &dst.range(..len)?, &s)?;
-    let got = dst.local_slice(pe);
+    let got = dst.to_vec(pe);
     for (i, &x) in got[..len].iter().enumerate() {
         let want = if idx == root {
             sentinel
@@ -247,7 +247,7 @@ fn check_set(
     assert_eq!(got[len], sentinel);
 
     reduce::<Xor, u64>(pe, set, &dst.range(..len)?, &s)?;
-    let got = dst.local_slice(pe);
+    let got = dst.to_vec(pe);
     for (i, &x) in got[..len].iter().enumerate() {
         let want = members.iter().fold(0, |acc, &p| acc ^ input(round, p, i));
         assert_eq!(x, want, "reduce xor {set} len {len}");
@@ -255,7 +255,7 @@ fn check_set(
     assert_eq!(got[len], sentinel);
     // In place, with wrapping sums.
     reduce::<Sum, u64>(pe, set, &s, &s)?;
-    let got = src.local_slice(pe);
+    let got = src.to_vec(pe);
     for (i, &x) in got[..len].iter().enumerate() {
         let want = members
             .iter()
@@ -307,16 +307,12 @@ fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemE
     for round in 0..10_000u64 {
         let len = lens[(round as usize / 7) % lens.len()];
         let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
-        let fill = |pe: &mut Pe| {
-            for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
-                *x = input(round, me, i);
-            }
-        };
-        fill(pe);
+        let mine: Vec<u64> = (0..len).map(|i| input(round, me, i)).collect();
+        src.write_local(pe, &mine)?;
         match round % 7 {
             0 => {
                 fcollect::<u64>(pe, &set, &d, &s)?;
-                let got = dst.local_slice(pe);
+                let got = dst.to_vec(pe);
                 for p in 0..n {
                     assert_eq!(got[p * len + len - 1], input(round, p, len - 1));
                     assert_eq!(got[p * len], input(round, p, 0), "round {round}");
@@ -325,7 +321,7 @@ fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemE
             1 => {
                 let mine = (me + round as usize) % 2 * len;
                 let total = collect::<u64>(pe, &set, &d, &src.range(..mine)?)?;
-                let got = dst.local_slice(pe);
+                let got = dst.to_vec(pe);
                 let mut at = 0;
                 for p in 0..n {
                     let k = (p + round as usize) % 2 * len;
@@ -341,14 +337,14 @@ fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemE
                 let root = (round as usize / 7) % n;
                 broadcast::<u64>(pe, &set, root, &d, &s)?;
                 if me != root {
-                    let got = dst.local_slice(pe);
+                    let got = dst.to_vec(pe);
                     assert_eq!(got[0], input(round, root, 0), "round {round}");
                     assert_eq!(got[len - 1], input(round, root, len - 1));
                 }
             }
             3 => {
                 reduce::<Xor, u64>(pe, &set, &s, &s)?;
-                let got = src.local_slice(pe);
+                let got = src.to_vec(pe);
                 for i in [0, len / 2, len - 1] {
                     let want = (0..n).fold(0, |acc, p| acc ^ input(round, p, i));
                     assert_eq!(got[i], want, "round {round}");
@@ -356,7 +352,7 @@ fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemE
             }
             4 => {
                 reduce::<Max, u64>(pe, &set, &d, &s)?;
-                let got = dst.local_slice(pe);
+                let got = dst.to_vec(pe);
                 for i in [0, len - 1] {
                     let want = (0..n).map(|p| input(round, p, i)).max().unwrap();
                     assert_eq!(got[i], want, "round {round}");
@@ -364,9 +360,8 @@ fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemE
             }
             5 => {
                 let k = len.min(64);
-                for (i, x) in src32.local_slice_mut(pe)[..k].iter_mut().enumerate() {
-                    *x = input(round, me, i) as u32;
-                }
+                let mine: Vec<u32> = (0..k).map(|i| input(round, me, i) as u32).collect();
+                src32.write_local(pe, &mine)?;
                 reduce_with::<Sum, u32>(
                     pe,
                     &set,
@@ -374,7 +369,7 @@ fn ten_thousand_back_to_back_mixed_collectives(pe: &mut Pe) -> Result<(), ShmemE
                     &src32.range(..k)?,
                     &MIX_WORK,
                 )?;
-                let got = dst32.local_slice(pe);
+                let got = dst32.to_vec(pe);
                 let want = (0..n).fold(0u32, |a, p| a.wrapping_add(input(round, p, k - 1) as u32));
                 assert_eq!(got[k - 1], want, "round {round}");
             }
@@ -407,12 +402,11 @@ fn back_to_back_broadcasts_let_the_root_run_ahead(pe: &mut Pe) -> Result<(), Shm
         } else {
             (round as usize / 8) % 3
         };
-        for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
-            *x = input(round, me, i);
-        }
+        let mine: Vec<u64> = (0..len).map(|i| input(round, me, i)).collect();
+        src.write_local(pe, &mine)?;
         broadcast::<u64>(pe, &set, root, &dst.range(..len)?, &src.range(..len)?)?;
         if me != root {
-            let got = dst.local_slice(pe);
+            let got = dst.to_vec(pe);
             assert_eq!(got[0], input(round, root, 0), "round {round}");
             assert_eq!(got[len - 1], input(round, root, len - 1), "round {round}");
         }
@@ -439,11 +433,10 @@ fn explicit_work_arrays_on_every_path(pe: &mut Pe) -> Result<(), ShmemError> {
     {
         let round = round as u64;
         let (s, d) = (src.range(..len)?, dst.range(..len)?);
-        for (i, x) in src.local_slice_mut(pe)[..len].iter_mut().enumerate() {
-            *x = input(round, me, i);
-        }
+        let mine: Vec<u64> = (0..len).map(|i| input(round, me, i)).collect();
+        src.write_local(pe, &mine)?;
         reduce_with::<Xor, u64>(pe, &set, &d, &s, &BIG_WORK)?;
-        let got = dst.local_slice(pe);
+        let got = dst.to_vec(pe);
         for (i, &x) in got[..len].iter().enumerate() {
             assert_eq!(
                 x,
@@ -452,7 +445,7 @@ fn explicit_work_arrays_on_every_path(pe: &mut Pe) -> Result<(), ShmemError> {
             );
         }
         fcollect_with::<u64>(pe, &set, &dst.range(..len * n)?, &s, &COLLECT_SYNC)?;
-        let got = dst.local_slice(pe);
+        let got = dst.to_vec(pe);
         for p in 0..n {
             assert_eq!(
                 got[p * len + len - 1],
@@ -465,8 +458,16 @@ fn explicit_work_arrays_on_every_path(pe: &mut Pe) -> Result<(), ShmemError> {
         assert_eq!(total, (0..n).map(|p| len - p % 2).sum::<usize>());
         broadcast_with::<u64>(pe, &set, 2, &d, &s, &BCAST_SYNC)?;
         if me != 2 {
-            assert_eq!(dst.local_slice(pe)[len - 1], input(round, 2, len - 1));
+            assert_eq!(dst.to_vec(pe)[len - 1], input(round, 2, len - 1));
         }
     }
     Ok(())
+}
+
+/// The suite runs on the transport `SHMEM_TRANSPORT` names (CI runs it on `shm` and on
+/// the test transport `loopback`, which reaches other PEs only through its calls).
+#[shmem_testkit::test(npes = 2)]
+fn runs_on_the_transport_asked_for(pe: &mut Pe) {
+    let asked = std::env::var("SHMEM_TRANSPORT").unwrap_or_else(|_| "shm".into());
+    assert_eq!(pe.transport(), asked);
 }

@@ -22,9 +22,9 @@ static COLLECT_SYNC: CollectSync = CollectSync::new();
 /// A correct fcollect of one element per member on `set`, checked.
 fn still_works(pe: &mut Pe, set: &ActiveSet) -> Result<(), ShmemError> {
     let me = pe.my_pe() as u32;
-    SRC.set(pe, [me + 100; 8]);
+    SRC.write(pe, [me + 100; 8]);
     fcollect::<u32>(pe, set, &DST, &SRC.range(..1)?)?;
-    let got = DST.get(pe);
+    let got = DST.read(pe);
     for (k, p) in set.members().enumerate() {
         assert_eq!(got[k], p as u32 + 100, "set unusable after an error");
     }
@@ -58,7 +58,7 @@ fn caller_outside_the_set_is_told_and_members_are_unaffected() {
             Err(ShmemError::NotInActiveSet { pe: 2, .. }) => {}
             other => panic!("PE 2 outside the set got {other:?}"),
         };
-        SRC.set(pe, [me as u32; 8]);
+        SRC.write(pe, [me as u32; 8]);
         let results = [
             fcollect::<u32>(pe, &pair, &DST, &SRC),
             collect::<u32>(pe, &pair, &DST, &SRC).map(drop),
@@ -75,7 +75,7 @@ fn caller_outside_the_set_is_told_and_members_are_unaffected() {
             }
         }
         if me < 2 {
-            assert_eq!(DST.get(pe)[..4], [0, 0, 1, 1]);
+            assert_eq!(DST.read(pe)[..4], [0, 0, 1, 1]);
             still_works(pe, &pair)?;
         } else {
             let err = fcollect::<u32>(pe, &pair, &DST, &SRC).unwrap_err();
@@ -185,9 +185,9 @@ fn overlapping_target_and_source_are_reported_on_every_pe() {
         );
         still_works(pe, &world)?;
         // The same buffer as target and source is fine.
-        SRC.set(pe, [me as u32 + 1; 8]);
+        SRC.write(pe, [me as u32 + 1; 8]);
         reduce::<Sum, u32>(pe, &world, &SRC, &SRC)?;
-        assert_eq!(SRC.get(pe), [6; 8]);
+        assert_eq!(SRC.read(pe), [6; 8]);
         // fcollect: every PE's source overlaps its target other than in place.
         let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?).unwrap_err();
         assert!(
@@ -198,7 +198,7 @@ fn overlapping_target_and_source_are_reported_on_every_pe() {
             "{err}"
         );
         // In place (the source is this PE's own block of the target) is fine.
-        DST.set(pe, [0; 32]);
+        DST.write(pe, [0; 32]);
         DST.p(pe, me, 2 * me, me as u32 + 40)?;
         DST.p(pe, me, 2 * me + 1, me as u32 + 50)?;
         fcollect::<u32>(
@@ -207,7 +207,7 @@ fn overlapping_target_and_source_are_reported_on_every_pe() {
             &DST.range(..6)?,
             &DST.range(2 * me..2 * me + 2)?,
         )?;
-        assert_eq!(DST.get(pe)[..6], [40, 50, 41, 51, 42, 52]);
+        assert_eq!(DST.read(pe)[..6], [40, 50, 41, 51, 42, 52]);
         still_works(pe, &world)?;
         Ok::<(), ShmemError>(())
     });
@@ -299,9 +299,9 @@ fn work_array_misuse_is_reported(pe: &mut Pe) -> Result<(), ShmemError> {
         }) => {}
         other => panic!("{other:?}"),
     }
-    SRC.set(pe, [me as u32; 8]);
+    SRC.write(pe, [me as u32; 8]);
     reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..3)?, &WORK)?;
-    assert_eq!(DST.get(pe)[..3], [3, 3, 3]);
+    assert_eq!(DST.read(pe)[..3], [3, 3, 3]);
     // The work array belongs to the world set now.
     let pair = ActiveSet::new(0, 0, 2)?;
     match reduce_with::<Sum, u32>(pe, &pair, &DST, &SRC.range(..3)?, &WORK) {
@@ -310,7 +310,7 @@ fn work_array_misuse_is_reported(pe: &mut Pe) -> Result<(), ShmemError> {
         other => panic!("PE {me}: {other:?}"),
     }
     reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..3)?, &WORK)?;
-    assert_eq!(DST.get(pe)[..3], [3, 3, 3]);
+    assert_eq!(DST.read(pe)[..3], [3, 3, 3]);
     Ok(())
 }
 
@@ -331,7 +331,7 @@ fn calls_on_different_active_sets_are_reported_not_hung() {
             ActiveSet::new(1, 0, 2)?,
             ActiveSet::new(0, 1, 2)?,
         ];
-        SRC.set(pe, [me as u32; 8]);
+        SRC.write(pe, [me as u32; 8]);
         let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
         match &err {
             ShmemError::ArgumentMismatch {

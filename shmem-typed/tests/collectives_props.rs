@@ -117,12 +117,17 @@ impl<T: TestElem> Tester<'_, T> {
         let me = self.pe.my_pe();
         let k = self.set.index_of(me).unwrap();
         let n = self.nelems();
-        self.src.local_slice_mut(self.pe)[..n].copy_from_slice(&self.inputs[k]);
-        self.dst.local_slice_mut(self.pe).fill(Self::sentinel());
+        assert_eq!(self.inputs[k].len(), n);
+        self.src
+            .write_local(self.pe, &self.inputs[k])
+            .expect("source");
+        self.dst
+            .write_local(self.pe, &vec![Self::sentinel(); self.dst.len()])
+            .expect("target");
     }
 
     fn expect(&self, what: &str, want: impl Iterator<Item = T>) {
-        let got = self.dst.local_slice(self.pe);
+        let got = self.dst.to_vec(self.pe);
         let mut count = 0;
         for (i, w) in want.enumerate() {
             assert!(
@@ -207,7 +212,7 @@ impl<T: TestElem> Tester<'_, T> {
             (1..self.inputs.len()).fold(self.inputs[0][i], |acc, k| oracle(acc, self.inputs[k][i]))
         });
         if in_place {
-            let got = self.src.local_slice(self.pe);
+            let got = self.src.to_vec(self.pe);
             for (i, w) in want.enumerate() {
                 assert!(
                     same(&got[i], &w),

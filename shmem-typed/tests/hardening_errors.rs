@@ -33,9 +33,9 @@ static SYNC_B: BarrierSync = BarrierSync::new();
 fn still_works(pe: &mut Pe) -> Result<(), ShmemError> {
     let world = pe.world();
     let me = pe.my_pe() as u32;
-    SRC.set(pe, [me + 100; 8]);
+    SRC.write(pe, [me + 100; 8]);
     fcollect::<u32>(pe, &world, &DST, &SRC.range(..1)?)?;
-    let got = DST.get(pe);
+    let got = DST.read(pe);
     for (p, &value) in got[..pe.n_pes()].iter().enumerate() {
         assert_eq!(
             value,
@@ -91,7 +91,7 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
 
     // A caller outside the set: the set of every PE but the last.
     let others = ActiveSet::new(0, 0, n as i64 - 1)?;
-    SRC.set(pe, [me as u32; 8]);
+    SRC.write(pe, [me as u32; 8]);
     let result = fcollect::<u32>(pe, &others, &DST, &SRC.range(..1)?);
     if is_culprit {
         assert!(
@@ -101,7 +101,7 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
     } else {
         result?;
         let want: Vec<u32> = (0..n as u32 - 1).collect();
-        assert_eq!(DST.get(pe)[..n - 1], want[..]);
+        assert_eq!(DST.read(pe)[..n - 1], want[..]);
     }
     still_works(pe)?;
 

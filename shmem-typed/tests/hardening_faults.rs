@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use shmem_rt::error::print_line;
+use shmem_rt::__private::print_line;
 use shmem_testkit::{
     await_ready, mark_ready, stamp_fault, test_name, Ended, Fault, FaultCase, Resources,
 };
@@ -180,7 +180,7 @@ fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), 
     let src = pe.alloc_slice::<u64>(n)?;
     let dst = pe.alloc_slice::<u64>(n * npes)?;
     let never_written = pe.alloc_slice::<u64>(1)?;
-    src.local_slice_mut(pe).fill(me as u64 + 1);
+    src.write_local(pe, &vec![me as u64 + 1; src.len()])?;
     if me == culprit(npes) && death.supervisor_signal().is_some() {
         // Busy in its own code (not in a wait: a job whose every PE waits is a deadlock
         // the runtime reports by itself), so the others stay inside `coll` until the

@@ -248,12 +248,12 @@ impl<T: StressElem> Buffers<T> {
         let me = pe.my_pe();
         let members: Vec<usize> = set.members().collect();
         let input = |p: usize, i: usize| T::from_bits(input_bits(seed, call.index, p, i));
-        let src_local = self.src.local_slice_mut(pe);
-        for (i, x) in src_local[..n].iter_mut().enumerate() {
-            *x = input(me, i);
-        }
-        self.dst.local_slice_mut(pe).fill(Self::sentinel());
         let err = |e: ShmemError| e.to_string();
+        let mine: Vec<T> = (0..n).map(|i| input(me, i)).collect();
+        self.src.write_local(pe, &mine).map_err(err)?;
+        self.dst
+            .write_local(pe, &vec![Self::sentinel(); self.dst.len()])
+            .map_err(err)?;
         let src = self.src.range(..n).map_err(err)?;
         // The values expected at the start of the target (nothing else may be written).
         let want: Vec<T> = match call.kind {
@@ -308,7 +308,7 @@ impl<T: StressElem> Buffers<T> {
                     })
                     .collect::<Vec<T>>();
                 if in_place {
-                    let got = &self.src.local_slice(pe)[..n];
+                    let got = &self.src.to_vec(pe)[..n];
                     if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                         return Err(format!(
                             "reduce {name} in place: element {i} is {:?}, expected {:?}",
@@ -321,7 +321,7 @@ impl<T: StressElem> Buffers<T> {
                 }
             }
         };
-        let got = self.dst.local_slice(pe);
+        let got = self.dst.to_vec(pe);
         if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
             return Err(format!(
                 "element {i} is {:?}, expected {:?}",

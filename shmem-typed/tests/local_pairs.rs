@@ -1,6 +1,10 @@
-//! Two local views at once (`Pe::local_pair_mut`, `Pe::local_read_write`): a distributed
-//! 1-D Jacobi sweep reads one symmetric grid while it writes the other, with no copy,
-//! and overlapping buffers are refused.
+//! Two local views at once (`Pe::local_pair_mut`, `Pe::local_read_write`, both `unsafe`
+//! zero-copy views): a distributed 1-D Jacobi sweep reads one symmetric grid while it
+//! writes the other, with no copy, and overlapping buffers are refused.
+//!
+//! Every view here is sound by the programs' structure: the views are taken between two
+//! barriers in which no PE puts to the grids (puts happen before the first barrier of
+//! each sweep, views live until the second).
 
 use shmem_typed::prelude::*;
 
@@ -47,14 +51,14 @@ fn jacobi_sweeps_read_one_grid_while_writing_the_other() {
         for (local, v) in start.iter_mut().enumerate().take(OWN + 1).skip(1) {
             *v = initial(global(local), n);
         }
-        GRID_A.set(pe, start);
-        GRID_B.set(pe, start);
+        GRID_A.write(pe, start);
+        GRID_B.write(pe, start);
         pe.barrier_all()?;
 
         let (mut cur, mut next) = (&GRID_A, &GRID_B);
         for _ in 0..STEPS {
             // Halo exchange: my edge points into the neighbours' ghosts.
-            let edges = cur.get(pe);
+            let edges = cur.read(pe);
             if me > 0 {
                 cur.p(pe, me - 1, OWN + 1, edges[1])?;
             }
@@ -62,7 +66,9 @@ fn jacobi_sweeps_read_one_grid_while_writing_the_other() {
                 cur.p(pe, me + 1, 0, edges[OWN])?;
             }
             pe.barrier_all()?;
-            let (from, to) = pe.local_read_write(cur, next)?;
+            // SAFETY: between this barrier and the next, no PE puts to either grid (the
+            // halo puts of the next sweep come after the next barrier).
+            let (from, to) = unsafe { pe.local_read_write(cur, next)? };
             for local in 1..=OWN {
                 let g = global(local);
                 to[local] = if g == 0 || g == n - 1 {
@@ -77,7 +83,7 @@ fn jacobi_sweeps_read_one_grid_while_writing_the_other() {
         }
 
         let expected = sequential(n);
-        let mine = cur.get(pe);
+        let mine = cur.read(pe);
         for (local, value) in mine.iter().enumerate().take(OWN + 1).skip(1) {
             let g = global(local);
             assert_eq!(*value, expected[g], "point {g} on PE {me}");
@@ -94,28 +100,29 @@ fn pair_views_write_both_buffers_and_refuse_overlap() {
 
         // Disjoint halves of one allocation, and a static with a heap slice.
         let (low, high) = (heap.range(..8)?, heap.range(8..)?);
-        let (a, b) = pe.local_pair_mut(&low, &high)?;
+        // SAFETY (every view below): no PE puts to `heap` or `GRID_A` before the barrier
+        // after them; the other PE only touches its own copies.
+        let (a, b) = unsafe { pe.local_pair_mut(&low, &high)? };
         a.fill(me);
         b.fill(me + 10);
-        let (grid, tail) = pe.local_pair_mut(&GRID_A, &heap.range(15..)?)?;
+        let (grid, tail) = unsafe { pe.local_pair_mut(&GRID_A, &heap.range(15..)?)? };
         grid[0] = 1.5;
         tail[0] = 99;
-        assert_eq!(heap.local_slice(pe)[..8], [me; 8]);
-        assert_eq!(heap.local_slice(pe)[8..15], [me + 10; 7]);
-        assert_eq!(heap.local_slice(pe)[15], 99);
-        assert_eq!(GRID_A.get(pe)[0], 1.5);
+        assert_eq!(heap.to_vec(pe)[..8], [me; 8]);
+        assert_eq!(heap.to_vec(pe)[8..15], [me + 10; 7]);
+        assert_eq!(unsafe { heap.local_slice(pe) }[15], 99);
+        assert_eq!(GRID_A.read(pe)[0], 1.5);
 
         // Sharing one element, or one buffer twice, is refused; an empty range is not.
-        let err = pe
-            .local_pair_mut(&heap.range(..9)?, &high)
-            .expect_err("overlapping ranges");
+        let err =
+            unsafe { pe.local_pair_mut(&heap.range(..9)?, &high) }.expect_err("overlapping ranges");
         assert!(
             matches!(err, ShmemError::OverlappingViews { .. }),
             "{err:?}"
         );
         assert!(err.to_string().contains("overlap"), "{err}");
-        assert!(pe.local_read_write(&GRID_A, &GRID_A).is_err());
-        assert!(pe.local_pair_mut(&heap.range(4..4)?, &heap).is_ok());
+        assert!(unsafe { pe.local_read_write(&GRID_A, &GRID_A) }.is_err());
+        assert!(unsafe { pe.local_pair_mut(&heap.range(4..4)?, &heap) }.is_ok());
 
         // The views are this PE's own: the other PE's values are untouched by ours.
         pe.barrier_all()?;

@@ -60,7 +60,7 @@ fn nested_arrays_are_rows_to_data_movement_and_scalars_to_reductions() {
     shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
         let (me, n) = (pe.my_pe(), pe.n_pes());
         let world = pe.world();
-        GRID.set(pe, grid_of(me));
+        GRID.write(pe, grid_of(me));
 
         // Reductions over f64: nested target and source, and a flat target.
         reduce::<Sum, f64>(pe, &world, &GRID_OUT, &GRID)?;
@@ -72,42 +72,42 @@ fn nested_arrays_are_rows_to_data_movement_and_scalars_to_reductions() {
                 }
             }
         }
-        assert_eq!(GRID_OUT.get(pe), sum);
+        assert_eq!(GRID_OUT.read(pe), sum);
         reduce::<Max, f64>(pe, &world, &FLAT_OUT, &GRID)?;
         let top = grid_of(n - 1);
-        assert_eq!(FLAT_OUT.get(pe)[..3], top[0]);
-        assert_eq!(FLAT_OUT.get(pe)[3..], top[1]);
+        assert_eq!(FLAT_OUT.read(pe)[..3], top[0]);
+        assert_eq!(FLAT_OUT.read(pe)[3..], top[1]);
         // In place, through an explicit work array sized in scalars, twice.
         for round in 0..2 {
-            GRID.set(pe, grid_of(me));
+            GRID.write(pe, grid_of(me));
             reduce_with::<Min, f64>(pe, &world, &GRID, &GRID, &GRID_WORK)?;
-            assert_eq!(GRID.get(pe), grid_of(0), "round {round}");
+            assert_eq!(GRID.read(pe), grid_of(0), "round {round}");
         }
 
         // Three levels deep.
-        CUBE.set(pe, [[[me as i32 + 1; 2]; 2]; 2]);
-        CUBE.local_mut(pe)[1][0][1] = 1 << me;
+        CUBE.write(pe, [[[me as i32 + 1; 2]; 2]; 2]);
+        CUBE.update(pe, |cube| cube[1][0][1] = 1 << me);
         reduce::<Prod, i32>(pe, &world, &CUBE_OUT, &CUBE)?;
         let product: i32 = (1..=n as i32).product();
         let mut expected = [[[product; 2]; 2]; 2];
         expected[1][0][1] = 1 << (n * (n - 1) / 2);
-        assert_eq!(CUBE_OUT.get(pe), expected);
+        assert_eq!(CUBE_OUT.read(pe), expected);
 
         // Data movement in rows.
-        GRID.set(pe, grid_of(me));
-        GRID_OUT.set(pe, [[-1.0; 3]; 2]);
+        GRID.write(pe, grid_of(me));
+        GRID_OUT.write(pe, [[-1.0; 3]; 2]);
         broadcast::<[f64; 3]>(pe, &world, 2, &GRID_OUT, &GRID)?;
         let want = if me == 2 { [[-1.0; 3]; 2] } else { grid_of(2) };
-        assert_eq!(GRID_OUT.get(pe), want);
+        assert_eq!(GRID_OUT.read(pe), want);
         fcollect::<[f64; 3]>(pe, &world, &ALL_ROWS, &GRID)?;
-        let rows = ALL_ROWS.get(pe);
+        let rows = ALL_ROWS.read(pe);
         for p in 0..n {
             assert_eq!(rows[2 * p..2 * p + 2], grid_of(p), "rows of PE {p}");
         }
         // PE p contributes its first p rows (PE 0 none).
         let count = collect::<[f64; 3]>(pe, &world, &ALL_ROWS, &GRID.range(..me.min(2))?)?;
         assert_eq!(count, (0..n).map(|p| p.min(2)).sum::<usize>());
-        let rows = ALL_ROWS.get(pe);
+        let rows = ALL_ROWS.read(pe);
         let mut at = 0;
         for p in 0..n {
             let mine = &grid_of(p)[..p.min(2)];
@@ -123,9 +123,9 @@ fn pod_structs_and_heap_rows_are_collective_buffers() {
     shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], |pe| {
         let (me, n) = (pe.my_pe(), pe.n_pes());
         let world = pe.world();
-        PARTICLES.set(pe, particles_of(me));
+        PARTICLES.write(pe, particles_of(me));
         fcollect::<Particle>(pe, &world, &ALL_PARTICLES, &PARTICLES)?;
-        let all = ALL_PARTICLES.get(pe);
+        let all = ALL_PARTICLES.read(pe);
         for p in 0..n {
             assert_eq!(
                 all[2 * p..2 * p + 2],
@@ -134,16 +134,16 @@ fn pod_structs_and_heap_rows_are_collective_buffers() {
             );
         }
         broadcast::<Particle>(pe, &world, 0, &ALL_PARTICLES.range(..2)?, &PARTICLES)?;
-        assert_eq!(ALL_PARTICLES.get(pe)[..2], particles_of(0));
+        assert_eq!(ALL_PARTICLES.read(pe)[..2], particles_of(0));
 
         // A heap slice of rows reduces as scalars, into a flat static.
         let rows = pe.alloc_slice::<[f64; 3]>(2)?;
-        rows.local_slice_mut(pe).copy_from_slice(&grid_of(me));
+        rows.write_local(pe, &grid_of(me))?;
         reduce::<Sum, f64>(pe, &world, &FLAT_OUT, &rows)?;
         let expected: Vec<f64> = (0..6)
             .map(|k| (0..n).map(|p| grid_of(p)[k / 3][k % 3]).sum())
             .collect();
-        assert_eq!(FLAT_OUT.get(pe)[..], expected[..]);
+        assert_eq!(FLAT_OUT.read(pe)[..], expected[..]);
         pe.free(rows)?;
         Ok::<(), ShmemError>(())
     });

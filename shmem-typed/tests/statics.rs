@@ -32,13 +32,13 @@ fn statics_start_with_their_initialiser_and_are_reachable() {
     shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 4, &[], |pe| {
         let me = pe.my_pe();
         let n = pe.n_pes();
-        assert_eq!(COUNTS.get(pe), [7; 8]);
-        assert_eq!(GRID.get(pe), [[1, 2, 3], [4, 5, 6]]);
-        assert_eq!(PARTICLE.get(pe).id, 42);
+        assert_eq!(COUNTS.read(pe), [7; 8]);
+        assert_eq!(GRID.read(pe), [[1, 2, 3], [4, 5, 6]]);
+        assert_eq!(PARTICLE.read(pe).id, 42);
         pe.barrier_all()?;
         let right = (me + 1) % n;
         COUNTS.put(pe, right, &[me as u64; 8])?;
-        PARTICLE.put(
+        PARTICLE.put_value(
             pe,
             right,
             &Particle {
@@ -48,9 +48,9 @@ fn statics_start_with_their_initialiser_and_are_reachable() {
         )?;
         pe.barrier_all()?;
         let left = (me + n - 1) % n;
-        assert_eq!(COUNTS.local(pe), &[left as u64; 8]);
-        assert_eq!(PARTICLE.get(pe).id, left as u64);
-        assert_eq!(COUNTS.get_from(pe, right)?, [me as u64; 8]);
+        assert_eq!(COUNTS.read(pe), [left as u64; 8]);
+        assert_eq!(PARTICLE.read(pe).id, left as u64);
+        assert_eq!(COUNTS.get_value(pe, right)?, [me as u64; 8]);
         // Point-to-point: PE 0 signals everyone else through a flag.
         if me == 0 {
             for p in 1..n {

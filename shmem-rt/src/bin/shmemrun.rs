@@ -1,13 +1,12 @@
 //! `shmemrun -n N [--] PROGRAM [ARGS…]`: starts PROGRAM as N PEs of one SHMEM job (the
 //! equivalent of `oshrun -np N`). Exits with the job's status (see
-//! [`shmem_rt::launch::JobOutcome`]); 2 on bad usage or configuration, before any PE
+//! `JobOutcome` in the runtime); 2 on bad usage or configuration, before any PE
 //! starts.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use shmem_rt::config;
-use shmem_rt::launch::{self, JobSpec};
+use shmem_rt::__private::{self as rt, JobSpec};
 
 const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
   -n, --npes N   number of PEs (default: SHMEM_NPES, else one per CPU)
@@ -41,7 +40,7 @@ fn main() {
                     usage_error(&format!("{text} needs a value"))
                 };
                 npes = Some(
-                    config::parse_npes(&v.to_string_lossy(), "-n")
+                    rt::parse_npes(&v.to_string_lossy(), "-n")
                         .unwrap_or_else(|e| launch_error(&e.to_string())),
                 );
             }
@@ -51,7 +50,7 @@ fn main() {
             }
             _ if text.starts_with("-n") && text.len() > 2 => {
                 npes = Some(
-                    config::parse_npes(&text[2..], "-n")
+                    rt::parse_npes(&text[2..], "-n")
                         .unwrap_or_else(|e| launch_error(&e.to_string())),
                 );
             }
@@ -66,10 +65,10 @@ fn main() {
         usage_error("no program given")
     };
     let rest: Vec<OsString> = args.collect();
-    let mut spec = JobSpec::from_env(program, rest, npes, config::default_npes())
+    let mut spec = JobSpec::from_env(program, rest, npes, rt::default_npes())
         .unwrap_or_else(|e| launch_error(&e.to_string()));
     spec.label = "shmemrun".into();
-    match launch::run_job(&spec) {
+    match rt::run_job(&spec) {
         Ok(outcome) => std::process::exit(outcome.exit_code),
         Err(e) => launch_error(&e.to_string()),
     }

@@ -3,27 +3,29 @@
 //! disagree on the set cannot be compared; instead they block on each other in a cycle:
 //! PE 0 waits in set A for PE 1, which waits in set B for PE 0.
 //!
-//! A PE whose wait lasts publishes a [`WaitRecord`]: which word of which PE it waits for,
-//! and for what value. While it keeps waiting it follows the records from the PE it waits
-//! for; if they lead back to itself and every awaited word is still short, the cycle is
-//! real — each member of it can only be released by the next, and the last by this PE,
-//! which is blocked. It marks its record (still blocked) and leaves only once every member
-//! of the cycle has found the cycle too, so that none is left behind unable to prove it;
-//! then every PE of the cycle reports it.
+//! A PE whose wait lasts publishes a wait record: which word of which PE it waits for,
+//! and for what value (or which set it waits for that PE to claim). While it keeps
+//! waiting it follows the records from the PE it waits for; if they lead back to itself
+//! and every awaited word is still short, the cycle is real — each member of it can only
+//! be released by the next, and the last by this PE, which is blocked. It marks its
+//! record (still blocked) and leaves only once every member of the cycle has found the
+//! cycle too, so that none is left behind unable to prove it; then every PE of the cycle
+//! reports it.
 //!
-//! Soundness: awaited words only grow, and a record is only active while its owner waits.
-//! The check re-reads the awaited words from the end of the chain backwards after reading
-//! all records: the last PE waits for this (blocked) PE, so it is stuck; then the word its
-//! predecessor awaits is frozen, and if it is still short now, it was short throughout, so
-//! the predecessor is stuck too; and so on back to the PE this one waits for.
+//! Soundness: awaited words only grow, directory entries only go from 0 to a key, and a
+//! record is only active while its owner waits. The check re-reads the awaited words
+//! from the end of the chain backwards after reading all records: the last PE waits for
+//! this (blocked) PE, so it is stuck; then what its predecessor awaits is frozen, and if
+//! it is still short now, it was short throughout, so the predecessor is stuck too; and
+//! so on back to the PE this one waits for.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::mem::offset_of;
 use std::time::{Duration, Instant};
 
-use super::CollectiveError;
-use crate::collective::SetCtx;
-use crate::heap::SymmetricHeap;
-use crate::layout::{WaitRecord, WAIT_RECORD};
+use crate::coll::sets;
+use crate::error::{CollectiveError, WaitSite};
+use crate::memory::layout::{self, WaitRecord};
+use crate::transport::Transport;
 
 /// Polls of a wait before it starts watching the clock (cheap polls of a short wait).
 const WATCH_AFTER: u32 = 64;
@@ -34,28 +36,88 @@ const PUBLISH_AFTER: Duration = Duration::from_micros(50);
 /// How often a published waiter looks for a cycle.
 const CHECK_EVERY: Duration = Duration::from_millis(2);
 
-/// A word some PE waits for: `at_least` in the word at symmetric offset `word` of `pe`.
+/// What a PE waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Awaited {
-    /// The PE that writes the word.
-    pub pe: usize,
-    /// Symmetric offset of the word in its partition.
-    pub word: usize,
-    /// The value the waiter needs.
-    pub at_least: u64,
+pub(crate) enum Awaited {
+    /// The word at symmetric offset `word` of `pe` to reach `at_least`.
+    Word {
+        /// The PE that writes the word.
+        pe: usize,
+        /// Symmetric offset of the word in its partition.
+        word: usize,
+        /// The value the waiter needs.
+        at_least: u64,
+    },
+    /// `pe` to claim a slot for the set with key `key`.
+    Claim {
+        /// The PE.
+        pe: usize,
+        /// The set's key.
+        key: u64,
+    },
 }
 
-/// Where a PE is blocked, as its record tells it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitSite {
-    /// The operation.
-    pub name: String,
-    /// Key of its active set.
-    pub set_key: u64,
-    /// Symmetric offset of its sync words.
-    pub sync: u64,
-    /// Its epoch (the number of calls made with those sync words).
-    pub epoch: u64,
+impl Awaited {
+    fn pe(&self) -> usize {
+        match *self {
+            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } => pe,
+        }
+    }
+
+    /// Whether it is still short of what the waiter needs.
+    fn still_short<T: Transport>(&self, t: &T) -> bool {
+        match *self {
+            Awaited::Word { pe, word, at_least } => {
+                if pe >= t.npes() || word % 8 != 0 || word.saturating_add(8) > t.part_size() {
+                    return false;
+                }
+                t.load(t.place(pe, word)) < at_least
+            }
+            Awaited::Claim { pe, key } => pe < t.npes() && sets::find(t, pe, key).is_none(),
+        }
+    }
+}
+
+/// Offset of a field of this PE's wait record.
+macro_rules! rec {
+    ($field:ident) => {
+        layout::wait_record(offset_of!(WaitRecord, $field))
+    };
+}
+
+/// Encodes up to 16 bytes of a name into two words.
+fn name_words(name: &str) -> [u64; 2] {
+    let mut bytes = [0u8; 16];
+    let n = name.len().min(16);
+    bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let (a, b) = bytes.split_at(8);
+    [
+        u64::from_le_bytes(a.try_into().expect("8 bytes")),
+        u64::from_le_bytes(b.try_into().expect("8 bytes")),
+    ]
+}
+
+fn name_from(words: [u64; 2]) -> String {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&words[0].to_le_bytes());
+    bytes[8..].copy_from_slice(&words[1].to_le_bytes());
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Record state: no wait in progress.
+const IDLE: u64 = 0;
+/// Record state: waiting.
+const WAITING: u64 = 1;
+/// Record state: waiting, and in a cycle of waits.
+const IN_CYCLE: u64 = 2;
+
+/// Fingerprint of one wait of a cycle: which PE, in which call.
+fn wait_print(pe: usize, sync: u64, epoch: u64) -> u64 {
+    let mut x = (pe as u64) ^ sync.rotate_left(20) ^ epoch.rotate_left(44);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 /// A consistent copy of a PE's record.
@@ -76,127 +138,86 @@ enum Reading {
     Blocked(Snapshot),
 }
 
-fn record_of(heap: &SymmetricHeap, pe: usize) -> &WaitRecord {
-    // SAFETY: every partition starts with the runtime's sync region, which holds the
-    // record at WAIT_RECORD (128-aligned, inside the region); its words are atomics.
-    unsafe { &*heap.partition(pe).add(WAIT_RECORD).cast::<WaitRecord>() }
-}
-
-/// The word at symmetric offset `word` of `pe`, if that is a valid word offset.
-fn word_at(heap: &SymmetricHeap, pe: usize, word: usize) -> Option<&AtomicU64> {
-    if pe >= heap.npes() || word % 8 != 0 || word.checked_add(8)? > heap.part_size() {
-        return None;
-    }
-    // SAFETY: checked to lie inside the partition and be aligned; shared words are only
-    // ever accessed atomically.
-    Some(unsafe { AtomicU64::from_ptr(heap.partition(pe).add(word).cast()) })
-}
-
-/// Encodes up to 16 bytes of a name into two words.
-fn name_words(name: &str) -> [u64; 2] {
-    let mut bytes = [0u8; 16];
-    let n = name.len().min(16);
-    bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
-    [
-        u64::from_le_bytes(bytes[..8].try_into().unwrap()),
-        u64::from_le_bytes(bytes[8..].try_into().unwrap()),
-    ]
-}
-
-fn name_from(words: [u64; 2]) -> String {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&words[0].to_le_bytes());
-    bytes[8..].copy_from_slice(&words[1].to_le_bytes());
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(16);
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
-}
-
-/// [`WaitRecord::state`]: no wait in progress.
-const IDLE: u64 = 0;
-/// [`WaitRecord::state`]: waiting.
-const WAITING: u64 = 1;
-/// [`WaitRecord::state`]: waiting, and in a cycle of waits.
-const IN_CYCLE: u64 = 2;
-
-/// Fingerprint of one wait of a cycle: which PE, in which call.
-fn wait_print(pe: usize, sync: u64, epoch: u64) -> u64 {
-    let mut x = (pe as u64) ^ sync.rotate_left(20) ^ epoch.rotate_left(44);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// Rewrites this PE's record under its sequence lock (`cycle`: the fingerprint of the
-/// cycle found, in state [`IN_CYCLE`]).
-fn write_record(rec: &WaitRecord, state: u64, ctx: &SetCtx<'_>, awaited: &Awaited, cycle: u64) {
-    let seq = rec.seq.load(Ordering::Relaxed);
-    rec.seq.store(seq | 1, Ordering::Relaxed);
-    fence(Ordering::Release);
-    rec.state.store(state, Ordering::Relaxed);
+/// Rewrites this PE's record under its sequence lock.
+fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awaited, cycle: u64) {
+    let me = t.me();
+    let at = |off: usize| t.place(me, off);
+    let seq = t.load_relaxed(at(rec!(seq)));
+    t.store_relaxed(at(rec!(seq)), seq | 1);
+    t.store_load_fence();
+    t.store_relaxed(at(rec!(state)), state);
     if state != IDLE {
-        rec.set_key.store(ctx.set.key(), Ordering::Relaxed);
-        rec.sync.store(ctx.sync as u64, Ordering::Relaxed);
-        rec.epoch.store(ctx.epoch, Ordering::Relaxed);
-        for (w, v) in rec.name.iter().zip(name_words(ctx.during)) {
-            w.store(v, Ordering::Relaxed);
-        }
-        rec.waits_for.store(awaited.pe as u64, Ordering::Relaxed);
-        rec.word.store(awaited.word as u64, Ordering::Relaxed);
-        rec.at_least.store(awaited.at_least, Ordering::Relaxed);
-        rec.cycle.store(cycle, Ordering::Relaxed);
+        let (kind, pe, word, at_least) = match *awaited {
+            Awaited::Word { pe, word, at_least } => (0, pe, word as u64, at_least),
+            Awaited::Claim { pe, key } => (1, pe, key, 0),
+        };
+        t.store_relaxed(at(rec!(set_key)), site.set_key);
+        t.store_relaxed(at(rec!(sync)), site.sync);
+        t.store_relaxed(at(rec!(epoch)), site.epoch);
+        let [n0, n1] = name_words(&site.name);
+        t.store_relaxed(at(rec!(name)), n0);
+        t.store_relaxed(at(rec!(name) + 8), n1);
+        t.store_relaxed(at(rec!(waits_for)), pe as u64);
+        t.store_relaxed(at(rec!(word)), word);
+        t.store_relaxed(at(rec!(at_least)), at_least);
+        t.store_relaxed(at(rec!(cycle)), cycle);
+        t.store_relaxed(at(rec!(kind)), kind);
+        t.store_relaxed(at(rec!(runtime_owned)), site.runtime_owned as u64);
     }
-    rec.seq.store((seq | 1) + 1, Ordering::Release);
+    t.store(at(rec!(seq)), (seq | 1) + 1);
 }
 
 /// `pe`'s record, read consistently.
-fn read_record(heap: &SymmetricHeap, pe: usize) -> Reading {
-    let rec = record_of(heap, pe);
-    let before = rec.seq.load(Ordering::Acquire);
+fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
+    let at = |off: usize| t.place(pe, off);
+    let before = t.load(at(rec!(seq)));
     if before & 1 == 1 {
         return Reading::Busy;
     }
-    let snapshot = Snapshot {
-        state: rec.state.load(Ordering::Relaxed),
-        site: WaitSite {
-            name: String::new(),
-            set_key: rec.set_key.load(Ordering::Relaxed),
-            sync: rec.sync.load(Ordering::Relaxed),
-            epoch: rec.epoch.load(Ordering::Relaxed),
-        },
-        awaited: Awaited {
-            pe: rec.waits_for.load(Ordering::Relaxed) as usize,
-            word: rec.word.load(Ordering::Relaxed) as usize,
-            at_least: rec.at_least.load(Ordering::Relaxed),
-        },
-        cycle: rec.cycle.load(Ordering::Relaxed),
+    let load = |off: usize| t.load_relaxed(at(off));
+    let waits_for = load(rec!(waits_for)) as usize;
+    let word = load(rec!(word));
+    let awaited = if load(rec!(kind)) == 1 {
+        Awaited::Claim {
+            pe: waits_for,
+            key: word,
+        }
+    } else {
+        Awaited::Word {
+            pe: waits_for,
+            word: word as usize,
+            at_least: load(rec!(at_least)),
+        }
     };
-    let name = [
-        rec.name[0].load(Ordering::Relaxed),
-        rec.name[1].load(Ordering::Relaxed),
-    ];
-    fence(Ordering::Acquire);
-    if rec.seq.load(Ordering::Relaxed) != before {
+    let snapshot = Snapshot {
+        state: load(rec!(state)),
+        site: WaitSite {
+            name: name_from([load(rec!(name)), load(rec!(name) + 8)]),
+            set_key: load(rec!(set_key)),
+            sync: load(rec!(sync)),
+            epoch: load(rec!(epoch)),
+            runtime_owned: load(rec!(runtime_owned)) != 0,
+        },
+        awaited,
+        cycle: load(rec!(cycle)),
+    };
+    t.store_load_fence();
+    if t.load(at(rec!(seq))) != before {
         return Reading::Busy;
     }
     if snapshot.state == IDLE {
         return Reading::Idle;
     }
-    let mut snapshot = snapshot;
-    snapshot.site.name = name_from(name);
     Reading::Blocked(snapshot)
-}
-
-/// Whether `awaited` is still short of its value.
-fn still_short(heap: &SymmetricHeap, awaited: &Awaited) -> bool {
-    word_at(heap, awaited.pe, awaited.word)
-        .is_some_and(|w| w.load(Ordering::Acquire) < awaited.at_least)
 }
 
 /// One blocked wait of a collective call: publishes its record once the wait lasts and
 /// looks for a cycle of waits through this PE.
-pub(crate) struct Watch<'c, 'a> {
-    ctx: &'c SetCtx<'a>,
+pub(crate) struct Watch<'t, T: Transport> {
+    t: &'t T,
+    site: WaitSite,
     awaited: Awaited,
+    during: &'static str,
     polls: u32,
     since: Option<Instant>,
     published: bool,
@@ -213,15 +234,15 @@ struct Found {
     error: CollectiveError,
 }
 
-impl<'c, 'a> Watch<'c, 'a> {
-    /// A watch of this PE waiting, in `ctx`, for `word` of member `writer` to reach
-    /// `at_least`.
-    pub(crate) fn new(ctx: &'c SetCtx<'a>, word: &AtomicU64, at_least: u64, writer: usize) -> Self {
-        let pe = ctx.set.member(writer);
-        let word = word.as_ptr() as usize - ctx.env.heap.partition(pe) as usize;
+impl<'t, T: Transport> Watch<'t, T> {
+    /// A watch of this PE waiting, in the call `site` of operation `during`, for
+    /// `awaited`.
+    pub(crate) fn new(t: &'t T, during: &'static str, site: WaitSite, awaited: Awaited) -> Self {
         Watch {
-            ctx,
-            awaited: Awaited { pe, word, at_least },
+            t,
+            site,
+            awaited,
+            during,
             polls: 0,
             since: None,
             published: false,
@@ -238,11 +259,10 @@ impl<'c, 'a> Watch<'c, 'a> {
             return None;
         }
         let now = Instant::now();
-        let record = record_of(self.ctx.env.heap, self.ctx.env.me);
         if !self.published {
             let since = *self.since.get_or_insert(now);
             if now - since >= PUBLISH_AFTER {
-                write_record(record, WAITING, self.ctx, &self.awaited, 0);
+                write_record(self.t, WAITING, &self.site, &self.awaited, 0);
                 self.published = true;
             }
             return None;
@@ -255,25 +275,25 @@ impl<'c, 'a> Watch<'c, 'a> {
             None => {
                 self.cycle = self.find_cycle();
                 if let Some(found) = &self.cycle {
-                    write_record(record, IN_CYCLE, self.ctx, &self.awaited, found.print);
+                    write_record(self.t, IN_CYCLE, &self.site, &self.awaited, found.print);
                 }
                 None
             }
             Some(found) => {
                 // Leave once every other PE of the cycle has found it too, or has moved
                 // on from its wait in it (nobody leaves before all have found it).
-                let heap = self.ctx.env.heap;
-                let all_know = found
-                    .others
-                    .iter()
-                    .all(|&(pe, wait)| match read_record(heap, pe) {
-                        Reading::Busy => false,
-                        Reading::Idle => true,
-                        Reading::Blocked(s) => {
-                            (s.state == IN_CYCLE && s.cycle == found.print)
-                                || wait_print(pe, s.site.sync, s.site.epoch) != wait
-                        }
-                    });
+                let all_know =
+                    found
+                        .others
+                        .iter()
+                        .all(|&(pe, wait)| match read_record(self.t, pe) {
+                            Reading::Busy => false,
+                            Reading::Idle => true,
+                            Reading::Blocked(s) => {
+                                (s.state == IN_CYCLE && s.cycle == found.print)
+                                    || wait_print(pe, s.site.sync, s.site.epoch) != wait
+                            }
+                        });
                 all_know.then(|| self.cycle.take().expect("cycle").error)
             }
         }
@@ -283,21 +303,21 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// here through waits that are all still short (and through no PE that is leaving
     /// another cycle).
     fn find_cycle(&self) -> Option<Found> {
-        let heap = self.ctx.env.heap;
-        let me = self.ctx.env.me;
+        let t = self.t;
+        let me = t.me();
         let mut chain: Vec<(usize, Snapshot)> = Vec::new();
-        let mut pe = self.awaited.pe;
+        let mut pe = self.awaited.pe();
         loop {
-            let Reading::Blocked(snapshot) = read_record(heap, pe) else {
+            let Reading::Blocked(snapshot) = read_record(t, pe) else {
                 return None;
             };
-            let next = snapshot.awaited.pe;
+            let next = snapshot.awaited.pe();
             chain.push((pe, snapshot));
             if next == me {
                 break;
             }
             let seen = chain.iter().any(|(p, _)| *p == next);
-            if next >= heap.npes() || chain.len() >= heap.npes() || seen {
+            if next >= t.npes() || chain.len() >= t.npes() || seen {
                 return None;
             }
             pe = next;
@@ -307,30 +327,22 @@ impl<'c, 'a> Watch<'c, 'a> {
             .map(|(pe, s)| (*pe, wait_print(*pe, s.site.sync, s.site.epoch)))
             .collect();
         let print = others.iter().fold(
-            wait_print(me, self.ctx.sync as u64, self.ctx.epoch),
+            wait_print(me, self.site.sync, self.site.epoch),
             |acc, (_, w)| acc ^ w,
         );
         let foreign = chain
             .iter()
             .any(|(_, s)| s.state == IN_CYCLE && s.cycle != print);
-        let stuck = chain
-            .iter()
-            .rev()
-            .all(|(_, s)| still_short(heap, &s.awaited))
-            && still_short(heap, &self.awaited);
+        let stuck = chain.iter().rev().all(|(_, s)| s.awaited.still_short(t))
+            && self.awaited.still_short(t);
         if foreign || !stuck {
             return None;
         }
         let (other, theirs) = chain.swap_remove(0);
         let error = CollectiveError::Deadlock {
-            during: self.ctx.during,
+            during: self.during,
             me,
-            mine: Box::new(WaitSite {
-                name: self.ctx.during.to_string(),
-                set_key: self.ctx.set.key(),
-                sync: self.ctx.sync as u64,
-                epoch: self.ctx.epoch,
-            }),
+            mine: Box::new(self.site.clone()),
             other,
             theirs: Box::new(theirs.site),
         };
@@ -344,13 +356,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// Ends the wait: withdraws the record if it was published.
     pub(crate) fn finish(self) {
         if self.published {
-            write_record(
-                record_of(self.ctx.env.heap, self.ctx.env.me),
-                IDLE,
-                self.ctx,
-                &self.awaited,
-                0,
-            );
+            write_record(self.t, IDLE, &self.site, &self.awaited, 0);
         }
     }
 }

@@ -1,155 +1,61 @@
 //! What a member publishes with its arrival at a collective: which operation with which
-//! arguments, where its contribution is, and whether it can take part at all. Members
-//! compare the descriptors they observe with their own (argument agreement) and find each
-//! other's data through them.
+//! arguments, where its contribution is, whether it can take part at all, and a digest
+//! of the calls it made before. Members compare the descriptors they observe with their
+//! own (argument agreement) and find each other's data through them.
+//!
+//! A descriptor is kept in its wire form — [`DESC_HEAD_WORDS`] words every reader loads
+//! and [`DESC_TAIL_WORDS`] that only some need — and read through typed accessors
+//! ([`Descriptor::op`], [`Descriptor::location`], [`Descriptor::unable`]): a reader pays
+//! only for the fields it looks at, and comparing two calls compares words. The codes
+//! stay private to this module; an accessor of a line a member could not have written
+//! says so ([`Undecodable`]) instead of guessing.
+//!
+//! ```text
+//! head[0] = op (8) | location (4) | unable (4) | flags (8) | elem size (20) | root/capacity (20)
+//! head    = [codes, elem tag, nelems, set key, history]
+//! tail    = [data_off, capacity, extra, fault_epoch]
+//! ```
 
-use crate::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
+use crate::error::{ArgValue, Field, Operation, ReduceOp, Unable};
+use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 
 /// Element sizes and roots are published in 20 bits each (roots are below the largest
 /// PE count; larger element sizes are told apart by the type fingerprint anyway). A
 /// collect, which has no root, publishes its target capacity there when it fits.
 const FIELD20: u64 = (1 << 20) - 1;
 
-#[inline]
-fn clamp20(x: u64) -> u64 {
-    x.min(FIELD20)
-}
+const OP_MASK: u64 = 0xff;
+const LOCATION_SHIFT: u32 = 8;
+const UNABLE_SHIFT: u32 = 12;
+const FLAGS_SHIFT: u32 = 16;
+const SIZE_SHIFT: u32 = 24;
+const FIELD_SHIFT: u32 = 44;
 
-/// The collective operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// `barrier` / `barrier_all`.
-    Barrier = 1,
-    /// `broadcast`.
-    Broadcast = 2,
-    /// `collect` (per-PE element counts may differ).
-    Collect = 3,
-    /// `fcollect` (equal element counts).
-    Fcollect = 4,
-    /// A reduction (`*_to_all`).
-    Reduce = 5,
-}
-
-impl Kind {
-    /// The operation's name, as in the API.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Barrier => "barrier",
-            Kind::Broadcast => "broadcast",
-            Kind::Collect => "collect",
-            Kind::Fcollect => "fcollect",
-            Kind::Reduce => "reduce",
-        }
-    }
-
-    /// Decodes a published kind code.
-    #[inline]
-    pub fn from_code(code: u8) -> Option<Kind> {
-        Some(match code {
-            1 => Kind::Barrier,
-            2 => Kind::Broadcast,
-            3 => Kind::Collect,
-            4 => Kind::Fcollect,
-            5 => Kind::Reduce,
-            _ => return None,
-        })
-    }
-}
-
-/// Reduction operator codes, shared by the typed layer's operator markers and messages.
-pub mod op_code {
-    /// Bitwise and.
-    pub const AND: u8 = 1;
-    /// Bitwise or.
-    pub const OR: u8 = 2;
-    /// Bitwise exclusive or.
-    pub const XOR: u8 = 3;
-    /// Minimum.
-    pub const MIN: u8 = 4;
-    /// Maximum.
-    pub const MAX: u8 = 5;
-    /// Sum.
-    pub const SUM: u8 = 6;
-    /// Product.
-    pub const PROD: u8 = 7;
-
-    /// The operator's name (`None` for an unknown code).
-    pub fn name(code: u8) -> Option<&'static str> {
-        Some(match code {
-            AND => "And",
-            OR => "Or",
-            XOR => "Xor",
-            MIN => "Min",
-            MAX => "Max",
-            SUM => "Sum",
-            PROD => "Prod",
-            _ => return None,
-        })
-    }
-}
+/// Head flag: the tail's `fault_epoch` names a failed call (readers must read the tail).
+const FLAG_FAULT_NEWS: u64 = 1 << FLAGS_SHIFT;
 
 /// Where a member's contribution can be read during the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Location {
+pub(crate) enum Location {
     /// It has none (a barrier, a broadcast non-root, a member that cannot take part).
-    Nothing = 0,
+    Nothing,
     /// In its arrival line (small data).
-    Inline = 1,
+    Inline,
     /// In its staging buffer of this epoch's parity.
-    Staged = 2,
+    Staged,
     /// In its own source buffer, at the descriptor's `data_off`: readers must say when
     /// they are done (`done` word) before the owner may return.
-    Direct = 3,
+    Direct,
 }
 
 impl Location {
-    /// Decodes a published location code.
-    #[inline]
-    pub fn from_code(code: u8) -> Option<Location> {
-        Some(match code {
-            0 => Location::Nothing,
-            1 => Location::Inline,
-            2 => Location::Staged,
-            3 => Location::Direct,
-            _ => return None,
-        })
-    }
-}
-
-/// Why a member cannot take part in a call (its arguments fail a local check). The
-/// member still publishes its descriptor, so the others learn of it instead of waiting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Fault {
-    /// It can take part.
-    None = 0,
-    /// Its target is too small: `capacity` holds the target's length, `data_off` the
-    /// length needed.
-    TargetTooSmall = 1,
-    /// Its root index is outside the set (`root` holds it).
-    RootOutOfRange = 2,
-    /// Its target and source overlap in a way the operation does not allow.
-    Overlap = 3,
-    /// Its work array is too small for the call: `data_off` holds the capacity in
-    /// elements, `nelems` the count asked for.
-    WorkTooSmall = 4,
-}
-
-impl Fault {
-    /// Decodes a published fault code (unknown codes are reported as overlap-free
-    /// generic faults by the caller).
-    #[inline]
-    pub fn from_code(code: u8) -> Option<Fault> {
-        Some(match code {
-            0 => Fault::None,
-            1 => Fault::TargetTooSmall,
-            2 => Fault::RootOutOfRange,
-            3 => Fault::Overlap,
-            4 => Fault::WorkTooSmall,
-            _ => return None,
-        })
+    const fn code(self) -> u64 {
+        match self {
+            Location::Nothing => 0,
+            Location::Inline => 1,
+            Location::Staged => 2,
+            Location::Direct => 3,
+        }
     }
 }
 
@@ -169,196 +75,386 @@ impl ElemType {
     pub const NONE: ElemType = ElemType { size: 0, tag: 0 };
 }
 
-/// One member's descriptor of one call. Raw codes are kept as published so that a
-/// descriptor from a disagreeing member can always be decoded and reported.
+/// A published field this PE cannot decode: the member's calls do not match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Descriptor {
-    /// [`Kind`] code.
-    pub kind: u8,
-    /// Reduction operator code ([`op_code`]), 0 for other kinds.
-    pub op: u8,
-    /// [`Location`] code of the member's contribution.
-    pub location: u8,
-    /// [`Fault`] code.
-    pub fault: u8,
-    /// Element type.
-    pub elem: ElemType,
-    /// Elements the member contributes (source length; `nreduce` for reductions).
-    pub nelems: u64,
-    /// Broadcast: the root index (published in 20 bits).
-    pub root: u64,
-    /// Reduction: the target's symmetric offset.
-    pub extra: u64,
-    /// Key of the active set ([`crate::SetSpec::key`]).
-    pub set_key: u64,
-    /// Where [`Location::Direct`] data starts (a symmetric offset), or a fault's detail.
-    pub data_off: u64,
-    /// Elements the member's target holds.
-    pub capacity: u64,
+pub(crate) struct Undecodable;
+
+const fn op_code(op: Operation) -> u64 {
+    match op {
+        Operation::Barrier => 1,
+        Operation::Broadcast => 2,
+        Operation::Collect => 3,
+        Operation::Fcollect => 4,
+        Operation::Reduce(r) => {
+            5 | (match r {
+                ReduceOp::And => 1,
+                ReduceOp::Or => 2,
+                ReduceOp::Xor => 3,
+                ReduceOp::Min => 4,
+                ReduceOp::Max => 5,
+                ReduceOp::Sum => 6,
+                ReduceOp::Prod => 7,
+            }) << 4
+        }
+    }
+}
+
+fn op_from(code: u64) -> Result<Operation, Undecodable> {
+    Ok(match (code & 0xf, code >> 4) {
+        (1, 0) => Operation::Barrier,
+        (2, 0) => Operation::Broadcast,
+        (3, 0) => Operation::Collect,
+        (4, 0) => Operation::Fcollect,
+        (5, r) => Operation::Reduce(match r {
+            1 => ReduceOp::And,
+            2 => ReduceOp::Or,
+            3 => ReduceOp::Xor,
+            4 => ReduceOp::Min,
+            5 => ReduceOp::Max,
+            6 => ReduceOp::Sum,
+            7 => ReduceOp::Prod,
+            _ => return Err(Undecodable),
+        }),
+        _ => return Err(Undecodable),
+    })
+}
+
+const COLLECT: u64 = op_code(Operation::Collect);
+const BROADCAST: u64 = op_code(Operation::Broadcast);
+const BARRIER: u64 = op_code(Operation::Barrier);
+const FCOLLECT: u64 = op_code(Operation::Fcollect);
+
+/// One member's descriptor of one call, in its wire form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Descriptor {
+    head: [u64; DESC_HEAD_WORDS],
+    tail: [u64; DESC_TAIL_WORDS],
 }
 
 impl Descriptor {
-    /// A descriptor of `kind` on the set with key `set_key`, everything else empty.
+    /// A descriptor of `op` on the set with key `set_key`, everything else empty.
     #[inline]
-    pub fn new(kind: Kind, set_key: u64) -> Descriptor {
+    pub(crate) fn new(op: Operation, set_key: u64) -> Descriptor {
         Descriptor {
-            kind: kind as u8,
-            op: 0,
-            location: Location::Nothing as u8,
-            fault: Fault::None as u8,
-            elem: ElemType::NONE,
-            nelems: 0,
-            root: 0,
-            extra: 0,
-            set_key,
-            data_off: 0,
-            capacity: 0,
+            head: [op_code(op), 0, 0, set_key, 0],
+            tail: [0; DESC_TAIL_WORDS],
         }
     }
 
-    /// The kind, if the code is known.
+    /// The descriptor published as `head` and, if [`Descriptor::head_needs_tail`],
+    /// `tail` (else zeros).
     #[inline]
-    pub fn kind(&self) -> Option<Kind> {
-        Kind::from_code(self.kind)
+    pub(crate) fn from_words(
+        head: [u64; DESC_HEAD_WORDS],
+        tail: [u64; DESC_TAIL_WORDS],
+    ) -> Descriptor {
+        Descriptor { head, tail }
     }
 
-    /// The location of the contribution, if the code is known.
+    /// The words published in an arrival line: head, tail, and whether readers need the
+    /// tail.
     #[inline]
-    pub fn location(&self) -> Option<Location> {
-        Location::from_code(self.location)
+    pub(crate) fn words(&self) -> (&[u64; DESC_HEAD_WORDS], &[u64; DESC_TAIL_WORDS], bool) {
+        (&self.head, &self.tail, Self::head_needs_tail(&self.head))
     }
 
-    /// The fault, if the code is known.
+    /// Whether a descriptor with these head words has a tail worth reading: its data is
+    /// direct, it cannot take part, it carries news of a failed call, or it is a collect
+    /// whose capacity does not fit the head.
     #[inline]
-    pub fn fault(&self) -> Option<Fault> {
-        Fault::from_code(self.fault)
+    pub(crate) fn head_needs_tail(head: &[u64; DESC_HEAD_WORDS]) -> bool {
+        let h = head[0];
+        let direct = (h >> LOCATION_SHIFT) & 0xf == Location::Direct.code();
+        let fault = (h >> UNABLE_SHIFT) & 0xf != 0;
+        let news = h & FLAG_FAULT_NEWS != 0;
+        let big_collect = h & OP_MASK == COLLECT && h >> FIELD_SHIFT == FIELD20;
+        direct || fault || news || big_collect
+    }
+
+    /// Whether a descriptor whose first head word is `codes` says something a member
+    /// that compares it later must look at: it could not take part, or it carries news
+    /// of a failed call.
+    #[inline]
+    pub(crate) fn codes_carry_news(codes: u64) -> bool {
+        (codes >> UNABLE_SHIFT) & 0xf != 0 || codes & FLAG_FAULT_NEWS != 0
+    }
+
+    #[inline]
+    fn set_field(&mut self, shift: u32, mask: u64, value: u64) {
+        self.head[0] = (self.head[0] & !(mask << shift)) | (value & mask) << shift;
+    }
+
+    // ----- the fields ------------------------------------------------------------------
+
+    /// The operation.
+    #[inline]
+    pub(crate) fn op(&self) -> Result<Operation, Undecodable> {
+        op_from(self.head[0] & OP_MASK)
+    }
+
+    /// Whether the operation is `op` (without decoding).
+    #[inline]
+    pub(crate) fn is(&self, op: Operation) -> bool {
+        self.head[0] & OP_MASK == op_code(op)
+    }
+
+    /// Where the member's contribution is.
+    #[inline]
+    pub(crate) fn location(&self) -> Result<Location, Undecodable> {
+        const LOCATIONS: [Result<Location, Undecodable>; 16] = {
+            let mut table = [Err(Undecodable); 16];
+            table[0] = Ok(Location::Nothing);
+            table[1] = Ok(Location::Inline);
+            table[2] = Ok(Location::Staged);
+            table[3] = Ok(Location::Direct);
+            table
+        };
+        LOCATIONS[((self.head[0] >> LOCATION_SHIFT) & 0xf) as usize]
+    }
+
+    /// Records where the contribution is.
+    #[inline]
+    pub(crate) fn set_location(&mut self, location: Location) {
+        self.set_field(LOCATION_SHIFT, 0xf, location.code());
+    }
+
+    /// Why the member cannot take part (`Ok(None)`: it can).
+    #[inline]
+    pub(crate) fn unable(&self) -> Result<Option<Unable>, Undecodable> {
+        let [data_off, capacity, _, _] = self.tail;
+        Ok(Some(match (self.head[0] >> UNABLE_SHIFT) & 0xf {
+            0 => return Ok(None),
+            1 => Unable::TargetTooSmall {
+                capacity,
+                needed: data_off,
+            },
+            2 => Unable::RootOutOfRange {
+                root: self.root(),
+                size: 0,
+            },
+            3 => Unable::Overlap,
+            4 => Unable::WorkTooSmall {
+                capacity: data_off,
+                needed: self.nelems(),
+            },
+            _ => return Err(Undecodable),
+        }))
     }
 
     /// True if the member reported that it cannot take part.
     #[inline]
-    pub fn is_fault(&self) -> bool {
-        self.fault != Fault::None as u8
+    pub(crate) fn is_fault(&self) -> bool {
+        (self.head[0] >> UNABLE_SHIFT) & 0xf != 0
     }
 
-    /// Whether readers need the tail words of this descriptor (see [`Descriptor::decode`]).
-    /// A collect's capacity travels in the head when it fits in 20 bits.
-    #[inline]
-    pub fn needs_tail(&self) -> bool {
-        self.location == Location::Direct as u8
-            || self.is_fault()
-            || (self.kind() == Some(Kind::Collect) && self.capacity >= FIELD20)
+    /// Records why this member cannot take part (details in the tail).
+    pub(crate) fn set_unable(&mut self, why: Unable) {
+        let code = match why {
+            Unable::TargetTooSmall { capacity, needed } => {
+                self.tail[0] = needed;
+                self.tail[1] = capacity;
+                1
+            }
+            Unable::RootOutOfRange { root, .. } => {
+                self.set_root(root);
+                2
+            }
+            Unable::Overlap => 3,
+            Unable::WorkTooSmall { capacity, .. } => {
+                self.tail[0] = capacity;
+                4
+            }
+        };
+        self.set_field(UNABLE_SHIFT, 0xf, code);
+        self.set_location(Location::Nothing);
     }
 
-    /// The 20-bit head field: a collect's capacity (collect has no root; at [`FIELD20`]
-    /// the capacity is in the tail), every other kind's root.
+    /// The element type.
     #[inline]
-    fn head_field(&self) -> u64 {
-        if self.kind() == Some(Kind::Collect) {
-            clamp20(self.capacity)
+    pub(crate) fn elem(&self) -> ElemType {
+        ElemType {
+            size: ((self.head[0] >> SIZE_SHIFT) & FIELD20) as u32,
+            tag: self.head[1],
+        }
+    }
+
+    /// Records the element type.
+    #[inline]
+    pub(crate) fn set_elem(&mut self, elem: ElemType) {
+        self.set_field(SIZE_SHIFT, FIELD20, (elem.size as u64).min(FIELD20));
+        self.head[1] = elem.tag;
+    }
+
+    /// Elements the member contributes (source length; `nreduce` for reductions).
+    #[inline]
+    pub(crate) fn nelems(&self) -> u64 {
+        self.head[2]
+    }
+
+    /// Records the element count.
+    #[inline]
+    pub(crate) fn set_nelems(&mut self, n: u64) {
+        self.head[2] = n;
+    }
+
+    /// Broadcast: the root index (published in 20 bits; 0 for a collect).
+    #[inline]
+    pub(crate) fn root(&self) -> u64 {
+        if self.head[0] & OP_MASK == COLLECT {
+            0
         } else {
-            clamp20(self.root)
+            self.head[0] >> FIELD_SHIFT
         }
     }
 
-    /// The words published in an arrival line: head and tail.
+    /// Records the root index.
     #[inline]
-    pub fn encode(&self) -> ([u64; DESC_HEAD_WORDS], [u64; DESC_TAIL_WORDS]) {
-        let head = self.kind as u64
-            | (self.op as u64) << 8
-            | (self.location as u64 & 0xf) << 16
-            | (self.fault as u64 & 0xf) << 20
-            | clamp20(self.elem.size as u64) << 24
-            | self.head_field() << 44;
-        (
-            [head, self.elem.tag, self.nelems, self.set_key],
-            [self.data_off, self.capacity, self.extra],
-        )
+    pub(crate) fn set_root(&mut self, root: u64) {
+        self.set_field(FIELD_SHIFT, FIELD20, root.min(FIELD20));
     }
 
-    /// Decodes the head words (any bit pattern decodes; unknown codes stay raw); the
-    /// tail fields stay 0 until [`Descriptor::decode_tail`], except a collect's capacity
-    /// when the head holds it.
+    /// Key of the active set (`SetSpec::key`).
     #[inline]
-    pub fn decode(head: &[u64; DESC_HEAD_WORDS]) -> Descriptor {
-        let h = head[0];
-        let field = h >> 44;
-        let collect = h as u8 == Kind::Collect as u8;
-        Descriptor {
-            kind: h as u8,
-            op: (h >> 8) as u8,
-            location: ((h >> 16) & 0xf) as u8,
-            fault: ((h >> 20) & 0xf) as u8,
-            elem: ElemType {
-                size: ((h >> 24) & FIELD20) as u32,
-                tag: head[1],
+    pub(crate) fn set_key(&self) -> u64 {
+        self.head[3]
+    }
+
+    /// Digest of the member's earlier calls with these sync words.
+    #[inline]
+    pub(crate) fn history(&self) -> u64 {
+        self.head[4]
+    }
+
+    /// Records the digest of earlier calls and the latest failed call known.
+    #[inline]
+    pub(crate) fn set_past(&mut self, history: u64, fault_epoch: u64) {
+        self.head[4] = history;
+        self.tail[3] = fault_epoch;
+        let news = if fault_epoch != 0 { FLAG_FAULT_NEWS } else { 0 };
+        self.head[0] = (self.head[0] & !FLAG_FAULT_NEWS) | news;
+    }
+
+    /// The latest failed call with these sync words the member knows of (0: none).
+    #[inline]
+    pub(crate) fn fault_epoch(&self) -> u64 {
+        self.tail[3]
+    }
+
+    /// Where [`Location::Direct`] data starts (a symmetric offset).
+    #[inline]
+    pub(crate) fn data_off(&self) -> u64 {
+        self.tail[0]
+    }
+
+    /// Records where direct data starts.
+    #[inline]
+    pub(crate) fn set_data_off(&mut self, off: u64) {
+        self.tail[0] = off;
+    }
+
+    /// Elements the member's target holds.
+    #[inline]
+    pub(crate) fn capacity(&self) -> u64 {
+        let field = self.head[0] >> FIELD_SHIFT;
+        if self.head[0] & OP_MASK == COLLECT && field < FIELD20 {
+            field
+        } else {
+            self.tail[1]
+        }
+    }
+
+    /// Records the target's capacity (a collect's rides in the head when it fits).
+    #[inline]
+    pub(crate) fn set_capacity(&mut self, capacity: u64) {
+        self.tail[1] = capacity;
+        if self.head[0] & OP_MASK == COLLECT {
+            self.set_field(FIELD_SHIFT, FIELD20, capacity.min(FIELD20));
+        }
+    }
+
+    /// Reduction: the target's symmetric offset.
+    #[inline]
+    pub(crate) fn extra(&self) -> u64 {
+        self.tail[2]
+    }
+
+    /// Records the reduction target's offset.
+    #[inline]
+    pub(crate) fn set_extra(&mut self, extra: u64) {
+        self.tail[2] = extra;
+    }
+
+    /// The arguments every member must pass alike, as words (what the history digest
+    /// covers): the operation, the set, the element type, and the count and root where
+    /// they must agree.
+    #[inline]
+    fn agreed(&self) -> [u64; 5] {
+        let h = self.head[0];
+        let op = h & OP_MASK;
+        let (count, root) = match op {
+            BROADCAST => (self.head[2], h >> FIELD_SHIFT),
+            BARRIER | COLLECT => (0, 0),
+            _ => (self.head[2], 0),
+        };
+        let elem = if op == BARRIER {
+            0
+        } else {
+            self.head[1] ^ (h >> SIZE_SHIFT) & FIELD20
+        };
+        [op, self.head[3], elem, count, root]
+    }
+
+    /// The history digest after this call: `history` extended by this call's agreed
+    /// arguments.
+    #[inline]
+    pub(crate) fn history_after(&self) -> u64 {
+        self.agreed().iter().fold(self.history(), |h, &w| mix(h, w))
+    }
+
+    /// This member's value of `field` (`Err` for an operation this PE cannot decode).
+    pub(crate) fn value(&self, field: Field) -> Result<ArgValue, Undecodable> {
+        Ok(match field {
+            Field::Operation => ArgValue::Operation(self.op()?),
+            Field::ActiveSet => ArgValue::ActiveSet(self.set_key()),
+            Field::ElementType => ArgValue::ElementType {
+                size: self.elem().size,
+                tag: self.elem().tag,
             },
-            nelems: head[2],
-            root: if collect { 0 } else { field },
-            extra: 0,
-            set_key: head[3],
-            data_off: 0,
-            capacity: if collect { field } else { 0 },
-        }
-    }
-
-    /// Fills in the tail fields.
-    #[inline]
-    pub fn decode_tail(&mut self, tail: &[u64; DESC_TAIL_WORDS]) {
-        self.data_off = tail[0];
-        self.capacity = tail[1];
-        self.extra = tail[2];
+            Field::Nelems => ArgValue::Nelems(self.nelems()),
+            Field::Root => ArgValue::Root(self.root()),
+        })
     }
 }
 
-/// An argument on which two members' calls disagree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    /// Different collective operations (or reduction operators).
-    Operation,
-    /// Different active sets.
-    ActiveSet,
-    /// Different element types.
-    ElementType,
-    /// Different element counts where they must be equal.
-    Nelems,
-    /// Different broadcast roots.
-    Root,
-}
-
-impl Field {
-    /// What the field is, in words.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Field::Operation => "the operation",
-            Field::ActiveSet => "the active set",
-            Field::ElementType => "the element type",
-            Field::Nelems => "the number of elements",
-            Field::Root => "the root",
-        }
-    }
-}
-
-/// The first argument on which `theirs` disagrees with `mine`, in the order a user would
-/// look for the mistake; `None` if the calls match.
+/// One step of the history digest: `h` extended by the word `w` (a multiply–rotate
+/// hash: cheap on the hot path, and two different call sequences give the same digest
+/// only by a 2^-64 accident).
 #[inline]
-pub fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
-    if theirs.kind != mine.kind || theirs.op != mine.op {
+fn mix(h: u64, w: u64) -> u64 {
+    (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+}
+
+/// The first argument on which `theirs` disagrees with `mine` in this call, in the
+/// order a user would look for the mistake; `None` if the calls match. Compares words.
+#[inline]
+pub(crate) fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
+    let (m, t) = (mine.head[0], theirs.head[0]);
+    if m & OP_MASK != t & OP_MASK {
         return Some(Field::Operation);
     }
-    if theirs.set_key != mine.set_key {
+    if mine.head[3] != theirs.head[3] {
         return Some(Field::ActiveSet);
     }
-    let kind = mine.kind();
-    let same_elem = theirs.elem.tag == mine.elem.tag
-        && clamp20(theirs.elem.size as u64) == clamp20(mine.elem.size as u64);
-    if kind != Some(Kind::Barrier) && !same_elem {
+    let op = m & OP_MASK;
+    let size = |h: u64| (h >> SIZE_SHIFT) & FIELD20;
+    if op != BARRIER && (mine.head[1] != theirs.head[1] || size(m) != size(t)) {
         return Some(Field::ElementType);
     }
-    let equal_counts = matches!(kind, Some(Kind::Broadcast | Kind::Fcollect | Kind::Reduce));
-    if equal_counts && theirs.nelems != mine.nelems {
+    let equal_counts = op == BROADCAST || op == FCOLLECT || op & 0xf == 5;
+    if equal_counts && mine.head[2] != theirs.head[2] {
         return Some(Field::Nelems);
     }
-    if kind == Some(Kind::Broadcast) && clamp20(theirs.root) != clamp20(mine.root) {
+    if op == BROADCAST && m >> FIELD_SHIFT != t >> FIELD_SHIFT {
         return Some(Field::Root);
     }
     None
@@ -368,64 +464,120 @@ pub fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
 mod tests {
     use super::*;
 
+    fn round_trip(d: &Descriptor) -> Descriptor {
+        let (head, tail, needs_tail) = d.words();
+        assert_eq!(needs_tail, Descriptor::head_needs_tail(head));
+        let tail = if needs_tail {
+            *tail
+        } else {
+            [0; DESC_TAIL_WORDS]
+        };
+        Descriptor::from_words(*head, tail)
+    }
+
     #[test]
-    fn descriptors_round_trip_and_compare() {
-        let mut d = Descriptor::new(Kind::Reduce, 77);
-        d.op = op_code::XOR;
-        d.location = Location::Direct as u8;
-        d.elem = ElemType {
+    fn fields_read_back_and_compare() {
+        let mut d = Descriptor::new(Operation::Reduce(ReduceOp::Xor), 77);
+        d.set_location(Location::Direct);
+        d.set_elem(ElemType {
             size: 2,
             tag: 0xdead_beef,
-        };
-        d.nelems = 3;
-        d.extra = 4096;
-        d.data_off = 8192;
-        d.capacity = 5;
-        let (head, tail) = d.encode();
-        let mut back = Descriptor::decode(&head);
-        assert!(back.needs_tail());
-        back.decode_tail(&tail);
+        });
+        d.set_nelems(3);
+        d.set_extra(4096);
+        d.set_data_off(8192);
+        d.set_capacity(5);
+        d.set_past(99, 0);
+        let back = round_trip(&d);
         assert_eq!(back, d);
-        let mut b = Descriptor::new(Kind::Broadcast, 9);
-        b.root = 1000;
-        b.elem = ElemType { size: 8, tag: 3 };
-        b.location = Location::Inline as u8;
-        assert!(!b.needs_tail());
-        assert_eq!(Descriptor::decode(&b.encode().0), b);
+        assert_eq!(back.op(), Ok(Operation::Reduce(ReduceOp::Xor)));
+        assert_eq!(back.location(), Ok(Location::Direct));
+        assert_eq!(
+            (back.extra(), back.data_off(), back.capacity()),
+            (4096, 8192, 5)
+        );
+        let mut b = Descriptor::new(Operation::Broadcast, 9);
+        b.set_root(1000);
+        b.set_elem(ElemType { size: 8, tag: 3 });
+        b.set_location(Location::Inline);
+        assert!(!b.words().2);
+        assert_eq!(round_trip(&b), b);
+        assert_eq!(b.root(), 1000);
+        b.set_past(0, 12);
+        assert!(b.words().2, "news of a failure needs the tail");
+        assert_eq!(round_trip(&b).fault_epoch(), 12);
         assert_eq!(disagreement(&d, &d), None);
         let mut other = d;
-        other.nelems = 4;
+        other.set_nelems(4);
         assert_eq!(disagreement(&d, &other), Some(Field::Nelems));
+        let mut sum = Descriptor::new(Operation::Reduce(ReduceOp::Sum), 77);
+        sum.set_elem(d.elem());
+        sum.set_nelems(3);
+        assert_eq!(disagreement(&d, &sum), Some(Field::Operation));
         other = d;
-        other.op = op_code::SUM;
-        assert_eq!(disagreement(&d, &other), Some(Field::Operation));
-        other = d;
-        other.set_key = 78;
+        other.head[3] = 78;
         assert_eq!(disagreement(&d, &other), Some(Field::ActiveSet));
         other = d;
-        other.elem.tag = 1;
+        other.head[1] = 1;
         assert_eq!(disagreement(&d, &other), Some(Field::ElementType));
         // Collect allows different counts; location and offsets never matter.
-        let mut c = d;
-        c.kind = Kind::Collect as u8;
-        c.op = 0;
+        let mut c = Descriptor::new(Operation::Collect, 77);
+        c.set_elem(d.elem());
+        c.set_nelems(3);
         let mut c2 = c;
-        c2.nelems = 100;
-        c2.data_off = 1;
-        c2.location = Location::Inline as u8;
+        c2.set_nelems(100);
+        c2.set_data_off(1);
+        c2.set_location(Location::Inline);
         assert_eq!(disagreement(&c, &c2), None);
+        assert_eq!(c.history_after(), c2.history_after());
         // A collect's capacity rides in the head when it fits, else in the tail.
-        let mut small = Descriptor::new(Kind::Collect, 5);
-        small.location = Location::Inline as u8;
-        small.capacity = FIELD20 - 1;
-        assert!(!small.needs_tail());
-        assert_eq!(Descriptor::decode(&small.encode().0), small);
+        let mut small = Descriptor::new(Operation::Collect, 5);
+        small.set_location(Location::Inline);
+        small.set_capacity(FIELD20 - 1);
+        assert!(!small.words().2);
+        assert_eq!(round_trip(&small).capacity(), FIELD20 - 1);
         let mut large = small;
-        large.capacity = FIELD20 + 7;
-        let (head, tail) = large.encode();
-        let mut back = Descriptor::decode(&head);
-        assert!(back.needs_tail());
-        back.decode_tail(&tail);
-        assert_eq!(back, large);
+        large.set_capacity(FIELD20 + 7);
+        assert!(large.words().2);
+        assert_eq!(round_trip(&large).capacity(), FIELD20 + 7);
+    }
+
+    #[test]
+    fn faults_read_back_and_unknown_codes_do_not_decode() {
+        let mut d = Descriptor::new(Operation::Fcollect, 5);
+        d.set_nelems(4);
+        let why = Unable::TargetTooSmall {
+            capacity: 7,
+            needed: 8,
+        };
+        d.set_unable(why);
+        assert_eq!(round_trip(&d).unable(), Ok(Some(why)));
+        let mut w = Descriptor::new(Operation::Reduce(ReduceOp::Sum), 5);
+        w.set_nelems(40);
+        let why = Unable::WorkTooSmall {
+            capacity: 16,
+            needed: 40,
+        };
+        w.set_unable(why);
+        assert_eq!(round_trip(&w).unable(), Ok(Some(why)));
+        let mut bad = d;
+        bad.head[0] = (bad.head[0] & !OP_MASK) | 0x0e;
+        assert_eq!(bad.op(), Err(Undecodable));
+        bad.head[0] = (bad.head[0] & !OP_MASK) | 0x85; // reduce with operator 8
+        assert_eq!(bad.op(), Err(Undecodable));
+        bad.head[0] |= 0xf << LOCATION_SHIFT;
+        assert_eq!(bad.location(), Err(Undecodable));
+    }
+
+    #[test]
+    fn histories_differ_when_agreed_arguments_differ() {
+        let mut a = Descriptor::new(Operation::Broadcast, 5);
+        a.set_nelems(4);
+        let mut b = a;
+        b.set_root(1);
+        assert_ne!(a.history_after(), b.history_after());
+        b = a;
+        b.set_capacity(1000); // not agreed: per-PE
+        assert_eq!(a.history_after(), b.history_after());
     }
 }

@@ -7,7 +7,8 @@ static NEW: [f64; 16] = [0.0; 16];
 
 #[shmem_typed::main]
 fn main(pe: &mut Pe) -> Result<(), ShmemError> {
-    let (old, new) = pe.local_read_write(&OLD, &NEW)?;
+    // SAFETY: no other PE writes the buffers while the views live.
+    let (old, new) = unsafe { pe.local_read_write(&OLD, &NEW)? };
     pe.barrier_all()?;
     new[0] = old[1];
     Ok(())

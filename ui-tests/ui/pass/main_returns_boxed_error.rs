@@ -12,9 +12,9 @@ static TOTAL: [u64; 1] = [0];
 pub fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     assert_eq!(pe.n_pes(), 1);
     let world = pe.world();
-    TOTAL.set(pe, [41]);
+    TOTAL.write(pe, [41]);
     reduce::<Sum, u64>(pe, &world, &TOTAL, &TOTAL)?;
-    let answer: u64 = "1".parse::<u64>()? + TOTAL.get(pe)[0];
+    let answer: u64 = "1".parse::<u64>()? + TOTAL.read(pe)[0];
     assert_eq!(answer, 42);
     Ok(())
 }

@@ -57,15 +57,15 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     #[symmetric]
     static LOCAL: [i64; 2] = [-1, -2];
 
-    assert_eq!(SCALAR.get(pe), 7);
-    assert_eq!(ARRAY.get(pe), [1, 2, 3, 4]);
-    assert_eq!(NESTED.local(pe), &[[0.5; 2]; 3]);
-    assert_eq!(&PUBLIC.get(pe), b"abc");
-    assert_eq!(PARTICLE.get(pe).id, 9);
-    assert_eq!(COMPLEX.get(pe)[1].im, -1.0);
-    assert_eq!(COMPUTED.get(pe)[5], 50);
-    assert_eq!(LOCAL.get(pe), [-1, -2]);
-    assert_eq!(inner::FLAG.get(pe), [0]);
+    assert_eq!(SCALAR.read(pe), 7);
+    assert_eq!(ARRAY.read(pe), [1, 2, 3, 4]);
+    assert_eq!(NESTED.read(pe), [[0.5; 2]; 3]);
+    assert_eq!(&PUBLIC.read(pe), b"abc");
+    assert_eq!(PARTICLE.read(pe).id, 9);
+    assert_eq!(COMPLEX.read(pe)[1].im, -1.0);
+    assert_eq!(COMPUTED.read(pe)[5], 50);
+    assert_eq!(LOCAL.read(pe), [-1, -2]);
+    assert_eq!(inner::FLAG.read(pe), [0]);
 
     // Every PE has checked its initial values before anyone writes to a peer.
     pe.barrier_all()?;
@@ -74,9 +74,9 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     ARRAY.put(pe, other, &[me as i32; 4])?;
     LOCAL.p(pe, other, 1, me as i64)?;
     pe.barrier_all()?;
-    assert_eq!(ARRAY.get(pe), [other as i32; 4]);
-    assert_eq!(LOCAL.get(pe), [-1, other as i64]);
-    assert_eq!(NESTED.get_from(pe, other)?, [[0.5; 2]; 3]);
+    assert_eq!(ARRAY.read(pe), [other as i32; 4]);
+    assert_eq!(LOCAL.read(pe), [-1, other as i64]);
+    assert_eq!(NESTED.get_value(pe, other)?, [[0.5; 2]; 3]);
     inner::FLAG.p(pe, other, 0, 1)?;
     pe.wait_until(&inner::FLAG, Cmp::Eq, 1)?;
     Ok(())

@@ -1,13 +1,17 @@
 //! Active sets at the byte level: the C triplet (`PE_start`, `logPE_stride`, `PE_size`),
-//! validated, and the job-wide directory that gives each distinct set a slot of sync words
-//! in every partition.
-
-use std::sync::atomic::Ordering;
+//! validated; and each PE's set directory, which gives every active set the PE uses a
+//! slot of sync words in its own partition.
+//!
+//! A PE claims a slot for a set at its first call on the set, probing its directory
+//! from the set's hash; entries go from 0 to a key once and never change again. A member
+//! finds another member's slot by probing that member's directory the same way, so
+//! members need not agree on slot numbers, and a PE's sets cost only its own slots: no
+//! job-wide table, no limit shared by all PEs. One-member sets take no slot (nobody else
+//! reads their words): they share the solo slot.
 
 use crate::error::{RtError, RtResult};
-use crate::heap::SymmetricHeap;
-use crate::layout::MAX_SETS;
-
+use crate::memory::layout::Region;
+use crate::transport::Transport;
 /// A validated active set: members `start + i * 2^log_stride` for `i in 0..size`, all
 /// below the job's PE count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -112,22 +116,51 @@ impl SetSpec {
     }
 }
 
-/// Finds (or claims) the directory slot of `set`. Any PE may claim a slot for a set, so
-/// members that reach the set first do not have to wait for each other; the CAS makes
-/// every PE agree on one slot per key.
-pub fn slot_of(heap: &SymmetricHeap, set: &SetSpec) -> RtResult<usize> {
-    let key = set.key();
-    let dir = &heap.header().sets;
-    let home = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % MAX_SETS;
-    for probe in 0..MAX_SETS {
-        let i = (home + probe) % MAX_SETS;
-        match dir[i].compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return Ok(i),
-            Err(existing) if existing == key => return Ok(i),
-            Err(_) => {}
+/// The first directory entry probed for `key` among `sets`.
+fn home(key: u64, sets: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % sets
+}
+
+/// Claims a slot of this PE's directory for the set with key `key` (or returns the one
+/// it claimed before).
+pub(crate) fn claim<T: Transport>(t: &T, key: u64) -> RtResult<usize> {
+    let region = t.region();
+    let sets = region.sets();
+    let start = home(key, sets);
+    for probe in 0..sets {
+        let slot = (start + probe) % sets;
+        let entry = t.place(t.me(), region.directory(slot));
+        match t.load_relaxed(entry) {
+            0 => {
+                // Only this PE writes its directory: no race to claim an entry. Release:
+                // a member that finds the key also sees the slot's (zeroed) words.
+                t.store(entry, key);
+                return Ok(slot);
+            }
+            k if k == key => return Ok(slot),
+            _ => {}
         }
     }
-    Err(RtError::TooManySets { max: MAX_SETS })
+    Err(RtError::TooManySets {
+        pe: t.me(),
+        max: sets,
+    })
+}
+
+/// The slot PE `pe` claimed for the set with key `key`, if it has claimed one yet.
+pub(crate) fn find<T: Transport>(t: &T, pe: usize, key: u64) -> Option<usize> {
+    let region: Region = t.region();
+    let sets = region.sets();
+    let start = home(key, sets);
+    for probe in 0..sets {
+        let slot = (start + probe) % sets;
+        match t.load(t.place(pe, region.directory(slot))) {
+            0 => return None,
+            k if k == key => return Some(slot),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -150,6 +183,15 @@ mod tests {
         assert_ne!(
             SetSpec::new(0, 0, 2, 4).unwrap().key(),
             SetSpec::new(0, 1, 2, 4).unwrap().key()
+        );
+    }
+
+    #[test]
+    fn keys_describe_their_sets() {
+        let s = SetSpec::new(3, 2, 5, 1024).unwrap();
+        assert_eq!(
+            crate::error::describe_set_key(s.key()),
+            "the active set (PE_start 3, logPE_stride 2, PE_size 5)"
         );
     }
 }

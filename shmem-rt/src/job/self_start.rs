@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 
 use crate::error::RtResult;
-use crate::launch::{self, JobSpec};
+use crate::job::supervisor::{self as launch, JobSpec};
 
 /// The current executable, to be started as the PEs.
 fn current_program() -> RtResult<std::path::PathBuf> {

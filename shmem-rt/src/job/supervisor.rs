@@ -11,11 +11,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::config;
+use crate::config::{self, env};
 use crate::error::{print_line, PeEnd, RtError, RtResult};
-use crate::heap::SymmetricHeap;
-use crate::layout::{self, PeState};
-use crate::runtime::env;
+use crate::job::state;
+use crate::memory::layout::{self, PeState, Region};
+use crate::transport::shm::Mapping;
 
 /// How long surviving PEs get to notice an abort and exit by themselves before they are
 /// killed.
@@ -42,6 +42,8 @@ pub struct JobSpec {
     /// Discard the PEs' standard output (test jobs, whose PEs print libtest chatter);
     /// standard error is always inherited.
     pub discard_stdout: bool,
+    /// Distinct active sets each PE may use (`SHMEM_ACTIVE_SETS`).
+    pub active_sets: usize,
 }
 
 /// How a job ended.
@@ -86,6 +88,7 @@ impl JobSpec {
             env: Vec::new(),
             handle_signals: true,
             discard_stdout: false,
+            active_sets: config::active_sets_from_env()?,
         })
     }
 }
@@ -164,14 +167,15 @@ pub fn run_job(spec: &JobSpec) -> RtResult<JobOutcome> {
         )));
     }
     config::check_fits_in_memory(spec.npes, spec.symmetric_size)?;
-    let part_size = layout::partition_size(spec.symmetric_size);
-    let (heap, fd) = SymmetricHeap::create(spec.npes, part_size)?;
+    let region = Region::new(spec.active_sets);
+    let part_size = region.partition_size(spec.symmetric_size);
+    let (heap, fd) = Mapping::create(spec.npes, part_size, region)?;
     if spec.handle_signals {
         install_signal_handlers();
     }
     let mut procs: Vec<PeProcess> = Vec::with_capacity(spec.npes);
     for pe in 0..spec.npes {
-        match start_pe(spec, pe, &fd, part_size) {
+        match start_pe(spec, pe, &fd, part_size, region) {
             Ok(p) => procs.push(p),
             Err(e) => {
                 kill_all(&procs, libc::SIGKILL);
@@ -185,7 +189,13 @@ pub fn run_job(spec: &JobSpec) -> RtResult<JobOutcome> {
 }
 
 /// Starts PE `pe` with the heap descriptor `fd` inherited.
-fn start_pe(spec: &JobSpec, pe: usize, fd: &OwnedFd, part_size: usize) -> RtResult<PeProcess> {
+fn start_pe(
+    spec: &JobSpec,
+    pe: usize,
+    fd: &OwnedFd,
+    part_size: usize,
+    region: Region,
+) -> RtResult<PeProcess> {
     let raw_fd = fd.as_raw_fd();
     // SAFETY: getpid has no preconditions.
     let supervisor = unsafe { libc::getpid() };
@@ -195,7 +205,8 @@ fn start_pe(spec: &JobSpec, pe: usize, fd: &OwnedFd, part_size: usize) -> RtResu
         .env(env::HEAP_FD, raw_fd.to_string())
         .env(env::PE, pe.to_string())
         .env(env::NPES, spec.npes.to_string())
-        .env(env::PART_SIZE, part_size.to_string());
+        .env(env::PART_SIZE, part_size.to_string())
+        .env(env::SETS, region.sets().to_string());
     if spec.discard_stdout {
         cmd.stdout(std::process::Stdio::null());
     }
@@ -254,7 +265,7 @@ const HEADER_CHECK: Duration = Duration::from_millis(100);
 /// Watches the PEs until all have exited. The first abnormal end (seen here or recorded
 /// by a PE itself) aborts the job: it is announced once on standard error, naming the
 /// PE, and PEs still running after [`ABORT_GRACE`] are killed.
-fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> JobOutcome {
+fn supervise(spec: &JobSpec, heap: &Mapping, procs: &mut [PeProcess]) -> JobOutcome {
     let mut interrupted: Option<libc::c_int> = None;
     let mut announced = false;
     let mut deadline: Option<Instant> = None;
@@ -263,7 +274,8 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
     // has joined, which would then wait for it forever.
     let mut never_joined: Option<usize> = None;
     let mut finalized = 0;
-    let state_of = |pe: usize| PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
+    let state_of =
+        |pe: usize| PeState::from_word(heap.word(pe, state::STATE).load(Ordering::Acquire));
     while procs.iter().any(|p| !p.reaped) {
         let mut ended = Vec::new();
         for p in procs.iter_mut().filter(|p| !p.reaped) {
@@ -281,7 +293,7 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
         let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
         if sig != 0 && interrupted.is_none() {
             interrupted = Some(sig);
-            crate::failure::record_failure(heap, 0, PeEnd::Interrupted);
+            record_failure(heap, 0, PeEnd::Interrupted);
             print_line(&format!(
                 "{}: interrupted by {}; stopping the PEs",
                 spec.label,
@@ -293,7 +305,7 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
         for (pe, end, state) in ended {
             match end {
                 Some(end) => {
-                    crate::failure::record_failure(heap, pe, end);
+                    record_failure(heap, pe, end);
                 }
                 None if state == PeState::Starting => {
                     never_joined.get_or_insert(pe);
@@ -306,10 +318,10 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
                 .iter()
                 .any(|q| !q.reaped && state_of(q.pe) != PeState::Starting)
             {
-                crate::failure::record_failure(heap, pe, PeEnd::ExitedEarly);
+                record_failure(heap, pe, PeEnd::ExitedEarly);
             }
         }
-        if let Some((pe, end)) = crate::failure::recorded_failure(heap) {
+        if let Some((pe, end)) = recorded_failure(heap) {
             if !announced {
                 announced = true;
                 if end != PeEnd::Interrupted {
@@ -339,7 +351,7 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
         }
         poll_exits(procs, timeout.as_millis() as i32 + 1);
     }
-    let failure = crate::failure::recorded_failure(heap);
+    let failure = recorded_failure(heap);
     let exit_code = match (interrupted, failure) {
         (Some(sig), _) => 128 + sig,
         (None, Some((_, end))) => exit_code_of(end),
@@ -351,6 +363,30 @@ fn supervise(spec: &JobSpec, heap: &SymmetricHeap, procs: &mut [PeProcess]) -> J
         failure,
         finalized,
     }
+}
+
+/// Records, in the job's failure word, that `pe` ended as `end` (unless a failure is
+/// recorded already) and wakes every PE.
+fn record_failure(heap: &Mapping, pe: usize, end: PeEnd) {
+    let word = heap.word(0, layout::JOB_WORD);
+    if word
+        .compare_exchange(
+            0,
+            state::encode(pe, end),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_ok()
+    {
+        for p in 0..heap.npes() {
+            heap.wake(p);
+        }
+    }
+}
+
+/// The failure recorded in the job's failure word, if any.
+fn recorded_failure(heap: &Mapping) -> Option<(usize, PeEnd)> {
+    state::decode(heap.word(0, layout::JOB_WORD).load(Ordering::Acquire))
 }
 
 /// The exit status a job reports for a PE that ended as `end`: the shell's convention

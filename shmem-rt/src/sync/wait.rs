@@ -1,23 +1,26 @@
 //! Waiting for a word in shared memory: spin briefly, then yield, then sleep on the
-//! waiting PE's futex word with a timeout, checking the job's abort flag and the PE being
-//! waited for on every slow-path round so that no wait outlives a failed job.
+//! waiting PE's wake word with a timeout, checking the job's failure record and the PE
+//! being waited for on every slow-path round, so that no wait outlives a failed job.
 //!
-//! Wake protocol (Dekker style, both sides SeqCst): a sleeper sets `sleeping`, fences,
-//! re-checks its condition, then futex-waits on `wake`; a notifier stores its data,
-//! fences, and bumps `wake` + `FUTEX_WAKE` only if it sees `sleeping`. Either the notifier
-//! sees the sleeper or the sleeper sees the data, so no wake-up is lost, and the fast
-//! path costs the notifier one load of a line that is rarely written.
+//! Wake protocol (Dekker style, both sides sequentially consistent): a sleeper raises
+//! its `sleeping` word, fences, re-checks its condition, then sleeps on its wake word; a
+//! notifier stores its data, fences, and bumps the wake word (and wakes the sleeper) only
+//! if it sees `sleeping`. Either the notifier sees the sleeper or the sleeper sees the
+//! data, so no wake-up is lost, and the fast path costs the notifier one load of a line
+//! that is rarely written.
 
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::mem::offset_of;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{PeEnd, RtError, RtResult};
-use crate::heap::SymmetricHeap;
-use crate::layout::PeState;
+use crate::job::state::{self, state_of};
+use crate::memory::layout::{self, ControlLine, PeState};
+use crate::transport::Transport;
 
 /// Who can satisfy a wait: used to fail fast when that PE has left the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Blocker {
+pub(crate) enum Blocker {
     /// Exactly this PE will write the awaited word.
     Pe(usize),
     /// Any other PE might (point-to-point waits).
@@ -35,7 +38,7 @@ pub enum Blocker {
 /// maximum). When the PEs share their cores with other work, waits stop burning the time
 /// slices the peers need; when they have the cores to themselves, spinning comes back.
 #[derive(Debug, Clone, Copy)]
-pub struct WaitPolicy {
+pub(crate) struct WaitPolicy {
     /// Polls before the first look at the clock: a short wait costs no clock read.
     free_polls: u32,
     /// Least spin budget the adaptation goes down to (0: straight to yielding).
@@ -44,7 +47,7 @@ pub struct WaitPolicy {
     yield_for: Duration,
 }
 
-/// How long one futex sleep lasts before the abort flag is checked again.
+/// How long one sleep lasts before the failure record is checked again.
 const SLEEP_SLICE: Duration = Duration::from_millis(20);
 
 /// Smallest spin budget: about one cache-line round trip plus change.
@@ -60,15 +63,21 @@ const OVERSUBSCRIBED_POLLS: u32 = 8;
 /// This process's current spin budget in nanoseconds (one PE per process).
 static SPIN_BUDGET_NS: AtomicU64 = AtomicU64::new(MIN_SPIN_NS);
 
+/// Offsets of the control words the wait protocol uses.
+const SLEEPING: usize = layout::control(offset_of!(ControlLine, sleeping));
+const WAKE: usize = layout::control(offset_of!(ControlLine, wake));
+const WAIT_PHASE: usize = layout::control(offset_of!(ControlLine, wait_phase));
+const STALLED: usize = layout::control(offset_of!(ControlLine, stalled_slices));
+
 impl WaitPolicy {
     /// Polls a wait makes before it first reads the clock (see [`wait_for`]).
     #[inline]
-    pub fn free_polls(&self) -> u32 {
+    pub(crate) fn free_polls(&self) -> u32 {
         self.free_polls
     }
 
     /// The policy for `npes` PEs sharing `cpus` CPUs.
-    pub fn for_job(npes: usize, cpus: usize) -> WaitPolicy {
+    pub(crate) fn for_job(npes: usize, cpus: usize) -> WaitPolicy {
         let policy = if npes > cpus {
             // The PE being waited for is most likely not running: spinning only delays
             // it, so give the CPU away after a few polls.
@@ -92,13 +101,11 @@ impl WaitPolicy {
 }
 
 /// Blocks until `ready()` is true, or returns the job failure that makes it impossible.
-///
-/// `me` is the waiting PE; `during` names the operation for error messages.
+/// `during` names the operation for error messages.
 #[inline]
-pub fn wait_for(
-    heap: &SymmetricHeap,
+pub(crate) fn wait_for<T: Transport>(
+    t: &T,
     policy: WaitPolicy,
-    me: usize,
     blocker: Blocker,
     during: &'static str,
     mut ready: impl FnMut() -> bool,
@@ -106,15 +113,14 @@ pub fn wait_for(
     if ready() {
         return Ok(());
     }
-    wait_spinning(heap, policy, me, blocker, during, &mut ready)
+    wait_spinning(t, policy, blocker, during, &mut ready)
 }
 
 /// The spin phase, then (if needed) the slow phases; adapts the spin budget.
 #[inline(never)]
-fn wait_spinning(
-    heap: &SymmetricHeap,
+fn wait_spinning<T: Transport>(
+    t: &T,
     policy: WaitPolicy,
-    me: usize,
     blocker: Blocker,
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
@@ -128,8 +134,7 @@ fn wait_spinning(
     };
     // Clock-free polls first: most waits end within them. No pause between them: a
     // poll of a line another core is writing stalls on the transfer anyway, and the
-    // arrival is seen the moment the line comes back (measured: 4% less for 8-byte
-    // collectives at 2 PEs).
+    // arrival is seen the moment the line comes back.
     for _ in 0..policy.free_polls {
         if ready() {
             grow(budget);
@@ -147,24 +152,24 @@ fn wait_spinning(
             }
             i = i.wrapping_add(1);
             if i % 128 == 0 {
+                t.progress();
                 if start.elapsed().as_nanos() as u64 >= budget {
                     break;
                 }
                 if i % 8192 == 0 {
-                    check_wait(heap, me, blocker, during, ready)?;
+                    check_wait(t, blocker, during, ready)?;
                 }
             }
         }
     }
     SPIN_BUDGET_NS.store((budget / 2).max(policy.min_spin_ns), Ordering::Relaxed);
-    wait_slow(heap, policy, me, blocker, during, ready)
+    wait_slow(t, policy, blocker, during, ready)
 }
 
 #[cold]
-fn wait_slow(
-    heap: &SymmetricHeap,
+fn wait_slow<T: Transport>(
+    t: &T,
     policy: WaitPolicy,
-    me: usize,
     blocker: Blocker,
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
@@ -174,37 +179,40 @@ fn wait_slow(
     while start.elapsed() < policy.yield_for {
         // SAFETY: sched_yield has no preconditions.
         unsafe { libc::sched_yield() };
+        t.progress();
         if ready() {
             return Ok(());
         }
         rounds += 1;
         if rounds % 64 == 0 {
-            check_wait(heap, me, blocker, during, ready)?;
+            check_wait(t, blocker, during, ready)?;
         }
     }
-    let ctl = heap.control(me);
-    let _phase = SleepingPhase::enter(heap, me);
+    let me = t.me();
+    let (sleeping, wake) = (t.place(me, SLEEPING), t.place(me, WAKE));
+    let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
     loop {
-        check_wait(heap, me, blocker, during, ready)?;
-        ctl.sleeping.fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        let seen = ctl.wake.load(Ordering::SeqCst);
+        check_wait(t, blocker, during, ready)?;
+        t.fetch_add(sleeping, 1);
+        t.store_load_fence();
+        let seen = t.load(wake);
         if ready() {
-            ctl.sleeping.fetch_sub(1, Ordering::SeqCst);
+            t.fetch_add(sleeping, u64::MAX);
             return Ok(());
         }
-        futex_wait(&ctl.wake, seen, SLEEP_SLICE);
-        ctl.sleeping.fetch_sub(1, Ordering::SeqCst);
+        t.sleep(seen, SLEEP_SLICE);
+        t.fetch_add(sleeping, u64::MAX);
+        t.progress();
         if ready() {
             return Ok(());
         }
-        ctl.stalled_slices.fetch_add(1, Ordering::Release);
+        t.fetch_add(t.place(me, STALLED), 1);
         if blocker == Blocker::AnyOther {
-            let watch = stall_watch.get_or_insert_with(|| StallWatch::snapshot(heap, me));
-            if let Some(stuck) = watch.nobody_can_help(heap, me) {
+            let watch = stall_watch.get_or_insert_with(|| StallWatch::snapshot(t));
+            if let Some(stuck) = watch.nobody_can_help(t) {
                 if !ready() {
-                    return Err(report_deadlock(heap, me, during, stuck));
+                    return Err(report_deadlock(t, during, stuck));
                 }
             }
         }
@@ -212,22 +220,22 @@ fn wait_slow(
 }
 
 /// Marks this PE as being in the sleeping phase of a wait for as long as it lives.
-struct SleepingPhase<'a> {
-    ctl: &'a crate::layout::PeControl,
+struct SleepingPhase<'a, T: Transport> {
+    t: &'a T,
 }
 
-impl<'a> SleepingPhase<'a> {
-    fn enter(heap: &'a SymmetricHeap, me: usize) -> SleepingPhase<'a> {
-        let ctl = heap.control(me);
-        ctl.stalled_slices.store(0, Ordering::Relaxed);
-        ctl.wait_phase.fetch_add(1, Ordering::Release);
-        SleepingPhase { ctl }
+impl<'a, T: Transport> SleepingPhase<'a, T> {
+    fn enter(t: &'a T) -> SleepingPhase<'a, T> {
+        let me = t.me();
+        t.store(t.place(me, STALLED), 0);
+        t.fetch_add(t.place(me, WAIT_PHASE), 1);
+        SleepingPhase { t }
     }
 }
 
-impl Drop for SleepingPhase<'_> {
+impl<T: Transport> Drop for SleepingPhase<'_, T> {
     fn drop(&mut self) {
-        self.ctl.wait_phase.fetch_add(1, Ordering::Release);
+        self.t.fetch_add(self.t.place(self.t.me(), WAIT_PHASE), 1);
     }
 }
 
@@ -237,24 +245,20 @@ impl Drop for SleepingPhase<'_> {
 /// the snapshot (it re-checks its own condition every slice, so it is not merely late).
 struct StallWatch {
     /// Per PE: (`wait_phase`, `stalled_slices`) at the snapshot.
-    seen: Vec<(u32, u32)>,
+    seen: Vec<(u64, u64)>,
 }
 
 /// Why nobody can satisfy a wait: a PE that left (if any; else every other PE is blocked).
 type Stuck = Option<usize>;
 
 impl StallWatch {
-    fn snapshot(heap: &SymmetricHeap, me: usize) -> StallWatch {
-        let seen = (0..heap.npes())
+    fn snapshot<T: Transport>(t: &T) -> StallWatch {
+        let seen = (0..t.npes())
             .map(|p| {
-                let ctl = heap.control(p);
-                if p == me {
+                if p == t.me() {
                     (0, 0)
                 } else {
-                    (
-                        ctl.wait_phase.load(Ordering::Acquire),
-                        ctl.stalled_slices.load(Ordering::Acquire),
-                    )
+                    (t.load(t.place(p, WAIT_PHASE)), t.load(t.place(p, STALLED)))
                 }
             })
             .collect();
@@ -263,20 +267,19 @@ impl StallWatch {
 
     /// `Some(left PE or None)` when every other PE has left or is stuck in a wait and at
     /// least one is stuck (when all have left, [`check_job`] reports that instead).
-    fn nobody_can_help(&self, heap: &SymmetricHeap, me: usize) -> Option<Stuck> {
+    fn nobody_can_help<T: Transport>(&self, t: &T) -> Option<Stuck> {
         let mut left = None;
         let mut any_stuck = false;
         for (p, &(phase, slices)) in self.seen.iter().enumerate() {
-            if p == me {
+            if p == t.me() {
                 continue;
             }
-            let ctl = heap.control(p);
-            if PeState::from_word(ctl.state.load(Ordering::Acquire)).has_left() {
+            if state_of(t, p).has_left() {
                 left.get_or_insert(p);
                 continue;
             }
-            let now_phase = ctl.wait_phase.load(Ordering::Acquire);
-            let now_slices = ctl.stalled_slices.load(Ordering::Acquire);
+            let now_phase = t.load(t.place(p, WAIT_PHASE));
+            let now_slices = t.load(t.place(p, STALLED));
             let stuck = now_phase % 2 == 1 && now_phase == phase && now_slices >= slices + 2;
             if !stuck {
                 return None;
@@ -289,81 +292,52 @@ impl StallWatch {
 
 /// The error for a point-to-point wait nobody can satisfy. If a PE left, it skipped the
 /// put the others wait for: the job is aborted naming it, as for a skipped collective.
-fn report_deadlock(heap: &SymmetricHeap, me: usize, during: &'static str, stuck: Stuck) -> RtError {
+fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> RtError {
+    let me = t.me();
     match stuck {
         Some(pe) => {
-            crate::failure::record_failure(heap, pe, PeEnd::LeftEarly);
-            crate::failure::job_failure(heap)
-                .unwrap_or(RtError::AllOthersLeft { waiter: me, during })
+            state::record_failure(t, pe, PeEnd::LeftEarly);
+            state::job_failure(t).unwrap_or(RtError::AllOthersLeft { waiter: me, during })
         }
         None => RtError::AllBlocked { waiter: me, during },
     }
 }
 
-/// Wakes PE `pe` if it sleeps. Call after the store it may be waiting for.
-#[inline]
-pub fn notify(heap: &SymmetricHeap, pe: usize) {
-    notify_each(heap, std::iter::once(pe));
-}
-
 /// Wakes each of `pes` that sleeps, with one fence for all. Call after the stores they
 /// may be waiting for.
 #[inline]
-pub fn notify_each(heap: &SymmetricHeap, pes: impl Iterator<Item = usize>) {
-    store_load_fence();
+pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
+    t.store_load_fence();
     for pe in pes {
-        let ctl = heap.control(pe);
-        if ctl.sleeping.load(Ordering::Relaxed) != 0 {
-            ctl.wake.fetch_add(1, Ordering::SeqCst);
-            futex_wake(&ctl.wake);
+        if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {
+            t.wake(pe);
         }
     }
 }
 
-/// The notifier's half of the Dekker protocol: orders its earlier stores before its later
-/// loads. On x86-64 a locked read-modify-write of the stack does that (as Linux's
-/// `smp_mb`) at a fraction of the cost of `mfence`, which the notifier pays on every
-/// collective call; elsewhere a sequentially consistent fence.
+/// Wakes PE `pe` if it sleeps. Call after the store it may be waiting for.
 #[inline]
-fn store_load_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: adds 0 to the word at the stack pointer, which is this thread's own
-    // mapped stack: its value does not change; the locked instruction is a full barrier
-    // for the processor, and the asm block (not `nomem`) one for the compiler.
-    unsafe {
-        std::arch::asm!("lock or dword ptr [rsp], 0", options(nostack));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    fence(Ordering::SeqCst);
-}
-
-/// Wakes every PE of the job (used on abort).
-pub fn notify_all(heap: &SymmetricHeap) {
-    for pe in 0..heap.npes() {
-        let ctl = heap.control(pe);
-        ctl.wake.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&ctl.wake);
-    }
+pub(crate) fn notify<T: Transport>(t: &T, pe: usize) {
+    notify_each(t, std::iter::once(pe));
 }
 
 /// Returns the error that makes waiting pointless, if any: the job is aborting, the PE
 /// waited for has left (begun finalizing) or panicked, or (for point-to-point waits)
 /// every other PE has left. Only reports; [`wait_for`] also aborts the job when a PE
 /// left while others still waited for it.
-pub fn check_job(
-    heap: &SymmetricHeap,
-    me: usize,
+pub(crate) fn check_job<T: Transport>(
+    t: &T,
     blocker: Blocker,
     during: &'static str,
 ) -> RtResult<()> {
-    if let Some(err) = crate::failure::job_failure(heap) {
+    if let Some(err) = state::job_failure(t) {
         return Err(err);
     }
-    let state_of = |pe: usize| PeState::from_word(heap.control(pe).state.load(Ordering::Acquire));
+    let me = t.me();
     match blocker {
-        Blocker::Pe(pe) => match state_of(pe) {
+        Blocker::Pe(pe) => match state_of(t, pe) {
             // The panic hook records the job failure before it publishes this state.
-            PeState::Panicked => crate::failure::job_failure(heap).map_or(Ok(()), Err),
+            PeState::Panicked => state::job_failure(t).map_or(Ok(()), Err),
             PeState::Finalizing | PeState::Finalized => Err(RtError::PeLeft {
                 pe,
                 waiter: me,
@@ -372,10 +346,10 @@ pub fn check_job(
             PeState::Starting | PeState::Running => Ok(()),
         },
         Blocker::AnyOther => {
-            let all_left = (0..heap.npes())
+            let all_left = (0..t.npes())
                 .filter(|&p| p != me)
-                .all(|p| state_of(p).has_left());
-            if all_left && heap.npes() > 1 {
+                .all(|p| state_of(t, p).has_left());
+            if all_left && t.npes() > 1 {
                 Err(RtError::AllOthersLeft { waiter: me, during })
             } else {
                 Ok(())
@@ -391,53 +365,25 @@ pub fn check_job(
 /// caller's next `ready()` returns true). A PE that left while this one still waits for
 /// it has skipped a collective: that aborts the job, naming it, so that every other PE
 /// (and the early one, waiting in finalize) fails fast too.
-fn check_wait(
-    heap: &SymmetricHeap,
-    me: usize,
+fn check_wait<T: Transport>(
+    t: &T,
     blocker: Blocker,
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
 ) -> RtResult<()> {
-    let Err(err) = check_job(heap, me, blocker, during) else {
+    let Err(err) = check_job(t, blocker, during) else {
         return Ok(());
     };
     match err {
         RtError::PeLeft { .. } | RtError::AllOthersLeft { .. } if ready() => Ok(()),
         RtError::PeLeft { pe, .. } => {
-            if crate::failure::record_failure(heap, pe, PeEnd::LeftEarly) {
+            if state::record_failure(t, pe, PeEnd::LeftEarly) {
                 Err(err)
             } else {
                 // Someone else recorded the job's failure first: report that cause.
-                Err(crate::failure::job_failure(heap).unwrap_or(err))
+                Err(state::job_failure(t).unwrap_or(err))
             }
         }
         err => Err(err),
-    }
-}
-
-/// Sleeps on a shared futex word while it equals `expected`, at most `timeout`.
-fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `word` is a valid, aligned u32 in a shared mapping; FUTEX_WAIT (not the
-    // private variant) works across processes; a spurious return is handled by callers.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            &ts as *const libc::timespec,
-        );
-    }
-}
-
-/// Wakes all sleepers on a shared futex word.
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: `word` is a valid, aligned u32; waking has no other preconditions.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
     }
 }

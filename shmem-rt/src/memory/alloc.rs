@@ -5,14 +5,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{RtError, RtResult};
-use crate::layout::PAGE;
+use crate::memory::layout::PAGE;
 
 /// First-fit allocator over `[start, end)` of symmetric offsets.
 ///
 /// Invariants: free blocks never overlap, never touch (they are coalesced), and together
 /// with the live blocks cover the range exactly.
 #[derive(Debug)]
-pub struct HeapAllocator {
+pub(crate) struct HeapAllocator {
     free: BTreeMap<usize, usize>,
     live: HashMap<usize, usize>,
     start: usize,
@@ -20,11 +20,11 @@ pub struct HeapAllocator {
 }
 
 /// Largest alignment a symmetric allocation may ask for (partitions are page-aligned).
-pub const MAX_ALIGN: usize = PAGE;
+pub(crate) const MAX_ALIGN: usize = PAGE;
 
 impl HeapAllocator {
     /// An allocator owning the offsets `start..end`.
-    pub fn new(start: usize, end: usize) -> HeapAllocator {
+    pub(crate) fn new(start: usize, end: usize) -> HeapAllocator {
         let mut free = BTreeMap::new();
         if end > start {
             free.insert(start, end - start);
@@ -39,7 +39,7 @@ impl HeapAllocator {
 
     /// Allocates `size` bytes aligned to `align` (a power of two ≤ [`MAX_ALIGN`]).
     /// A zero-byte request gets a one-byte block so that every live block has an offset.
-    pub fn alloc(&mut self, size: usize, align: usize) -> RtResult<usize> {
+    pub(crate) fn alloc(&mut self, size: usize, align: usize) -> RtResult<usize> {
         if !align.is_power_of_two() || align > MAX_ALIGN {
             return Err(RtError::BadAlloc(format!(
                 "alignment {align} is not a power of two up to {MAX_ALIGN}"
@@ -71,7 +71,7 @@ impl HeapAllocator {
     }
 
     /// Frees the block at `offset`.
-    pub fn free(&mut self, offset: usize) -> RtResult<()> {
+    pub(crate) fn free(&mut self, offset: usize) -> RtResult<()> {
         let size = self.live.remove(&offset).ok_or_else(|| {
             RtError::BadAlloc(format!(
                 "offset {offset:#x} is not a live symmetric allocation (double free?)"
@@ -95,12 +95,13 @@ impl HeapAllocator {
     }
 
     /// Size of the live block at `offset`.
-    pub fn size_of(&self, offset: usize) -> Option<usize> {
+    pub(crate) fn size_of(&self, offset: usize) -> Option<usize> {
         self.live.get(&offset).copied()
     }
 
     /// Bytes not allocated.
-    pub fn free_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn free_bytes(&self) -> usize {
         self.free.values().sum()
     }
 }

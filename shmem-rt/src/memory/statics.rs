@@ -22,7 +22,7 @@ pub trait StaticSlot: Sync {
 pub static SYMMETRIC_STATICS: [&'static dyn StaticSlot];
 
 /// The registered statics in placement order, or the first key registered twice.
-pub fn in_placement_order() -> Result<Vec<&'static dyn StaticSlot>, &'static str> {
+pub(crate) fn in_placement_order() -> Result<Vec<&'static dyn StaticSlot>, &'static str> {
     let mut all: Vec<&'static dyn StaticSlot> = SYMMETRIC_STATICS.iter().copied().collect();
     all.sort_by(|a, b| a.key().cmp(b.key()));
     if let Some(w) = all.windows(2).find(|w| w[0].key() == w[1].key()) {

@@ -1,0 +1,138 @@
+//! Barriers: flat for small sets (every member reads every member's arrival line and
+//! checks its descriptor), dissemination for large ones (⌈log2 n⌉ rounds).
+//!
+//! Dissemination here is *pulled*: each member writes only its own progress word —
+//! "call `e`, every round below `r` done" — and in round `r` waits for member
+//! `i − 2^r` to be at least that far. Nobody writes another member's memory, so a member
+//! that makes a different call cannot corrupt anyone's words; and the progress word
+//! carries a failure mark (the first PE known to have failed the call), which the rounds
+//! spread to every member as they spread arrivals. A member that fails any call on a
+//! large set publishes "every round done, failed" at once, so the barrier members waiting
+//! for it go on and report the failure instead of hanging.
+
+use super::ctx::SetCtx;
+use super::descriptor::Descriptor;
+use super::select::BarrierAlgorithm;
+use super::Span;
+use crate::error::{CollectiveError, Operation, RtResult};
+use crate::memory::layout::sync;
+use crate::transport::Transport;
+
+/// The round field of a progress word that means "every round done".
+pub(crate) const ALL_ROUNDS: u64 = 15;
+
+const ROUND_SHIFT: u32 = 11;
+const EPOCH_SHIFT: u32 = 15;
+const FAULT_MASK: u64 = (1 << ROUND_SHIFT) - 1;
+
+// Rounds of the largest set fit below ALL_ROUNDS, PEs (plus one) in the fault field.
+const _: () = assert!(crate::config::MAX_NPES <= 1 << (ALL_ROUNDS - 1));
+const _: () = assert!(crate::config::MAX_NPES < FAULT_MASK as usize);
+
+/// A progress word: call `epoch`, rounds below `round` done, `fault` the first PE known
+/// to have failed the call. Words of later stages compare greater whatever their fault
+/// mark, and a word with a mark compares greater than the same stage without one.
+#[inline]
+pub(crate) fn rounds_word(epoch: u64, round: u64, fault: Option<usize>) -> u64 {
+    epoch << EPOCH_SHIFT | round << ROUND_SHIFT | fault.map_or(0, |pe| pe as u64 + 1)
+}
+
+fn epoch_of(word: u64) -> u64 {
+    word >> EPOCH_SHIFT
+}
+
+fn fault_of(word: u64) -> Option<usize> {
+    match word & FAULT_MASK {
+        0 => None,
+        f => Some(f as usize - 1),
+    }
+}
+
+/// `shmem_barrier`: returns when every member has entered this epoch; all stores made
+/// by members before entering are then visible to this PE. Members' descriptors are
+/// compared (flat barrier always; dissemination compares its partners' call digests and
+/// spreads failures), so a member that makes a different collective call at this point
+/// is reported instead of silently matched.
+pub(crate) fn barrier<T: Transport>(ctx: &SetCtx<'_, T>) -> RtResult<()> {
+    let n = ctx.size();
+    if n == 1 {
+        return Ok(());
+    }
+    ctx.prepare_publish(false)?;
+    let mut mine = Descriptor::new(Operation::Barrier, ctx.set.key());
+    ctx.publish(&mut mine, Span::new(0, 0));
+    let mut first_error = None;
+    match ctx.env.select.barrier(n) {
+        BarrierAlgorithm::Flat => {
+            for i in ctx.others() {
+                ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
+                let theirs = ctx.wait_arrival(i)?;
+                if first_error.is_none() {
+                    first_error = ctx.check_member(&mine, i, &theirs).err();
+                }
+            }
+        }
+        BarrierAlgorithm::Dissemination => {
+            first_error = dissemination(ctx, &mine)?;
+            if first_error.is_none() && ctx.env.checked {
+                for i in ctx.others() {
+                    let theirs = ctx.arrived_desc(i);
+                    if first_error.is_none() {
+                        first_error = ctx.check_member(&mine, i, &theirs).err();
+                    }
+                }
+            }
+        }
+    }
+    match first_error {
+        None => {
+            ctx.note_all_arrived();
+            ctx.finish(())
+        }
+        Some(err) => Err(ctx.fail_with(err)),
+    }
+}
+
+/// The rounds of a dissemination barrier; returns the failure found or spread to this
+/// member, if any.
+fn dissemination<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    mine: &Descriptor,
+) -> RtResult<Option<CollectiveError>> {
+    let (n, e) = (ctx.size(), ctx.epoch);
+    let digest = mine.history_after();
+    ctx.publish_digest(digest);
+    let mut fault: Option<usize> = None;
+    let mut found: Option<CollectiveError> = None;
+    let mut round = 0;
+    let mut dist = 1;
+    while dist < n {
+        ctx.publish_rounds(rounds_word(e, round, fault));
+        let from = (ctx.index + n - dist) % n;
+        ctx.wait_word(from, sync::PROGRESS, rounds_word(e, round, None))?;
+        let theirs = ctx.load_word(from, sync::PROGRESS);
+        if fault.is_none() {
+            fault = fault_of(theirs);
+        }
+        // The partner's digest of this call, read after its progress word; if the partner
+        // has moved on (or the digests differ), its arrival line of this call decides.
+        let same = epoch_of(theirs) == e
+            && ctx.load_word(from, sync::DIGEST) == digest
+            && ctx.load_word(from, sync::PROGRESS) >> ROUND_SHIFT == theirs >> ROUND_SHIFT;
+        if !same && found.is_none() {
+            let desc = ctx.wait_arrival(from)?;
+            if let Err(err) = ctx.check_member(mine, from, &desc) {
+                fault = fault.or(Some(ctx.t.me()));
+                found = Some(err);
+            }
+        }
+        dist <<= 1;
+        round += 1;
+    }
+    ctx.publish_rounds(rounds_word(e, ALL_ROUNDS, fault));
+    Ok(match (found, fault) {
+        (Some(err), _) => Some(err),
+        (None, None) => None,
+        (None, Some(pe)) => Some(ctx.failure_of(pe)),
+    })
+}

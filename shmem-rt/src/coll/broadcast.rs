@@ -1,0 +1,107 @@
+//! Broadcast: every member but the root pulls the root's contribution straight into its
+//! own target; nobody writes another member's memory.
+
+use super::ctx::SetCtx;
+use super::descriptor::{Descriptor, ElemType, Location};
+use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
+use crate::error::{CollectiveError, Operation, RtResult, Unable};
+use crate::memory::layout::sync;
+use crate::transport::Transport;
+
+/// Copies the `source.len` elements of member `root`'s source into every other member's
+/// target (the root's own target is not written). Every member passes a source of the
+/// same length; a non-root's source is not read.
+///
+/// Small data travels inline or staged (the root returns at once, and learns of a reader
+/// that could not take part at its next contact with the set); large data is read from
+/// the root's source, and the root waits until every reader is done, checking every
+/// reader's arguments on the way.
+pub(crate) fn broadcast<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    elem: ElemType,
+    root: usize,
+    target: Span,
+    source: Span,
+) -> RtResult<()> {
+    let n = ctx.size();
+    let bytes = source.len * elem.size as usize;
+    let is_root = root == ctx.index;
+    let mut mine = Descriptor::new(Operation::Broadcast, ctx.set.key());
+    mine.set_elem(elem);
+    mine.set_nelems(source.len as u64);
+    mine.set_root(root as u64);
+    mine.set_capacity(target.len as u64);
+    if root >= n {
+        mine.set_unable(Unable::RootOutOfRange {
+            root: root as u64,
+            size: n as u64,
+        });
+    } else if !is_root && target.len < source.len {
+        mine.set_unable(Unable::TargetTooSmall {
+            capacity: target.len as u64,
+            needed: source.len as u64,
+        });
+    }
+    if is_root && !mine.is_fault() {
+        let carrier = ctx.env.select.broadcast(bytes, ctx.stage_capacity());
+        place_contribution(&mut mine, carrier, source);
+    }
+    let staged = mine.location() == Ok(Location::Staged);
+    publish_or_fail(ctx, &mut mine, source, staged)?;
+    if is_root {
+        let direct = mine.location() == Ok(Location::Direct);
+        if direct || ctx.env.checked {
+            // A direct root waits for every reader anyway, so checking each member's
+            // arguments on the way costs nothing.
+            if let Some(err) = check_all(ctx, &mine)? {
+                return Err(fail(ctx, err, direct.then_some(&mine)));
+            }
+            if direct {
+                wait_readers(ctx, &mine)?;
+            }
+        }
+        return ctx.finish(());
+    }
+    let from_root = ctx.wait_arrival(root)?;
+    let checked = ctx
+        .check_member(&mine, root, &from_root)
+        .and_then(|()| contribution(ctx, root, &from_root, bytes, 1));
+    let src = match checked {
+        Ok(src) => src,
+        Err(err) => return Err(fail(ctx, err, None)),
+    };
+    if ctx.env.checked {
+        if let Some(err) = check_all(ctx, &mine)? {
+            return Err(fail(ctx, err, None));
+        }
+    }
+    let dst = ctx.data_of(ctx.index, target.off);
+    // SAFETY: `src` holds `bytes` bytes of the root's contribution (validated), `dst`
+    // this PE's own target, at least `source.len` elements long (checked above); one is
+    // the root's memory, the other this PE's, so they do not overlap.
+    unsafe { ctx.t.copy(src, dst, bytes) };
+    if from_root.location() == Ok(Location::Direct) {
+        ctx.publish_progress(sync::DONE);
+    }
+    // A root that does not wait for its readers is usually a call or more ahead: start
+    // fetching its next announcement now, so the next call finds it close by.
+    ctx.prefetch_next_line(root);
+    ctx.finish(())
+}
+
+/// Waits for every other member's descriptor and checks it against this PE's; returns
+/// the first problem found. Afterwards every member is known to have arrived.
+fn check_all<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    mine: &Descriptor,
+) -> RtResult<Option<CollectiveError>> {
+    let mut first = None;
+    for i in ctx.others() {
+        let theirs = ctx.wait_arrival(i)?;
+        if first.is_none() {
+            first = ctx.check_member(mine, i, &theirs).err();
+        }
+    }
+    ctx.note_all_arrived();
+    Ok(first)
+}

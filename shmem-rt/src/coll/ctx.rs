@@ -1,0 +1,931 @@
+//! The context of one collective call on one active set, on one PE.
+//!
+//! Every member counts the collectives it has made with one set of sync words; because all
+//! members make the same calls in the same order, the count (the *epoch*) agrees, and a PE
+//! that has reached epoch `e` announces it by storing `e` into its arrival line. Waiting
+//! is "until the word is at least `e`", so words never need resetting and a fast PE that
+//! is already a step ahead satisfies a slow one's wait too.
+//!
+//! Alternation: a member's staging buffer comes in two copies selected by epoch parity,
+//! its arrival line (descriptor and inline data) in [`ARRIVAL_LINES`] copies used in turn.
+//! Before a member rewrites the staging buffer of parity `e % 2` it makes sure every member
+//! has arrived at `e - 1`, which a member only does after it has finished reading
+//! everything of `e - 2`; before it rewrites line `e % ARRIVAL_LINES`, that every member
+//! has arrived at `e - ARRIVAL_LINES + 1`. That is what lets back-to-back collectives on
+//! one set run without a barrier between them, lets small collectives return without a
+//! trailing synchronization, and lets a broadcast root run ahead of its readers.
+//!
+//! Failures that a member learns of late: every descriptor carries a digest of the
+//! member's earlier calls (its *history*) and the latest failed call it knows of. A
+//! member that compares descriptors (in a call, or when a broadcast root looks at its
+//! readers' progress) therefore notices an earlier call that disagreed unnoticed, or
+//! failed on another member, and reports it once its current call has completed
+//! ([`CollectiveError::Earlier`]).
+
+use std::cell::Cell;
+
+use super::deadlock::{Awaited, Watch};
+use super::descriptor::{disagreement, Descriptor, Location, Undecodable};
+use super::faults;
+use super::select::{BarrierAlgorithm, Selection};
+use super::sets::SetSpec;
+use super::Span;
+use crate::error::{CollectiveError, Field, Operation, RtError, RtResult, Unable, WaitSite};
+use crate::memory::layout::{
+    sync, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS, FAULT_WORDS, SLOT_BYTES,
+};
+use crate::sync::wait::{self, Blocker, WaitPolicy};
+use crate::transport::Transport;
+
+/// Polls of an unsatisfied wait before this PE wakes the members it has published for
+/// (see [`SetCtx::publish`]).
+const WAKE_AFTER_POLLS: u32 = 64;
+
+/// How many of a root's next arrival lines a broadcast reader prefetches.
+const PREFETCH_AHEAD: u64 = 2;
+
+/// What every collective call of one PE needs from its runtime besides the transport.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallEnv {
+    /// How this PE waits.
+    pub(crate) policy: WaitPolicy,
+    /// Whether every member checks every other member's arguments at once, even where
+    /// the algorithm would not otherwise look (broadcast).
+    pub(crate) checked: bool,
+    /// The algorithm crossovers.
+    pub(crate) select: Selection,
+}
+
+/// The double-buffered staging area that goes with a set of sync words: parity `p`
+/// starts `delta + p * stride` bytes after the sync words and holds `capacity` bytes. A
+/// capacity of 0 means there is none (sync-only work arrays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StageArea {
+    /// Distance from the sync words to the parity-0 buffer.
+    pub delta: usize,
+    /// Distance from the parity-0 to the parity-1 buffer.
+    pub stride: usize,
+    /// Bytes in each buffer.
+    pub capacity: usize,
+}
+
+impl StageArea {
+    /// No staging area.
+    pub const NONE: StageArea = StageArea {
+        delta: 0,
+        stride: 0,
+        capacity: 0,
+    };
+}
+
+/// Where a call's sync words are: member `i`'s at symmetric offset
+/// `base + slots[i] * SLOT_BYTES` of its partition (runtime slots, found per member), or
+/// at `base` on every member (`slots` all zero: an explicit work array).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SyncAt<'a> {
+    /// Symmetric offset of slot 0 (or of the work array).
+    pub(crate) base: usize,
+    /// Each member's slot.
+    pub(crate) slots: &'a [u32],
+    /// The staging buffers, relative to the sync words.
+    pub(crate) stage: StageArea,
+    /// Whether these are the runtime's own words (else a program's work array, which is
+    /// bound to the set of its first use).
+    pub(crate) runtime_owned: bool,
+    /// Whether every member's slot is the same (then member `i`'s words lie `i` strides
+    /// of partitions after member 0's, and no slot needs looking up).
+    pub(crate) uniform: bool,
+}
+
+/// A failure of an earlier call, learned of during this one.
+#[derive(Debug)]
+struct Learned {
+    call: u64,
+    error: CollectiveError,
+}
+
+/// One collective call in progress on one PE.
+pub(crate) struct SetCtx<'a, T: Transport> {
+    /// The transport.
+    pub(crate) t: &'a T,
+    /// The runtime's part: wait policy, checked mode, crossovers.
+    pub(crate) env: &'a CallEnv,
+    /// The active set.
+    pub(crate) set: SetSpec,
+    /// This PE's index within the set.
+    pub(crate) index: usize,
+    /// This call's epoch (≥ 1).
+    pub(crate) epoch: u64,
+    /// Name of the operation, for error messages.
+    pub(crate) during: &'static str,
+    /// Where the sync words and the staging buffers that go with them are.
+    at: SyncAt<'a>,
+    /// This PE's sync words.
+    mine: T::Place,
+    /// Member 0's sync words (meaningful when `at.uniform`).
+    first: T::Place,
+    /// This PE's history digest before this call.
+    history: u64,
+    /// The latest failed call on these sync words this PE knows of.
+    fault_known: Cell<u64>,
+    /// A failure of an earlier call learned of during this one, to report at its end.
+    learned: Cell<Option<Box<Learned>>>,
+    /// Whether this PE has published words since it last woke the other members.
+    wake_pending: Cell<bool>,
+}
+
+impl<T: Transport> Drop for SetCtx<'_, T> {
+    /// Wakes the other members if this call published something it has not woken them
+    /// for yet: every call ends with its words announced.
+    #[inline]
+    fn drop(&mut self) {
+        self.wake_others();
+    }
+}
+
+impl<'a, T: Transport> SetCtx<'a, T> {
+    /// Starts a collective call on `set`, of which this PE is member `index`, with the
+    /// sync words `at`: binds a work array to the set on first use, bumps the epoch and
+    /// returns the call's context. Fails if a work array was first used with a
+    /// different set (its epochs count that set's calls, so it cannot serve another).
+    ///
+    /// `index` must be this PE's index in `set`, `at.slots` hold one entry per member,
+    /// and every member's sync words (with their staging area) lie inside its partition
+    /// (the runtime builds `at` from its own layout or from a checked work array).
+    ///
+    /// Always inlined: the context is built in place in the caller's frame rather than
+    /// returned through a `Result` and moved.
+    #[inline(always)]
+    pub(crate) fn enter(
+        t: &'a T,
+        env: &'a CallEnv,
+        set: SetSpec,
+        index: usize,
+        at: SyncAt<'a>,
+        during: &'static str,
+    ) -> RtResult<SetCtx<'a, T>> {
+        debug_assert_eq!(set.member(index), t.me());
+        debug_assert_eq!(at.slots.len(), set.size());
+        let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
+        let first = t.place(set.start(), at.base + at.slots[0] as usize * SLOT_BYTES);
+        let own = |off: usize| T::advance(mine, off);
+        if !at.runtime_owned {
+            let key = set.key();
+            let bound = t.load_relaxed(own(sync::OWNER_SET));
+            if bound != key {
+                if bound != 0 {
+                    return Err(CollectiveError::WrongSet {
+                        during,
+                        bound,
+                        used: key,
+                    }
+                    .into());
+                }
+                t.store_relaxed(own(sync::OWNER_SET), key);
+            }
+        }
+        let epoch = t.load_relaxed(own(sync::OWNER_EPOCH)) + 1;
+        t.store_relaxed(own(sync::OWNER_EPOCH), epoch);
+        Ok(SetCtx {
+            t,
+            env,
+            set,
+            index,
+            epoch,
+            during,
+            at,
+            mine,
+            first,
+            history: t.load_relaxed(own(sync::OWNER_HISTORY)),
+            fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
+            learned: Cell::new(None),
+            wake_pending: Cell::new(false),
+        })
+    }
+
+    /// A context for looking at the sync words `at` as they stand after this PE's last
+    /// call with them (its epoch is that call's; nothing is bumped or bound).
+    pub(crate) fn inspect(
+        t: &'a T,
+        env: &'a CallEnv,
+        set: SetSpec,
+        index: usize,
+        at: SyncAt<'a>,
+        during: &'static str,
+    ) -> SetCtx<'a, T> {
+        let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
+        let first = t.place(set.start(), at.base + at.slots[0] as usize * SLOT_BYTES);
+        let own = |off: usize| T::advance(mine, off);
+        SetCtx {
+            t,
+            env,
+            set,
+            index,
+            epoch: t.load_relaxed(own(sync::OWNER_EPOCH)),
+            during,
+            at,
+            mine,
+            first,
+            history: t.load_relaxed(own(sync::OWNER_HISTORY)),
+            fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
+            learned: Cell::new(None),
+            wake_pending: Cell::new(false),
+        }
+    }
+
+    /// Compares member `index`'s descriptor of this PE's last call (see
+    /// [`SetCtx::inspect`]) with this PE's, learning of what failed or disagreed.
+    pub(crate) fn compare_last(&self, index: usize) {
+        self.compare_past(index, self.epoch);
+    }
+
+    /// Bytes each staging buffer holds (0: none).
+    #[inline]
+    pub(crate) fn stage_capacity(&self) -> usize {
+        self.at.stage.capacity
+    }
+
+    /// Number of members.
+    #[inline]
+    pub(crate) fn size(&self) -> usize {
+        self.set.size()
+    }
+
+    /// Epoch parity: which of the two staging buffers this call uses.
+    #[inline]
+    pub(crate) fn parity(&self) -> usize {
+        (self.epoch & 1) as usize
+    }
+
+    /// Which arrival line epoch `epoch` uses.
+    #[inline]
+    fn line_index(epoch: u64) -> usize {
+        (epoch % ARRIVAL_LINES as u64) as usize
+    }
+
+    /// The other members' indices, starting after this PE's own and wrapping around (so
+    /// that members do not all read member 0 first).
+    #[inline]
+    pub(crate) fn others(&self) -> impl Iterator<Item = usize> {
+        let (n, me) = (self.size(), self.index);
+        (me + 1..n).chain(0..me)
+    }
+
+    /// Symmetric offset of member `index`'s sync words.
+    #[inline]
+    fn sync_off(&self, index: usize) -> usize {
+        self.at.base + self.at.slots[index] as usize * SLOT_BYTES
+    }
+
+    /// Member `index`'s word (or buffer) at `rel` bytes into its sync words.
+    #[inline]
+    pub(crate) fn word(&self, index: usize, rel: usize) -> T::Place {
+        T::advance(self.sync_of(index), rel)
+    }
+
+    /// Member `index`'s sync words.
+    #[inline]
+    fn sync_of(&self, index: usize) -> T::Place {
+        if self.at.uniform {
+            self.t.shift_pe(self.first, index << self.set.log_stride())
+        } else {
+            self.t.place(self.set.member(index), self.sync_off(index))
+        }
+    }
+
+    /// This PE's own word at `rel` bytes into its sync words.
+    #[inline]
+    fn own(&self, rel: usize) -> T::Place {
+        T::advance(self.mine, rel)
+    }
+
+    /// The inline data of member `index`'s arrival line for this call.
+    #[inline]
+    pub(crate) fn inline_of(&self, index: usize) -> T::Place {
+        self.word(index, sync::inline(Self::line_index(self.epoch)))
+    }
+
+    /// Member `index`'s staging buffer of this call's parity.
+    #[inline]
+    pub(crate) fn stage_of(&self, index: usize) -> T::Place {
+        self.word(
+            index,
+            self.at.stage.delta + self.parity() * self.at.stage.stride,
+        )
+    }
+
+    /// PE `pe`'s (any member's) copy of symmetric offset `off`.
+    #[inline]
+    pub(crate) fn data_of(&self, index: usize, off: usize) -> T::Place {
+        self.t.place(self.set.member(index), off)
+    }
+
+    /// Hints the processor to fetch member `index`'s arrival lines of the next
+    /// `PREFETCH_AHEAD` calls (reads that are not needed yet; no effect on correctness).
+    #[inline]
+    pub(crate) fn prefetch_next_line(&self, index: usize) {
+        for ahead in 1..=PREFETCH_AHEAD {
+            self.t
+                .prefetch(self.word(index, sync::epoch(Self::line_index(self.epoch + ahead))));
+        }
+    }
+
+    /// The call as its wait record describes it.
+    fn site(&self) -> WaitSite {
+        WaitSite {
+            name: self.during.to_string(),
+            set_key: self.set.key(),
+            sync: self.sync_off(self.index) as u64,
+            epoch: self.epoch,
+            runtime_owned: self.at.runtime_owned,
+        }
+    }
+
+    /// Waits until member `writer`'s word at `rel` reaches `at_least`. Fails if the
+    /// writer leaves or the job fails, or if the wait turns out to be part of a cycle of
+    /// waits that can never end (members' calls that do not match).
+    #[inline]
+    pub(crate) fn wait_word(&self, writer: usize, rel: usize, at_least: u64) -> RtResult<()> {
+        let place = self.word(writer, rel);
+        if self.t.load(place) >= at_least {
+            return Ok(());
+        }
+        self.wait_blocked(writer, rel, place, at_least)
+    }
+
+    /// Polls member `writer`'s word at `rel` until it reaches `at_least`, at most the
+    /// policy's clock-free polls; returns whether it did. Used before waiting for a
+    /// member's arrival: plain loads notice the change sooner than the slow path's
+    /// polls, which carry its cycle watch and book-keeping.
+    #[inline]
+    pub(crate) fn poll_briefly(&self, writer: usize, rel: usize, at_least: u64) -> bool {
+        let place = self.word(writer, rel);
+        (0..self.env.policy.free_polls()).any(|_| self.t.load(place) >= at_least)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_blocked(
+        &self,
+        writer: usize,
+        rel: usize,
+        place: T::Place,
+        at_least: u64,
+    ) -> RtResult<()> {
+        let pe = self.set.member(writer);
+        let awaited = Awaited::Word {
+            pe,
+            word: self.sync_off(writer) + rel,
+            at_least,
+        };
+        let mut watch = Watch::new(self.t, self.during, self.site(), awaited);
+        let mut cycle = None;
+        let mut polls = 0u32;
+        let waited = wait::wait_for(
+            self.t,
+            self.env.policy,
+            Blocker::Pe(pe),
+            self.during,
+            || {
+                if self.t.load(place) >= at_least {
+                    return true;
+                }
+                polls += 1;
+                if polls == WAKE_AFTER_POLLS {
+                    self.wake_others();
+                }
+                cycle = watch.poll();
+                cycle.is_some()
+            },
+        );
+        watch.finish();
+        match cycle {
+            Some(err) => Err(err.into()),
+            None => waited,
+        }
+    }
+
+    /// Waits until it is safe for this call (epoch `e`) to rewrite this PE's arrival line
+    /// — every member has arrived at `e - ARRIVAL_LINES + 1`, so every reader of the line's
+    /// previous call is done — and, if `staged`, its staging buffer of parity `e % 2` —
+    /// every member has arrived at `e - 1`. Usually known already, then it costs no shared
+    /// access at all; when it looks, it records how far the members are, so a PE that
+    /// runs ahead (a broadcast root) looks only every few calls.
+    #[inline]
+    pub(crate) fn prepare_publish(&self, staged: bool) -> RtResult<()> {
+        let e = self.epoch;
+        let need = if staged {
+            e - 1
+        } else {
+            e.saturating_sub(ARRIVAL_LINES as u64 - 1)
+        };
+        if self.t.load_relaxed(self.own(sync::OWNER_SEEN_ALL)) >= need {
+            return Ok(());
+        }
+        self.wait_until_safe_to_publish(need)
+    }
+
+    /// The slow half of [`SetCtx::prepare_publish`]: looks at how far the members are,
+    /// waiting until every one has arrived at `need`. The descriptors it reads on the
+    /// way are compared with this PE's own of the same calls, so that a member that runs
+    /// ahead (a broadcast root) still learns of calls that failed or disagreed.
+    #[inline(never)]
+    fn wait_until_safe_to_publish(&self, need: u64) -> RtResult<()> {
+        let e = self.epoch;
+        let mut least = e - 1;
+        for i in self.others() {
+            let last = sync::epoch(Self::line_index(e - 1));
+            let seen = if self.t.load(self.word(i, last)) >= e - 1 {
+                e - 1
+            } else {
+                self.wait_word(i, sync::epoch(Self::line_index(need)), need)?;
+                least = need;
+                need
+            };
+            if seen >= 1 {
+                self.compare_past(i, seen);
+            }
+        }
+        self.t.store_relaxed(self.own(sync::OWNER_SEEN_ALL), least);
+        Ok(())
+    }
+
+    /// Compares member `index`'s descriptor of past call `call` (which it has published;
+    /// lines of the last `ARRIVAL_LINES` calls are intact) with this PE's own, learning
+    /// of a failure or disagreement found there.
+    #[inline]
+    fn compare_past(&self, index: usize, call: u64) {
+        let line = Self::line_index(call);
+        let theirs = self.word(index, sync::epoch(line));
+        if self.t.load(theirs) != call || self.t.load_relaxed(self.own(sync::epoch(line))) != call {
+            return;
+        }
+        // The common case on three words: equal histories up to this call, and no news of
+        // a failure in theirs (a disagreement in this call itself shows in the histories
+        // of the next).
+        const HISTORY: usize = sync::head(0, 4) - sync::epoch(0);
+        const CODES: usize = sync::head(0, 0) - sync::epoch(0);
+        let their_codes = self.t.load_relaxed(T::advance(theirs, CODES));
+        if self.t.load_relaxed(T::advance(theirs, HISTORY))
+            == self.t.load_relaxed(self.own(sync::epoch(line) + HISTORY))
+            && !Descriptor::codes_carry_news(their_codes)
+        {
+            return;
+        }
+        self.compare_past_in_full(index, call, line);
+    }
+
+    /// [`SetCtx::compare_past`] for descriptors that differ in history or carry news.
+    #[cold]
+    #[inline(never)]
+    fn compare_past_in_full(&self, index: usize, call: u64, line: usize) {
+        let (theirs, mine) = (
+            self.line_desc(index, line),
+            self.line_desc(self.index, line),
+        );
+        if Self::nothing_to_learn(&mine, &theirs) {
+            return;
+        }
+        if theirs.fault_epoch() > self.fault_known.get() {
+            self.learn_from(index, theirs.fault_epoch());
+        }
+        if theirs.history() != mine.history() {
+            self.note_divergence(index, call);
+        }
+        let failed = match (disagreement(&mine, &theirs), theirs.unable()) {
+            (Some(field), _) => Some(self.mismatch(&mine, index, &theirs, field)),
+            (None, Ok(Some(why))) => Some(CollectiveError::Unable {
+                during: self.name_of(&mine),
+                pe: self.set.member(index),
+                why,
+            }),
+            (None, Err(Undecodable)) => Some(self.bad(index)),
+            (None, Ok(None)) => None,
+        };
+        if let Some(err) = failed {
+            if call > self.fault_known.get() {
+                self.record(call, &err);
+                self.learn(call, err);
+            }
+        }
+    }
+
+    /// Publishes this PE's descriptor for the current epoch, after copying the
+    /// contribution it describes from `source` into this PE's arrival line (inline) or
+    /// staging buffer (staged); readers see both once they see the epoch. Call
+    /// [`SetCtx::prepare_publish`] first.
+    ///
+    /// Members that sleep in a wait are woken later: once this PE's own wait has lasted a
+    /// few polls, or when the call ends. Waking takes a full fence, which would stall until
+    /// the line just written is owned — a cache-line transfer on the critical path.
+    #[inline]
+    pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
+        desc.set_past(self.history, self.fault_known.get());
+        let (head, tail, needs_tail) = desc.words();
+        let line = Self::line_index(self.epoch);
+        let bytes = source.len * desc.elem().size as usize;
+        let place = match desc.location() {
+            Ok(Location::Inline) => Some(self.own(sync::inline(line))),
+            Ok(Location::Staged) => Some(self.stage_of(self.index)),
+            _ => None,
+        };
+        if let Some(dst) = place {
+            // SAFETY: `source` is this PE's own (checked) buffer of `bytes`; `dst` is its
+            // inline area or staging buffer of this parity, which holds `bytes` (the
+            // location was chosen by size) and which no member reads before the epoch
+            // below is published (`prepare_publish` made sure the readers of two epochs
+            // ago are done); the two never overlap (one is the runtime's, one the user's).
+            unsafe {
+                self.t
+                    .copy(self.t.place(self.t.me(), source.off), dst, bytes)
+            };
+        }
+        for (w, &value) in head.iter().enumerate() {
+            self.t.store_relaxed(self.own(sync::head(line, w)), value);
+        }
+        if needs_tail {
+            for (w, &value) in tail.iter().enumerate() {
+                self.t.store_relaxed(self.own(sync::tail(line, w)), value);
+            }
+        }
+        self.t.store(self.own(sync::epoch(line)), self.epoch);
+        let history = desc.history_after();
+        self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
+        if !desc.is(Operation::Barrier)
+            && self.env.select.barrier(self.size()) == BarrierAlgorithm::Dissemination
+        {
+            // Members of a large set that make a barrier here wait for this PE's rounds:
+            // tell them it has passed this call (with its digest, which differs from
+            // theirs), so they find the disagreement instead of waiting.
+            self.publish_digest(history);
+            self.publish_rounds(super::barrier::rounds_word(
+                self.epoch,
+                super::barrier::ALL_ROUNDS,
+                None,
+            ));
+        }
+        self.wake_pending.set(true);
+        // Take this PE's arrival line of the next call for writing now: the members read
+        // it ARRIVAL_LINES calls ago and still hold copies of it; without this, the next
+        // call's store would first have to invalidate them — a cache-line round trip
+        // before any reader can see the arrival.
+        self.t
+            .prefetch_write(self.own(sync::epoch(Self::line_index(self.epoch + 1))));
+    }
+
+    /// Waits until member `index` has published its descriptor for this epoch and
+    /// returns it.
+    #[inline(always)]
+    pub(crate) fn wait_arrival(&self, index: usize) -> RtResult<Descriptor> {
+        let line = Self::line_index(self.epoch);
+        self.wait_word(index, sync::epoch(line), self.epoch)?;
+        Ok(self.arrived_desc(index))
+    }
+
+    /// Member `index`'s descriptor of this epoch, which it has published already (the
+    /// caller waited for it earlier in this call).
+    #[inline(always)]
+    pub(crate) fn arrived_desc(&self, index: usize) -> Descriptor {
+        let desc = self.line_desc(index, Self::line_index(self.epoch));
+        if desc.fault_epoch() > self.fault_known.get() {
+            self.learn_from(index, desc.fault_epoch());
+        }
+        desc
+    }
+
+    /// Reads member `index`'s descriptor in arrival line `line`: the head, and the tail
+    /// only if the head says it has one worth reading (it lies in the line's other half).
+    #[inline]
+    fn line_desc(&self, index: usize, line: usize) -> Descriptor {
+        const HEAD: usize = sync::head(0, 0) - sync::epoch(0);
+        const TAIL: usize = sync::tail(0, 0) - sync::epoch(0);
+        let at = self.word(index, sync::epoch(line));
+        let word = |off: usize| self.t.load_relaxed(T::advance(at, off));
+        let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|w| word(HEAD + 8 * w));
+        let tail: [u64; DESC_TAIL_WORDS] = if Descriptor::head_needs_tail(&head) {
+            std::array::from_fn(|w| word(TAIL + 8 * w))
+        } else {
+            [0; DESC_TAIL_WORDS]
+        };
+        Descriptor::from_words(head, tail)
+    }
+
+    /// Whether two descriptors of one past call agree entirely: nothing to learn from
+    /// them (the common case, decided on words).
+    #[inline]
+    fn nothing_to_learn(mine: &Descriptor, theirs: &Descriptor) -> bool {
+        theirs.history() == mine.history()
+            && theirs.fault_epoch() == 0
+            && !theirs.is_fault()
+            && disagreement(mine, theirs).is_none()
+    }
+
+    /// The name of the operation of a descriptor, for messages.
+    fn name_of(&self, desc: &Descriptor) -> &'static str {
+        desc.op().map_or(self.during, Operation::name)
+    }
+
+    /// The error for member `index`'s descriptor that this PE cannot decode.
+    #[cold]
+    pub(crate) fn bad(&self, index: usize) -> CollectiveError {
+        CollectiveError::BadDescriptor {
+            during: self.during,
+            pe: self.set.member(index),
+        }
+    }
+
+    /// Checks member `index`'s descriptor of this call against this PE's: this call's
+    /// arguments must agree, and the member must be able to take part. Their earlier
+    /// calls must agree too: if they do not, the call goes on (its own arguments agree),
+    /// and the earlier call is reported when it completes.
+    #[inline]
+    pub(crate) fn check_member(
+        &self,
+        mine: &Descriptor,
+        index: usize,
+        theirs: &Descriptor,
+    ) -> Result<(), CollectiveError> {
+        let field = disagreement(mine, theirs);
+        if field.is_none() && !theirs.is_fault() && theirs.history() == mine.history() {
+            return Ok(());
+        }
+        self.member_error(mine, index, theirs, field)
+    }
+
+    /// The error [`SetCtx::check_member`] found, if any (a history that differs alone is
+    /// only noted).
+    #[cold]
+    #[inline(never)]
+    fn member_error(
+        &self,
+        mine: &Descriptor,
+        index: usize,
+        theirs: &Descriptor,
+        field: Option<Field>,
+    ) -> Result<(), CollectiveError> {
+        if theirs.history() != mine.history() {
+            self.note_divergence(index, self.epoch);
+        }
+        match (field, theirs.unable()) {
+            (Some(field), _) => Err(self.mismatch(mine, index, theirs, field)),
+            (None, Err(Undecodable)) => Err(self.bad(index)),
+            (None, Ok(Some(why))) => Err(CollectiveError::Unable {
+                during: self.during,
+                pe: self.set.member(index),
+                why: match why {
+                    Unable::RootOutOfRange { root, .. } => Unable::RootOutOfRange {
+                        root,
+                        size: self.size() as u64,
+                    },
+                    other => other,
+                },
+            }),
+            (None, Ok(None)) => Ok(()),
+        }
+    }
+
+    fn mismatch(
+        &self,
+        mine: &Descriptor,
+        index: usize,
+        theirs: &Descriptor,
+        field: Field,
+    ) -> CollectiveError {
+        let (Ok(mine_value), Ok(their_value)) = (mine.value(field), theirs.value(field)) else {
+            return self.bad(index);
+        };
+        CollectiveError::Mismatch {
+            during: self.name_of(mine),
+            field,
+            me: self.t.me(),
+            mine: mine_value,
+            other: self.set.member(index),
+            theirs: their_value,
+        }
+    }
+
+    /// Member `index`'s history differs from this PE's before call `call`: finds the
+    /// first call still on record (in both arrival-line rings) at which their calls
+    /// differ and learns of it as a failed call; if it is no longer on record, learns
+    /// that their calls differ before the oldest one on record. Each failure is learned
+    /// once, so later calls on the set (whose histories keep differing) report nothing
+    /// new.
+    #[cold]
+    fn note_divergence(&self, index: usize, call: u64) {
+        let oldest = call.saturating_sub(ARRIVAL_LINES as u64 - 1).max(1);
+        for c in oldest..call {
+            let line = Self::line_index(c);
+            if self.t.load(self.word(index, sync::epoch(line))) != c
+                || self.t.load_relaxed(self.own(sync::epoch(line))) != c
+            {
+                continue;
+            }
+            let (mine, theirs) = (
+                self.line_desc(self.index, line),
+                self.line_desc(index, line),
+            );
+            if let Some(field) = disagreement(&mine, &theirs) {
+                if c > self.fault_known.get() {
+                    let err = self.mismatch(&mine, index, &theirs, field);
+                    self.record(c, &err);
+                    self.learn(c, err);
+                }
+                return;
+            }
+        }
+        if call - 1 > self.fault_known.get() {
+            let err = CollectiveError::Diverged {
+                during: self.during,
+                me: self.t.me(),
+                other: self.set.member(index),
+                before: oldest,
+            };
+            self.record(call - 1, &err);
+            self.learn(call - 1, err);
+        }
+    }
+
+    /// Records that every member has arrived at this epoch (so the next call need not
+    /// check before publishing).
+    #[inline]
+    pub(crate) fn note_all_arrived(&self) {
+        self.t
+            .store_relaxed(self.own(sync::OWNER_SEEN_ALL), self.epoch);
+    }
+
+    /// Stores this epoch into one of this PE's progress words (`sync::MID`, `sync::DONE`);
+    /// members are woken as after [`SetCtx::publish`].
+    #[inline]
+    pub(crate) fn publish_progress(&self, rel: usize) {
+        self.t.store(self.own(rel), self.epoch);
+        self.wake_pending.set(true);
+    }
+
+    /// Waits until member `index`'s progress word at `rel` reaches this epoch.
+    #[inline]
+    pub(crate) fn wait_progress(&self, index: usize, rel: usize) -> RtResult<()> {
+        self.wait_word(index, rel, self.epoch)
+    }
+
+    /// The relative offset of this call's arrival-line epoch word.
+    #[inline]
+    pub(crate) fn line_epoch(&self) -> usize {
+        sync::epoch(Self::line_index(self.epoch))
+    }
+
+    /// Loads member `index`'s word at `rel` (acquire).
+    #[inline]
+    pub(crate) fn load_word(&self, index: usize, rel: usize) -> u64 {
+        self.t.load(self.word(index, rel))
+    }
+
+    /// Stores the digest of this PE's calls up to this one beside its progress word
+    /// (before the progress word that covers it).
+    #[inline]
+    pub(crate) fn publish_digest(&self, digest: u64) {
+        self.t.store_relaxed(self.own(sync::DIGEST), digest);
+    }
+
+    /// Stores this PE's dissemination progress word (see `barrier`).
+    #[inline]
+    pub(crate) fn publish_rounds(&self, value: u64) {
+        self.t.store(self.own(sync::PROGRESS), value);
+        self.wake_pending.set(true);
+    }
+
+    /// Wakes the other members if this PE has published since it last did.
+    #[inline]
+    pub(crate) fn wake_others(&self) {
+        if self.wake_pending.replace(false) {
+            wait::notify_each(self.t, self.others().map(|i| self.set.member(i)));
+        }
+    }
+
+    // ----- failures -------------------------------------------------------------------
+
+    /// Writes `err`, the failure of call `call`, into this PE's fault record, so that
+    /// members that learn of the call later can report it in the same words.
+    fn record(&self, call: u64, err: &CollectiveError) {
+        let Some(words) = faults::encode(err) else {
+            return;
+        };
+        let seq = self.t.load_relaxed(self.own(sync::FAULT_SEQ));
+        self.t.store_relaxed(self.own(sync::FAULT_SEQ), seq | 1);
+        self.t.store_load_fence();
+        self.t.store_relaxed(self.own(sync::FAULT_EPOCH), call);
+        for (w, value) in words.into_iter().enumerate() {
+            self.t.store_relaxed(self.own(sync::fault_word(w)), value);
+        }
+        self.t.store(self.own(sync::FAULT_SEQ), (seq | 1) + 1);
+        self.fault_known.set(self.fault_known.get().max(call));
+        self.t
+            .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), self.fault_known.get());
+    }
+
+    /// Notes `err`, the failure of earlier call `call`, to be reported when this call
+    /// completes (the first one learned is reported).
+    fn learn(&self, call: u64, err: CollectiveError) {
+        self.fault_known.set(self.fault_known.get().max(call));
+        self.t
+            .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), self.fault_known.get());
+        let learned = self.learned.take();
+        self.learned
+            .set(learned.or(Some(Box::new(Learned { call, error: err }))));
+    }
+
+    /// The failure of call `call` as member `index` recorded it, if its record holds it
+    /// (read under the record's sequence lock).
+    fn recorded_by(&self, index: usize, call: u64) -> Option<CollectiveError> {
+        let read = || -> Option<[u64; FAULT_WORDS]> {
+            let seq = self.t.load(self.word(index, sync::FAULT_SEQ));
+            if seq & 1 == 1 || self.t.load_relaxed(self.word(index, sync::FAULT_EPOCH)) != call {
+                return None;
+            }
+            let words =
+                std::array::from_fn(|w| self.t.load_relaxed(self.word(index, sync::fault_word(w))));
+            self.t.store_load_fence();
+            (self.t.load(self.word(index, sync::FAULT_SEQ)) == seq).then_some(words)
+        };
+        (0..8)
+            .find_map(|_| read())
+            .and_then(|words| faults::decode(&words))
+    }
+
+    /// Learns of failed call `call` from member `index`'s fault record (and copies the
+    /// record, so that members learning from this PE read the same words).
+    #[cold]
+    fn learn_from(&self, index: usize, call: u64) {
+        let err = self
+            .recorded_by(index, call)
+            .unwrap_or(CollectiveError::BadDescriptor {
+                during: self.during,
+                pe: self.set.member(index),
+            });
+        self.record(call, &err);
+        self.learn(call, err);
+    }
+
+    /// The failure of this call that PE `pe` (a member) recorded: what a member that
+    /// learns of the failure through the barrier's rounds reports.
+    #[cold]
+    pub(crate) fn failure_of(&self, pe: usize) -> CollectiveError {
+        let index = self.set.index_of(pe).unwrap_or(self.index);
+        self.recorded_by(index, self.epoch)
+            .unwrap_or(CollectiveError::BadDescriptor {
+                during: self.during,
+                pe,
+            })
+    }
+
+    /// The latest failed call on these sync words this PE knows of.
+    pub(crate) fn fault_known(&self) -> u64 {
+        self.fault_known.get()
+    }
+
+    /// Records that this call failed with `err` (if the failure path has not already).
+    pub(crate) fn note_failed(&self, err: &CollectiveError) {
+        if self.fault_known.get() < self.epoch {
+            self.record(self.epoch, err);
+        }
+    }
+
+    /// The end of a call that completed: the call's result, unless this PE learned of a
+    /// failed earlier call on the way, which is reported instead (the call itself has
+    /// completed: its data is in place).
+    #[inline]
+    pub(crate) fn finish<R>(&self, result: R) -> RtResult<R> {
+        match self.learned.take() {
+            None => Ok(result),
+            Some(learned) => Err(self.earlier(*learned)),
+        }
+    }
+
+    #[cold]
+    fn earlier(&self, learned: Learned) -> RtError {
+        CollectiveError::Earlier {
+            during: self.during,
+            call: learned.call,
+            set_key: self.set.key(),
+            error: Box::new(learned.error),
+        }
+        .into()
+    }
+
+    /// The failure path of a call: records `err` (for members that learn of it later),
+    /// publishes every progress word another member could wait for, and returns `err`.
+    /// The caller waits for readers of its exposed source first, if any (see
+    /// [`super::fail`]).
+    #[cold]
+    pub(crate) fn fail_with(&self, err: CollectiveError) -> RtError {
+        self.record(self.epoch, &err);
+        self.publish_progress(sync::MID);
+        self.publish_progress(sync::DONE);
+        self.publish_rounds(super::barrier::rounds_word(
+            self.epoch,
+            super::barrier::ALL_ROUNDS,
+            Some(self.t.me()),
+        ));
+        self.learned.take();
+        err.into()
+    }
+}

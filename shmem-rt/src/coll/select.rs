@@ -1,0 +1,208 @@
+//! Algorithm selection, in one place: for each operation, which algorithm (or where a
+//! member's contribution travels) for a given set size and message size. The crossovers
+//! are named constants, measured at 2 PEs on the benchmark's machine, and each can be
+//! overridden by an environment variable (read once at init; every PE of a job inherits
+//! the same environment, so every member chooses alike — and a member that chose
+//! otherwise publishes a place the others refuse, an error rather than a hang).
+//!
+//! | variable | default | what it selects |
+//! |---|---|---|
+//! | `SHMEM_BARRIER_FLAT_MAX` | 16 | sets up to this size use the flat barrier, larger ones dissemination |
+//! | `SHMEM_BCAST_STAGE_MAX` | 2K | broadcast data up to this is staged (the root returns at once), above read from the root's source |
+//! | `SHMEM_COLLECT_STAGE_MAX` | 1K | collect/fcollect contributions up to this are staged, above read from sources |
+//! | `SHMEM_REDUCE_ONE_SHOT_MAX` | 4K | reductions up to this use one shot (every member combines every source) … |
+//! | `SHMEM_REDUCE_ONE_SHOT_READ_MAX` | 16K | … while `bytes × (members − 1)` stays up to this; above, scatter–gather |
+//!
+//! Data up to [`INLINE_BYTES`] always travels inline in the arrival line.
+
+use crate::error::{RtError, RtResult};
+use crate::memory::layout::INLINE_BYTES;
+
+/// Sets up to this size use the flat barrier (everyone reads everyone's arrival line,
+/// and checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉
+/// rounds).
+pub(crate) const FLAT_BARRIER_MAX: usize = 16;
+
+/// Broadcast contributions up to this many bytes are staged rather than read from the
+/// root's source (above it, a trailing handshake is cheaper than the extra copy: staged
+/// and direct cost the same at 4 KiB).
+pub(crate) const BROADCAST_STAGE_MAX: usize = 2 << 10;
+
+/// Collect/fcollect contributions up to this many bytes are staged (at 2 KiB direct is
+/// as fast or faster, at 8 KiB twice as fast).
+pub(crate) const GATHER_STAGE_MAX: usize = 1 << 10;
+
+/// Sources up to this many bytes are reduced in one shot when the data every member
+/// reads, `bytes × (members − 1)`, stays up to [`ONE_SHOT_READ_MAX`].
+pub(crate) const ONE_SHOT_MAX: usize = 4 << 10;
+
+/// See [`ONE_SHOT_MAX`].
+pub(crate) const ONE_SHOT_READ_MAX: usize = 16 << 10;
+
+/// The crossovers in force for this job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Selection {
+    flat_barrier_max: usize,
+    broadcast_stage_max: usize,
+    gather_stage_max: usize,
+    one_shot_max: usize,
+    one_shot_read_max: usize,
+}
+
+/// How a barrier synchronizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BarrierAlgorithm {
+    /// Every member reads every member's arrival line.
+    Flat,
+    /// ⌈log2 n⌉ rounds of pairwise progress words.
+    Dissemination,
+}
+
+/// Where a member's contribution to a data-moving call travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carrier {
+    /// In its arrival line.
+    Inline,
+    /// In its staging buffer.
+    Staged,
+    /// Read from its source (with a trailing handshake).
+    Direct,
+}
+
+/// How a reduction is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReducePlan {
+    /// Every member publishes its whole source (inline or staged) and combines every
+    /// member's copy itself: one synchronization, nothing trailing.
+    OneShot(Carrier),
+    /// Member `i` combines chunk `i` of every source, then every member gathers the
+    /// chunks.
+    ScatterGather,
+}
+
+impl Default for Selection {
+    fn default() -> Selection {
+        Selection {
+            flat_barrier_max: FLAT_BARRIER_MAX,
+            broadcast_stage_max: BROADCAST_STAGE_MAX,
+            gather_stage_max: GATHER_STAGE_MAX,
+            one_shot_max: ONE_SHOT_MAX,
+            one_shot_read_max: ONE_SHOT_READ_MAX,
+        }
+    }
+}
+
+impl Selection {
+    /// The defaults, overridden by the `SHMEM_*` variables that are set.
+    pub(crate) fn from_env() -> RtResult<Selection> {
+        let mut s = Selection::default();
+        for (name, field) in [
+            ("SHMEM_BARRIER_FLAT_MAX", &mut s.flat_barrier_max),
+            ("SHMEM_BCAST_STAGE_MAX", &mut s.broadcast_stage_max),
+            ("SHMEM_COLLECT_STAGE_MAX", &mut s.gather_stage_max),
+            ("SHMEM_REDUCE_ONE_SHOT_MAX", &mut s.one_shot_max),
+            ("SHMEM_REDUCE_ONE_SHOT_READ_MAX", &mut s.one_shot_read_max),
+        ] {
+            if let Ok(text) = std::env::var(name) {
+                *field = parse_bytes(name, &text)?;
+            }
+        }
+        Ok(s)
+    }
+
+    /// The barrier algorithm for a set of `members`.
+    #[inline]
+    pub(crate) fn barrier(&self, members: usize) -> BarrierAlgorithm {
+        if members <= self.flat_barrier_max {
+            BarrierAlgorithm::Flat
+        } else {
+            BarrierAlgorithm::Dissemination
+        }
+    }
+
+    /// How a broadcast root's `bytes` travel, given `stage` bytes of staging buffer.
+    #[inline]
+    pub(crate) fn broadcast(&self, bytes: usize, stage: usize) -> Carrier {
+        carrier(bytes, stage, self.broadcast_stage_max)
+    }
+
+    /// How a collect/fcollect member's `bytes` travel.
+    #[inline]
+    pub(crate) fn gather(&self, bytes: usize, stage: usize) -> Carrier {
+        carrier(bytes, stage, self.gather_stage_max)
+    }
+
+    /// How a reduction of `bytes` per member over `members` is computed.
+    #[inline]
+    pub(crate) fn reduce(&self, bytes: usize, members: usize, stage: usize) -> ReducePlan {
+        if bytes <= INLINE_BYTES {
+            ReducePlan::OneShot(Carrier::Inline)
+        } else if bytes <= stage
+            && bytes <= self.one_shot_max
+            && bytes.saturating_mul(members - 1) <= self.one_shot_read_max
+        {
+            ReducePlan::OneShot(Carrier::Staged)
+        } else {
+            ReducePlan::ScatterGather
+        }
+    }
+}
+
+#[inline]
+fn carrier(bytes: usize, stage: usize, stage_max: usize) -> Carrier {
+    if bytes <= INLINE_BYTES {
+        Carrier::Inline
+    } else if bytes <= stage && bytes <= stage_max {
+        Carrier::Staged
+    } else {
+        Carrier::Direct
+    }
+}
+
+/// A byte count with an optional K or M suffix (powers of 1024).
+fn parse_bytes(name: &str, text: &str) -> RtResult<usize> {
+    let t = text.trim();
+    let (digits, shift) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 20),
+        _ => (t, 0),
+    };
+    digits
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| {
+            RtError::Config(format!(
+                "invalid {name}={text:?}: expected a number of bytes (or members), optionally with K or M"
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crossovers_choose_as_documented() {
+        let s = Selection::default();
+        assert_eq!(s.barrier(16), BarrierAlgorithm::Flat);
+        assert_eq!(s.barrier(17), BarrierAlgorithm::Dissemination);
+        assert_eq!(s.broadcast(8, 4096), Carrier::Inline);
+        assert_eq!(s.broadcast(2048, 4096), Carrier::Staged);
+        assert_eq!(s.broadcast(2049, 4096), Carrier::Direct);
+        assert_eq!(s.broadcast(2048, 0), Carrier::Direct);
+        assert_eq!(s.gather(1024, 4096), Carrier::Staged);
+        assert_eq!(s.gather(1025, 4096), Carrier::Direct);
+        assert_eq!(s.reduce(40, 2, 0), ReducePlan::OneShot(Carrier::Inline));
+        assert_eq!(
+            s.reduce(4096, 2, 4096),
+            ReducePlan::OneShot(Carrier::Staged)
+        );
+        assert_eq!(s.reduce(4096, 8, 4096), ReducePlan::ScatterGather);
+        assert_eq!(s.reduce(8192, 2, 4096), ReducePlan::ScatterGather);
+        assert_eq!(parse_bytes("X", "2K").unwrap(), 2048);
+        assert_eq!(parse_bytes("X", "17").unwrap(), 17);
+        assert!(parse_bytes("X", "two").is_err());
+    }
+}

@@ -1,0 +1,63 @@
+//! Finalize's last look at every active set this PE used: a member that ran ahead (a
+//! broadcast root returns before its readers check their arguments) may not have heard
+//! yet of a call that failed on another member. Before leaving, it waits until every
+//! other member has published its descriptor of the last call on the set — or has left
+//! — and compares, so that such a failure is an error on this PE too, and a member that
+//! left having made fewer calls on the set is named.
+
+use super::ctx::{CallEnv, SetCtx, SyncAt};
+use super::sets::SetSpec;
+use crate::error::{CollectiveError, RtResult};
+use crate::job::state::state_of;
+use crate::memory::layout::sync;
+use crate::sync::wait::{self, Blocker};
+use crate::transport::Transport;
+
+/// Checks this PE's last call with the sync words `at` of `set` (of which it is member
+/// `index`) against every other member's, as described above. Call it after this PE has
+/// begun finalizing (so that a member waiting for it fails instead of waiting).
+pub(crate) fn sweep<T: Transport>(
+    t: &T,
+    env: &CallEnv,
+    set: SetSpec,
+    index: usize,
+    at: SyncAt<'_>,
+) -> RtResult<()> {
+    if set.size() == 1 {
+        return Ok(());
+    }
+    let ctx = SetCtx::inspect(t, env, set, index, at, "finalize");
+    let last = ctx.epoch;
+    if last == 0 || ctx.fault_known() >= last {
+        // Never used, or its last call failed here already (and was reported).
+        return Ok(());
+    }
+    let line = ctx.line_epoch();
+    for i in ctx.others() {
+        let pe = set.member(i);
+        let arrived = || ctx.load_word(i, line) >= last;
+        wait::wait_for(t, env.policy, Blocker::EveryPe, "finalize", || {
+            arrived() || state_of(t, pe).has_left()
+        })?;
+        if !arrived() {
+            // Published before it left, if at all: re-read after seeing it leave.
+            let theirs = (1..=last)
+                .rev()
+                .find(|&c| ctx.load_word(i, sync::epoch(line_of(c))) == c);
+            return Err(CollectiveError::MemberLeft {
+                set_key: set.key(),
+                pe,
+                theirs: theirs.unwrap_or(0),
+                mine: last,
+            }
+            .into());
+        }
+        ctx.compare_last(i);
+    }
+    ctx.finish(())
+}
+
+/// The arrival line of call `c`.
+fn line_of(c: u64) -> usize {
+    (c % crate::memory::layout::ARRIVAL_LINES as u64) as usize
+}

@@ -1,0 +1,432 @@
+//! Where everything lives in a PE's partition. Every transport lays a partition out the
+//! same way; a *symmetric offset* is an offset inside a partition, naming the same
+//! object on every PE.
+//!
+//! ```text
+//! partition      = [ runtime region ][ user heap: statics, then allocations ]
+//! runtime region = [ control | job word | wait record | alloc records ]     4 lines
+//!                  [ set directory: one key per set slot ]
+//!                  [ solo slot ][ alloc slot ][ set slot × sets ]            page-aligned
+//! set slot       = [ sync words ][ staging buffer × 2 ]
+//! ```
+//!
+//! Every word of the region is an atomic `u64` (or lies in a buffer copied with the
+//! race-tolerant copy), so any bit pattern a peer leaves there is a value, never UB.
+//! Every word has one writer, its owner, except the control line's wake word (bumped by
+//! whoever wakes the PE) and the job word of PE 0 (written by whoever records the job's
+//! failure first).
+
+use std::mem::{offset_of, size_of};
+
+/// Cache-line size used for padding (128 on x86-64 defeats the adjacent-line prefetcher).
+pub const CACHE_LINE: usize = 128;
+
+/// Page granularity of partitions.
+pub(crate) const PAGE: usize = 4096;
+
+/// Arrival lines per set of sync words, used in turn by epoch: a member whose calls do
+/// not wait for readers (a broadcast root) can run this many calls minus one ahead of
+/// them before it has to look at their progress again.
+pub(crate) const ARRIVAL_LINES: usize = 8;
+
+/// Descriptor words every reader needs (operation, element type, count, set, history),
+/// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
+pub(crate) const DESC_HEAD_WORDS: usize = 5;
+
+/// Descriptor words only some readers need (where direct data is, target capacity,
+/// reduction target, the latest failed call known), at the end of the line.
+pub(crate) const DESC_TAIL_WORDS: usize = 4;
+
+/// Bytes of data a member can publish inside its arrival line, so that collectives of up
+/// to this many bytes per PE move their data with the synchronization itself.
+pub(crate) const INLINE_BYTES: usize = CACHE_LINE - 8 - (DESC_HEAD_WORDS + DESC_TAIL_WORDS) * 8;
+
+/// Inline bytes in the first 64 bytes of the line.
+pub(crate) const INLINE_HOT_BYTES: usize = 64 - 8 - DESC_HEAD_WORDS * 8;
+
+/// Bytes of one staging buffer of a set slot (small collectives copy through it so that
+/// they need no trailing synchronization).
+pub const STAGE_BYTES: usize = 4 << 10;
+
+/// Distinct active sets of two or more members a PE may use when `SHMEM_ACTIVE_SETS`
+/// does not say otherwise.
+pub(crate) const DEFAULT_SET_SLOTS: usize = 1024;
+
+/// Largest `SHMEM_ACTIVE_SETS`.
+pub(crate) const MAX_SET_SLOTS: usize = 1 << 16;
+
+/// One member's announcement of one collective call: written only by its owner (data
+/// and descriptor first, `epoch` last with release), read by the other members after they
+/// observe `epoch`.
+#[repr(C, align(128))]
+pub(crate) struct ArrivalLine {
+    /// The epoch this line describes (the owner has arrived there and published).
+    pub epoch: u64,
+    /// The descriptor words every reader needs.
+    pub head: [u64; DESC_HEAD_WORDS],
+    /// Up to [`INLINE_BYTES`] of the owner's contribution.
+    pub inline: [u8; INLINE_BYTES],
+    /// The descriptor words some readers need.
+    pub tail: [u64; DESC_TAIL_WORDS],
+}
+
+/// A member's progress through a dissemination barrier, with the digest of its call
+/// history that partners compare (owner-written).
+#[repr(C, align(128))]
+pub(crate) struct ProgressLine {
+    /// `epoch << 15 | round << 11 | fault`: the member has completed every round below
+    /// `round` of call `epoch`; `fault` is 1 + the PE that first reported a failure of
+    /// the call (0: none known).
+    pub progress: u64,
+    /// Digest of the member's calls on these sync words up to and including `epoch`'s.
+    pub digest: u64,
+}
+
+/// Book-keeping that only the owning PE reads or writes, kept with the shared words so
+/// that explicit work arrays carry their own state.
+#[repr(C, align(128))]
+pub(crate) struct OwnerLine {
+    /// Collectives this PE has made with these sync words (the current epoch).
+    pub epoch: u64,
+    /// Key of the active set the sync words serve (0 until first use; explicit work
+    /// arrays only).
+    pub set_key: u64,
+    /// Every member is known to have arrived at least at this epoch.
+    pub seen_all: u64,
+    /// Digest of the calls made with these sync words (their agreed arguments).
+    pub history: u64,
+    /// The latest failed call on these sync words that this PE knows of (0: none).
+    pub fault_known: u64,
+}
+
+/// The failure this PE found (or learned of) last on these sync words, so that members
+/// that learn of it later can report it in words (owner-written under a sequence lock:
+/// `seq` is odd while the record is rewritten).
+#[repr(C, align(128))]
+pub(crate) struct FaultRecord {
+    /// Sequence lock word.
+    pub seq: u64,
+    /// The failed call's epoch.
+    pub epoch: u64,
+    /// The error, encoded (see `coll::faults`).
+    pub words: [u64; FAULT_WORDS],
+}
+
+/// Words of an encoded failure.
+pub(crate) const FAULT_WORDS: usize = 8;
+
+/// The synchronization words of one active set on one PE: the typed successor of a
+/// pSync array. Epoch counters only grow, so no flag is ever reset on the hot path, and
+/// an all-zero value is the initial state.
+#[repr(C, align(128))]
+pub(crate) struct SyncWords {
+    /// The owner's announcements, used in turn by epoch.
+    pub arrival: [ArrivalLine; ARRIVAL_LINES],
+    /// Dissemination progress.
+    pub progress: ProgressLine,
+    /// Epoch of the last collective whose intermediate result (a reduction chunk) this
+    /// PE has finished.
+    pub mid: PaddedU64,
+    /// Epoch of the last collective whose data this PE has finished reading.
+    pub done: PaddedU64,
+    /// The owner's private book-keeping.
+    pub owner: OwnerLine,
+    /// The last failure found or learned of.
+    pub fault: FaultRecord,
+}
+
+/// A runtime-owned set slot: sync words plus two staging buffers alternated by epoch
+/// parity (the implicit, double-buffered pSync/pWrk of an active set).
+#[repr(C, align(128))]
+pub(crate) struct SetSlot {
+    /// The set's sync words.
+    pub sync: SyncWords,
+    /// Two staging buffers, alternated by epoch parity.
+    pub stage: [[u8; STAGE_BYTES]; 2],
+}
+
+/// A `u64` on a cache line of its own.
+#[repr(C, align(128))]
+pub(crate) struct PaddedU64(pub u64);
+
+/// A PE's control words.
+#[repr(C, align(128))]
+pub(crate) struct ControlLine {
+    /// `PeState` as a word.
+    pub state: u64,
+    /// Futex word the PE sleeps on (its low 32 bits); bumped by whoever wakes it.
+    pub wake: u64,
+    /// Non-zero while the PE is (about to be) asleep on `wake`.
+    pub sleeping: u64,
+    /// OS process id, for diagnostics.
+    pub pid: u64,
+    /// Odd while the PE is in the sleeping phase of a wait, even otherwise; bumped on
+    /// entry and on exit, so an unchanged odd value means "still in the same wait".
+    pub wait_phase: u64,
+    /// Sleep slices the PE has spent in its current sleeping phase without its wait
+    /// being satisfied (reset on entry).
+    pub stalled_slices: u64,
+}
+
+/// What a PE blocked in a collective waits for: published only once a wait has lasted a
+/// while, so that members can tell a wait that can never end from a slow peer. Written
+/// only by its owner under a sequence lock: `seq` is odd while the owner rewrites it.
+#[repr(C, align(128))]
+pub(crate) struct WaitRecord {
+    /// Sequence lock word.
+    pub seq: u64,
+    /// 0: no wait in progress; 1: waiting; 2: waiting, and found to be in a cycle.
+    pub state: u64,
+    /// Key of the active set of the call.
+    pub set_key: u64,
+    /// Symmetric offset of the call's sync words.
+    pub sync: u64,
+    /// The call's epoch.
+    pub epoch: u64,
+    /// The operation's name, up to 16 bytes.
+    pub name: [u64; 2],
+    /// The PE whose word is awaited.
+    pub waits_for: u64,
+    /// Symmetric offset of that word in that PE's partition (or, for a claim, the key).
+    pub word: u64,
+    /// The value the word must reach.
+    pub at_least: u64,
+    /// In state 2: a fingerprint of the cycle the owner found.
+    pub cycle: u64,
+    /// What is awaited: 0 a word reaching `at_least`, 1 the claim of set `word`.
+    pub kind: u64,
+    /// Whether the sync words are the runtime's own.
+    pub runtime_owned: u64,
+}
+
+/// One collective allocation call as a PE made it, for the others to compare with
+/// theirs.
+#[repr(C)]
+pub(crate) struct AllocRecord {
+    /// Sequence number of the call (1 for the first).
+    pub seq: u64,
+    /// What kind of call: see `memory::agreement`.
+    pub kind: u64,
+    /// Bytes requested.
+    pub size: u64,
+    /// Alignment requested.
+    pub align: u64,
+    /// The offset it names (free, realloc) or 0.
+    pub offset: u64,
+    /// The result on this PE: offset + 1, or 0 if it failed here.
+    pub result: u64,
+}
+
+/// Two alloc records alternated by sequence parity, so that no PE overwrites a record
+/// another may still be reading (between calls `seq` and `seq + 2` lies call `seq + 1`'s
+/// barrier, which no PE passes before every PE has read the records of `seq`).
+#[repr(C, align(128))]
+pub(crate) struct AllocRecords {
+    /// Indexed by `seq % 2`.
+    pub records: [AllocRecord; 2],
+}
+
+/// The fixed lines at the start of the runtime region.
+#[repr(C, align(128))]
+pub(crate) struct RegionHead {
+    /// This PE's control words.
+    pub control: ControlLine,
+    /// The job's failure record (PE 0's copy is the job's).
+    pub job: PaddedU64,
+    /// This PE's wait record.
+    pub wait: WaitRecord,
+    /// This PE's allocation records.
+    pub alloc: AllocRecords,
+}
+
+/// Symmetric offset of the control line's `field`.
+pub(crate) const fn control(field: usize) -> usize {
+    offset_of!(RegionHead, control) + field
+}
+
+/// Symmetric offset of the job word (meaningful in PE 0's partition).
+pub(crate) const JOB_WORD: usize = offset_of!(RegionHead, job);
+
+/// Symmetric offset of the wait record's `field`.
+pub(crate) const fn wait_record(field: usize) -> usize {
+    offset_of!(RegionHead, wait) + field
+}
+
+/// Symmetric offset of field `field` of alloc record `parity`.
+pub(crate) const fn alloc_record(parity: usize, field: usize) -> usize {
+    offset_of!(RegionHead, alloc) + parity * size_of::<AllocRecord>() + field
+}
+
+/// Offsets of the words of one set of sync words, relative to their start.
+pub(crate) mod sync {
+    use super::*;
+
+    /// `epoch` of arrival line `line`.
+    pub(crate) const fn epoch(line: usize) -> usize {
+        offset_of!(SyncWords, arrival) + line * size_of::<ArrivalLine>()
+    }
+    /// Head word `w` of arrival line `line`.
+    pub(crate) const fn head(line: usize, w: usize) -> usize {
+        epoch(line) + offset_of!(ArrivalLine, head) + 8 * w
+    }
+    /// The inline bytes of arrival line `line`.
+    pub(crate) const fn inline(line: usize) -> usize {
+        epoch(line) + offset_of!(ArrivalLine, inline)
+    }
+    /// Tail word `w` of arrival line `line`.
+    pub(crate) const fn tail(line: usize, w: usize) -> usize {
+        epoch(line) + offset_of!(ArrivalLine, tail) + 8 * w
+    }
+    /// The dissemination progress word.
+    pub(crate) const PROGRESS: usize =
+        offset_of!(SyncWords, progress) + offset_of!(ProgressLine, progress);
+    /// The digest beside it.
+    pub(crate) const DIGEST: usize =
+        offset_of!(SyncWords, progress) + offset_of!(ProgressLine, digest);
+    /// The `mid` progress word.
+    pub(crate) const MID: usize = offset_of!(SyncWords, mid);
+    /// The `done` progress word.
+    pub(crate) const DONE: usize = offset_of!(SyncWords, done);
+    /// Owner line: the epoch.
+    pub(crate) const OWNER_EPOCH: usize =
+        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, epoch);
+    /// Owner line: the bound set key.
+    pub(crate) const OWNER_SET: usize =
+        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, set_key);
+    /// Owner line: every member seen at this epoch.
+    pub(crate) const OWNER_SEEN_ALL: usize =
+        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, seen_all);
+    /// Owner line: the history digest.
+    pub(crate) const OWNER_HISTORY: usize =
+        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, history);
+    /// Owner line: the latest failed call known.
+    pub(crate) const OWNER_FAULT_KNOWN: usize =
+        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, fault_known);
+    /// Fault record: sequence word.
+    pub(crate) const FAULT_SEQ: usize = offset_of!(SyncWords, fault) + offset_of!(FaultRecord, seq);
+    /// Fault record: the failed call's epoch.
+    pub(crate) const FAULT_EPOCH: usize =
+        offset_of!(SyncWords, fault) + offset_of!(FaultRecord, epoch);
+    /// Fault record: word `w` of the encoded error.
+    pub(crate) const fn fault_word(w: usize) -> usize {
+        offset_of!(SyncWords, fault) + offset_of!(FaultRecord, words) + 8 * w
+    }
+    /// Bytes of a set of sync words.
+    pub(crate) const BYTES: usize = size_of::<SyncWords>();
+}
+
+/// Bytes of a set slot.
+pub(crate) const SLOT_BYTES: usize = size_of::<SetSlot>();
+
+/// Where a set slot's staging buffers lie, relative to its sync words.
+pub(crate) const SLOT_STAGE: usize = offset_of!(SetSlot, stage);
+
+/// The runtime region of a job whose PEs may each use `sets` active sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Region {
+    sets: usize,
+}
+
+impl Region {
+    /// A region with room for `sets` set slots (plus the solo slot).
+    pub(crate) const fn new(sets: usize) -> Region {
+        Region { sets }
+    }
+
+    /// Set slots per PE.
+    pub(crate) const fn sets(&self) -> usize {
+        self.sets
+    }
+
+    /// Symmetric offset of directory entry `i` (the key of the set in slot `i`, 0 if
+    /// free).
+    pub(crate) const fn directory(&self, i: usize) -> usize {
+        size_of::<RegionHead>() + 8 * i
+    }
+
+    /// Symmetric offset of the solo slot, the sync words of every one-member set (no
+    /// other PE ever reads them).
+    pub(crate) const fn solo_slot(&self) -> usize {
+        round_up(self.directory(self.sets), PAGE)
+    }
+
+    /// Symmetric offset of the allocation slot: the sync words of the world barriers
+    /// that end collective allocation calls (apart from the world set's own, so that an
+    /// allocation on one PE never matches a program's barrier on another).
+    pub(crate) const fn alloc_slot(&self) -> usize {
+        self.solo_slot() + SLOT_BYTES
+    }
+
+    /// Symmetric offset of set slot `i`.
+    pub(crate) const fn slot(&self, i: usize) -> usize {
+        self.solo_slot() + (2 + i) * SLOT_BYTES
+    }
+
+    /// Bytes of the runtime region: where the user heap starts.
+    pub(crate) const fn bytes(&self) -> usize {
+        round_up(self.slot(self.sets), PAGE)
+    }
+
+    /// Partition size for a user heap of `user_bytes`, page-rounded.
+    pub(crate) const fn partition_size(&self, user_bytes: usize) -> usize {
+        round_up(self.bytes() + user_bytes, PAGE)
+    }
+}
+
+/// Rounds `x` up to a multiple of the power of two `to`.
+pub(crate) const fn round_up(x: usize, to: usize) -> usize {
+    (x + to - 1) & !(to - 1)
+}
+
+/// Lifecycle of a PE, kept in its control line's `state`.
+#[repr(u64)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PeState {
+    /// Spawned, runtime not yet initialised.
+    Starting = 0,
+    /// Running user code.
+    Running = 1,
+    /// Inside finalize: it will never enter another collective.
+    Finalizing = 2,
+    /// Finalize completed; the process may exit.
+    Finalized = 3,
+    /// Its panic hook ran.
+    Panicked = 4,
+}
+
+impl PeState {
+    /// Decodes a stored state word (unknown words read as `Starting`).
+    pub(crate) fn from_word(w: u64) -> PeState {
+        match w {
+            1 => PeState::Running,
+            2 => PeState::Finalizing,
+            3 => PeState::Finalized,
+            4 => PeState::Panicked,
+            _ => PeState::Starting,
+        }
+    }
+
+    /// True once the PE can no longer take part in a collective of user code.
+    pub(crate) fn has_left(self) -> bool {
+        matches!(
+            self,
+            PeState::Finalizing | PeState::Finalized | PeState::Panicked
+        )
+    }
+}
+
+// The wake word is a futex on its low 32 bits: little-endian only.
+#[cfg(not(target_endian = "little"))]
+compile_error!("shmem-rt supports little-endian targets only");
+
+const _: () = assert!(size_of::<ArrivalLine>() == CACHE_LINE);
+const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_HOT_BYTES == 64);
+const _: () = assert!(INLINE_BYTES % 8 == 0);
+const _: () = assert!(size_of::<ControlLine>() == CACHE_LINE);
+const _: () = assert!(size_of::<WaitRecord>() == CACHE_LINE);
+const _: () = assert!(size_of::<AllocRecords>() == CACHE_LINE);
+const _: () = assert!(size_of::<OwnerLine>() == CACHE_LINE);
+const _: () = assert!(size_of::<FaultRecord>() == CACHE_LINE);
+const _: () = assert!(size_of::<SyncWords>() % CACHE_LINE == 0);
+const _: () = assert!(SLOT_BYTES % CACHE_LINE == 0);
+const _: () = assert!(size_of::<RegionHead>() == 4 * CACHE_LINE);

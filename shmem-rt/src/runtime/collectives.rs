@@ -1,0 +1,439 @@
+//! The collective calls of a PE: which sync words a call uses, and the entry points that
+//! check their arguments, start the call on the PE's transport and run the algorithm.
+
+use std::collections::HashMap;
+
+use super::Runtime;
+use crate::coll::ctx::{CallEnv, SetCtx, StageArea, SyncAt};
+use crate::coll::deadlock::{Awaited, Watch};
+use crate::coll::descriptor::ElemType;
+use crate::coll::sets::{self, SetSpec};
+use crate::coll::{self, Combine, Span};
+use crate::error::{CollectiveError, ReduceOp, RtError, RtResult, WaitSite};
+use crate::memory::layout::{self, SLOT_STAGE, STAGE_BYTES};
+use crate::sync::wait::{self, Blocker};
+use crate::transport::{with_transport, Transport};
+
+/// Which sync words a collective call uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// The runtime's own, double-buffered sync words and staging buffers for the set.
+    Implicit,
+    /// A program's work array: sync words at symmetric offset `offset` (128-aligned, in
+    /// the user heap), with `stage` after them, serving at most `max_nelems` reduction
+    /// elements (`usize::MAX` when not a reduction work array). Bound to the set of its
+    /// first use.
+    Explicit {
+        /// Symmetric offset of the sync words.
+        offset: usize,
+        /// The staging area, relative to the sync words.
+        stage: StageArea,
+        /// Elements a reduction with it may have.
+        max_nelems: usize,
+    },
+}
+
+/// Bytes of a work array's sync words (what the typed layer's work array types hold
+/// before their staging buffers).
+pub const WORK_SYNC_BYTES: usize = layout::sync::BYTES;
+
+/// Alignment of a work array's sync words.
+pub const WORK_SYNC_ALIGN: usize = layout::CACHE_LINE;
+
+/// This PE's runtime slot in every set, and every member's: found once, at the PE's
+/// first call on the set.
+struct SetState {
+    spec: SetSpec,
+    index: usize,
+    /// Each member's slot in its own directory.
+    slots: Box<[u32]>,
+    /// Whether every member's slot is the same.
+    uniform: bool,
+}
+
+/// The active sets this PE has used, and the explicit work arrays.
+pub(super) struct SetTable {
+    states: Vec<SetState>,
+    by_spec: HashMap<SetSpec, usize>,
+    /// The set of the last call, so that repeated calls on one set skip the map.
+    last: Option<(SetSpec, usize)>,
+    /// Work arrays this PE has used (symmetric offset, set), for finalize's sweep.
+    explicit: Vec<(usize, SetSpec)>,
+    /// `npes` zeros: the slots of a work array (the same offset on every member).
+    zeros: Box<[u32]>,
+}
+
+impl SetTable {
+    pub(super) fn new(npes: usize) -> SetTable {
+        SetTable {
+            states: Vec::new(),
+            by_spec: HashMap::new(),
+            last: None,
+            explicit: Vec::new(),
+            zeros: vec![0; npes].into_boxed_slice(),
+        }
+    }
+
+    /// The first `n` zeros.
+    pub(super) fn zeros(&self, n: usize) -> &[u32] {
+        &self.zeros[..n]
+    }
+
+    /// Finalize's sweep over every set this PE used (see `coll::sweep`): the first
+    /// failure found.
+    pub(super) fn sweep<T: Transport>(&self, t: &T, env: &CallEnv) -> RtResult<()> {
+        let region = t.region();
+        let runtime = self.states.iter().map(|s| {
+            (
+                s.spec,
+                s.index,
+                SyncAt {
+                    base: region.slot(0),
+                    slots: &s.slots,
+                    stage: runtime_stage(),
+                    runtime_owned: true,
+                    uniform: s.uniform,
+                },
+            )
+        });
+        let explicit = self.explicit.iter().map(|&(offset, spec)| {
+            (
+                spec,
+                spec.index_of(t.me()).unwrap_or(0),
+                SyncAt {
+                    base: offset,
+                    slots: &self.zeros[..spec.size()],
+                    stage: StageArea::NONE,
+                    runtime_owned: false,
+                    uniform: true,
+                },
+            )
+        });
+        let mut first = Ok(());
+        for (spec, index, at) in runtime.chain(explicit) {
+            let swept = coll::sweep::sweep(t, env, spec, index, at);
+            if first.is_ok() {
+                first = swept;
+            }
+        }
+        first
+    }
+}
+
+/// The staging area of a runtime slot.
+fn runtime_stage() -> StageArea {
+    StageArea {
+        delta: SLOT_STAGE,
+        stride: STAGE_BYTES,
+        capacity: STAGE_BYTES,
+    }
+}
+
+/// Starts a call on the sync words `work` names for `set` and runs `$body` with `$ctx`
+/// bound to it: resolves the set's slots on first use, dispatches once on the transport.
+macro_rules! run_call {
+    ($rt:expr, $set:expr, $work:expr, $during:expr, |$ctx:ident| $body:expr) => {{
+        let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
+        let index = $rt.member_index(set, during)?;
+        let state = $rt.prepare(set, index, work, during)?;
+        let rt = &*$rt;
+        with_transport!(&rt.transport, t => {
+            let at = rt.sync_at(t, set, work, state);
+            let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during)?;
+            let result = $body;
+            if let Err(RtError::Collective(err)) = &result {
+                let err: &CollectiveError = err;
+                // However it failed (a cycle of waits, too), the call's failure is
+                // known here: nothing later reports it again.
+                $ctx.note_failed(err);
+            }
+            result
+        })
+    }};
+}
+
+impl Runtime {
+    /// This PE's index in `set`, or the error for a caller outside it.
+    #[inline]
+    fn member_index(&self, set: &SetSpec, during: &'static str) -> RtResult<usize> {
+        match set.index_of(self.me) {
+            Some(index) => Ok(index),
+            None => Err(self.not_member(set, during)),
+        }
+    }
+
+    #[cold]
+    fn not_member(&self, set: &SetSpec, during: &'static str) -> RtError {
+        RtError::NotInSet {
+            pe: self.me,
+            during,
+            set_key: set.key(),
+        }
+    }
+
+    /// Makes the sync words of a call ready: for a runtime set of two or more members,
+    /// its slot (found or claimed, every member's resolved on first use; returns its
+    /// index in the table); for a work array, checks its place and notes its first use.
+    #[inline]
+    fn prepare(
+        &mut self,
+        set: &SetSpec,
+        index: usize,
+        work: Work,
+        during: &'static str,
+    ) -> RtResult<Option<usize>> {
+        if let (Work::Implicit, Some((last, i))) = (work, self.sets.last) {
+            if last == *set {
+                return Ok(Some(i));
+            }
+        }
+        self.prepare_slow(set, index, work, during)
+    }
+
+    /// [`Runtime::prepare`] for a call on another set than the last one.
+    #[inline(never)]
+    fn prepare_slow(
+        &mut self,
+        set: &SetSpec,
+        index: usize,
+        work: Work,
+        during: &'static str,
+    ) -> RtResult<Option<usize>> {
+        match work {
+            Work::Explicit { offset, stage, .. } => {
+                self.check_work(offset, stage)?;
+                if !self.sets.explicit.iter().any(|&(o, _)| o == offset) {
+                    self.sets.explicit.push((offset, *set));
+                }
+                Ok(None)
+            }
+            Work::Implicit if set.size() == 1 => Ok(None),
+            Work::Implicit => {
+                let i = match self.sets.by_spec.get(set) {
+                    Some(&i) => i,
+                    None => self.join_set(set, index, during)?,
+                };
+                self.sets.last = Some((*set, i));
+                Ok(Some(i))
+            }
+        }
+    }
+
+    /// First use of `set` on this PE: claims its slot, then waits for every other member
+    /// to claim one (at its own first call on the set) and notes where.
+    #[cold]
+    #[inline(never)]
+    fn join_set(&mut self, set: &SetSpec, index: usize, during: &'static str) -> RtResult<usize> {
+        let key = set.key();
+        let slots = with_transport!(&self.transport, t => {
+            let mine = sets::claim(t, key)?;
+            let mut slots = vec![0u32; set.size()];
+            slots[index] = mine as u32;
+            for (i, slot) in slots.iter_mut().enumerate() {
+                if i != index {
+                    *slot = resolve_slot(t, &self.env, set.member(i), key, during)? as u32;
+                }
+            }
+            RtResult::Ok(slots)
+        })?;
+        let i = self.sets.states.len();
+        let uniform = slots.iter().all(|&s| s == slots[0]);
+        self.sets.states.push(SetState {
+            spec: *set,
+            index,
+            slots: slots.into_boxed_slice(),
+            uniform,
+        });
+        self.sets.by_spec.insert(*set, i);
+        Ok(i)
+    }
+
+    /// Where a call's sync words are (after [`Runtime::prepare`]).
+    #[inline]
+    fn sync_at<'s, T: Transport>(
+        &'s self,
+        t: &T,
+        set: &SetSpec,
+        work: Work,
+        state: Option<usize>,
+    ) -> SyncAt<'s> {
+        let region = t.region();
+        match (work, state) {
+            (Work::Explicit { offset, stage, .. }, _) => SyncAt {
+                base: offset,
+                slots: self.sets.zeros(set.size()),
+                stage,
+                runtime_owned: false,
+                uniform: true,
+            },
+            (Work::Implicit, Some(i)) => {
+                let state = &self.sets.states[i];
+                SyncAt {
+                    base: region.slot(0),
+                    slots: &state.slots,
+                    stage: runtime_stage(),
+                    runtime_owned: true,
+                    uniform: state.uniform,
+                }
+            }
+            (Work::Implicit, None) => SyncAt {
+                base: region.solo_slot(),
+                slots: &self.sets.zeros[..1],
+                stage: runtime_stage(),
+                runtime_owned: true,
+                uniform: true,
+            },
+        }
+    }
+
+    /// Checks that a work array's sync words and staging area lie in the user heap,
+    /// aligned as sync words must be.
+    fn check_work(&self, offset: usize, stage: StageArea) -> RtResult<()> {
+        let end = if stage.capacity == 0 {
+            Some(WORK_SYNC_BYTES)
+        } else {
+            stage
+                .stride
+                .checked_add(stage.capacity)
+                .and_then(|s| s.checked_add(stage.delta))
+                .map(|s| s.max(WORK_SYNC_BYTES))
+        };
+        let len = end.ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
+        if offset % WORK_SYNC_ALIGN != 0 || (stage.capacity > 0 && stage.delta < WORK_SYNC_BYTES) {
+            return Err(self.out_of_bounds(offset, len));
+        }
+        self.check_access(self.me, offset, len)
+    }
+
+    /// Checks that a buffer of `span.len` elements of `elem` lies in this PE's user heap.
+    #[inline]
+    fn check_span(&self, span: Span, elem: ElemType) -> RtResult<()> {
+        match span.len.checked_mul(elem.size as usize) {
+            Some(len) => self.check_access(self.me, span.off, len),
+            None => Err(self.out_of_bounds(span.off, usize::MAX)),
+        }
+    }
+
+    /// `shmem_barrier` on `set`: returns when every member has entered; every earlier
+    /// local store and remote update of every member is then complete and visible.
+    pub fn barrier(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
+        run_call!(self, set, work, "barrier", |ctx| coll::barrier(&ctx))
+    }
+
+    /// `shmem_broadcast`: member `root`'s `source` into every other member's `target`.
+    pub fn broadcast(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        elem: ElemType,
+        root: usize,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        self.check_span(target, elem)?;
+        self.check_span(source, elem)?;
+        run_call!(self, set, work, "broadcast", |ctx| coll::broadcast(
+            &ctx, elem, root, target, source
+        ))
+    }
+
+    /// `shmem_fcollect`: every member's `source` (equal lengths) into every member's
+    /// `target`, in member order.
+    pub fn fcollect(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        self.check_span(target, elem)?;
+        self.check_span(source, elem)?;
+        run_call!(self, set, work, "fcollect", |ctx| coll::fcollect(
+            &ctx, elem, target, source
+        ))
+    }
+
+    /// `shmem_collect`: every member's `source` (lengths may differ) into every member's
+    /// `target`, in member order; returns the number of elements written.
+    pub fn collect(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<usize> {
+        self.check_span(target, elem)?;
+        self.check_span(source, elem)?;
+        run_call!(self, set, work, "collect", |ctx| coll::collect(
+            &ctx, elem, target, source
+        ))
+    }
+
+    /// `shmem_OP_to_all`: `source.len` reductions with `C` (operator `op`) of every
+    /// member's `source` into every member's `target`.
+    pub fn reduce<C: Combine>(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        op: ReduceOp,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        if elem.size as usize != std::mem::size_of::<C::Elem>() {
+            return Err(RtError::Config(
+                "reduce: the element size does not match the operator's element type".into(),
+            ));
+        }
+        self.check_span(target, elem)?;
+        self.check_span(source, elem)?;
+        let max_nelems = match work {
+            Work::Explicit { max_nelems, .. } => max_nelems,
+            Work::Implicit => usize::MAX,
+        };
+        run_call!(self, set, work, "reduce", |ctx| coll::reduce::<_, C>(
+            &ctx, op, elem, target, source, max_nelems
+        ))
+    }
+}
+
+/// Waits until PE `pe` has claimed a slot for the set with key `key` (it does at its
+/// first call on the set) and returns it. A wait that can never end — `pe` calls on
+/// another set that waits for this PE — is found by the deadlock detector.
+fn resolve_slot<T: Transport>(
+    t: &T,
+    env: &CallEnv,
+    pe: usize,
+    key: u64,
+    during: &'static str,
+) -> RtResult<usize> {
+    if let Some(slot) = sets::find(t, pe, key) {
+        return Ok(slot);
+    }
+    let site = WaitSite {
+        name: during.to_string(),
+        set_key: key,
+        sync: 0,
+        epoch: 1,
+        runtime_owned: true,
+    };
+    let mut watch = Watch::new(t, during, site, Awaited::Claim { pe, key });
+    let mut found = None;
+    let mut cycle = None;
+    let waited = wait::wait_for(t, env.policy, Blocker::Pe(pe), during, || {
+        found = sets::find(t, pe, key);
+        if found.is_some() {
+            return true;
+        }
+        cycle = watch.poll();
+        cycle.is_some()
+    });
+    watch.finish();
+    if let Some(err) = cycle {
+        return Err(err.into());
+    }
+    waited?;
+    found.ok_or_else(|| RtError::Config("set slot not found after the wait".into()))
+}

@@ -1,0 +1,219 @@
+//! The PE side of a job: joining it on a transport, laying out the symmetric statics,
+//! the per-PE state (allocator, active sets), and leaving it. The typed layer calls the
+//! runtime only through [`Runtime`]'s methods; every one checks its offsets and lengths
+//! itself, so no argument can make it touch memory outside the symmetric heap.
+
+mod collectives;
+mod memory;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use self::collectives::SetTable;
+pub use self::collectives::{Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
+use self::memory::HeapState;
+use crate::coll::ctx::CallEnv;
+use crate::coll::select::Selection;
+use crate::error::{PeEnd, RtError, RtResult};
+use crate::job::state;
+use crate::memory::alloc::HeapAllocator;
+use crate::memory::layout::{self, ControlLine, PeState, Region};
+use crate::sync::wait::{self, Blocker, WaitPolicy};
+use crate::transport::{with_transport, Transport, Transports};
+
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+
+/// A running PE. There is at most one per process; it is created by [`Runtime::init`] and
+/// consumed by [`Runtime::finalize`].
+pub struct Runtime {
+    transport: Transports,
+    env: CallEnv,
+    me: usize,
+    npes: usize,
+    /// Where the user heap starts in a partition, and where it ends.
+    user_start: usize,
+    part_size: usize,
+    heap: HeapState,
+    sets: SetTable,
+}
+
+impl Runtime {
+    /// Joins the job this process was started in (the equivalent of `shmem_init`):
+    /// maps the symmetric heap, places the symmetric statics, and waits for every PE.
+    pub fn init() -> RtResult<Runtime> {
+        if !crate::config::is_pe() {
+            return Err(RtError::NotLaunched);
+        }
+        if INITIALISED.swap(true, Ordering::SeqCst) {
+            return Err(RtError::AlreadyInitialised);
+        }
+        let transport = Transports::join()?;
+        let (me, npes, region, part_size) = with_transport!(&transport, t => {
+            (t.me(), t.npes(), t.region(), t.part_size())
+        });
+        with_transport!(&transport, t => {
+            t.store(
+                t.place(me, layout::control(std::mem::offset_of!(ControlLine, pid))),
+                std::process::id() as u64,
+            );
+        });
+        install_panic_hook(&transport);
+        let env = CallEnv {
+            policy: WaitPolicy::for_job(npes, crate::config::available_cpus()),
+            checked: crate::config::checked_from_env(),
+            select: Selection::from_env()?,
+        };
+        let mut rt = Runtime {
+            transport,
+            env,
+            me,
+            npes,
+            user_start: region.bytes(),
+            part_size,
+            heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
+            sets: SetTable::new(npes),
+        };
+        rt.place_statics()?;
+        with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));
+        rt.barrier_all()?;
+        Ok(rt)
+    }
+
+    /// Leaves the job (the equivalent of `shmem_finalize`): waits until every PE has begun
+    /// finalizing, so no PE exits while another may still access its memory.
+    ///
+    /// Finalize is not a barrier of the world set: a PE that finalizes while others wait
+    /// for it in a barrier or collective must not satisfy that wait. The others' waits see
+    /// it gone and abort the job naming it, and this call then returns that error.
+    /// Before leaving, it compares its last call on every active set it used with every
+    /// other member's (see `coll::sweep`), so that a failure it has not heard of yet is
+    /// an error here, and a member that made fewer calls is named.
+    pub fn finalize(self) -> RtResult<()> {
+        let npes = self.npes;
+        with_transport!(&self.transport, t => {
+            // Release: every store this PE made before finalizing is visible to a PE that
+            // sees the new state.
+            state::set_state(t, PeState::Finalizing);
+            wait::notify_each(t, (0..npes).filter(|&pe| pe != t.me()));
+            let swept = self.sets.sweep(t, &self.env);
+            let all_finalizing = || {
+                (0..npes).all(|pe| {
+                    matches!(
+                        state::state_of(t, pe),
+                        PeState::Finalizing | PeState::Finalized
+                    )
+                })
+            };
+            wait::wait_for(t, self.env.policy, Blocker::EveryPe, "finalize", all_finalizing)?;
+            state::set_state(t, PeState::Finalized);
+            swept
+        })
+    }
+
+    /// This PE's number (`shmem_my_pe`).
+    #[inline]
+    pub fn my_pe(&self) -> usize {
+        self.me
+    }
+
+    /// PEs in the job (`shmem_n_pes`).
+    #[inline]
+    pub fn n_pes(&self) -> usize {
+        self.npes
+    }
+
+    /// True when the immediate argument checks of checked mode are on.
+    pub fn checked(&self) -> bool {
+        self.env.checked
+    }
+
+    /// The transport this PE runs on, as `SHMEM_TRANSPORT` names it.
+    pub fn transport_name(&self) -> &'static str {
+        self.transport.name()
+    }
+
+    /// Records that this PE ends because of `end` (before exiting with an error, so that
+    /// the other PEs stop waiting at once).
+    pub fn abort_job(&self, end: PeEnd) {
+        with_transport!(&self.transport, t => {
+            state::record_failure(t, self.me, end);
+        });
+    }
+
+    /// `shmem_barrier_all`: every PE has arrived, and all earlier stores and remote
+    /// updates of every PE are complete and visible.
+    pub fn barrier_all(&mut self) -> RtResult<()> {
+        let world = crate::coll::sets::SetSpec::world(self.npes);
+        self.barrier(&world, Work::Implicit)
+    }
+
+    /// Places every registered symmetric static (same order, same offsets on every PE)
+    /// and copies in its initial value.
+    fn place_statics(&mut self) -> RtResult<()> {
+        for (s, offset) in lay_out_statics(self.heap.allocator_mut())? {
+            let bytes = s.initial_bytes();
+            with_transport!(&self.transport, t => {
+                // SAFETY: offset..offset+len was just allocated inside this PE's partition;
+                // `bytes` is the static's own initialiser.
+                unsafe { t.put(bytes.as_ptr(), t.place(self.me, offset), bytes.len()) };
+            });
+            let prev = s.offset_cell().swap(offset, Ordering::AcqRel);
+            debug_assert!(prev == 0 || prev == offset);
+        }
+        Ok(())
+    }
+}
+
+/// Installs a panic hook that aborts the job before the panic message is printed, so the
+/// other PEs stop waiting for this one at once.
+fn install_panic_hook(transport: &Transports) {
+    let transport = transport.clone();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let me = with_transport!(&transport, t => {
+            // Record first: a PE that sees the Panicked state then also sees the record.
+            state::record_failure(t, t.me(), PeEnd::Panicked);
+            state::set_state(t, PeState::Panicked);
+            t.me()
+        });
+        crate::error::print_line(&format!("PE {me} panicked:"));
+        previous(info);
+    }));
+}
+
+/// Lays out the program's symmetric statics in `allocator` (sorted by key, so every PE
+/// gets the same offsets) and returns each with its offset.
+fn lay_out_statics(
+    allocator: &mut HeapAllocator,
+) -> RtResult<Vec<(&'static dyn crate::memory::statics::StaticSlot, usize)>> {
+    let statics = crate::memory::statics::in_placement_order().map_err(|key| {
+        RtError::Config(format!(
+            "two symmetric statics share the name {key}; rename one"
+        ))
+    })?;
+    let needed: usize = statics
+        .iter()
+        .map(|s| s.initial_bytes().len() + s.align())
+        .sum();
+    let mut placed = Vec::with_capacity(statics.len());
+    for s in statics {
+        let offset = allocator
+            .alloc(s.initial_bytes().len(), s.align())
+            .map_err(|e| match e {
+                RtError::HeapExhausted { heap, .. } => RtError::Config(format!(
+                    "the symmetric heap is too small for the program's symmetric statics: they need about {needed} bytes, SHMEM_SYMMETRIC_SIZE gives {heap} (raise SHMEM_SYMMETRIC_SIZE)"
+                )),
+                other => other,
+            })?;
+        placed.push((s, offset));
+    }
+    Ok(placed)
+}
+
+/// Checks, before any PE starts, that this program's symmetric statics fit in a heap of
+/// `symmetric_size` bytes per PE. Only meaningful in the program whose statics are to be
+/// placed (a program starting itself, a test binary starting its own PEs).
+pub fn check_statics_fit(symmetric_size: usize) -> RtResult<()> {
+    let region = Region::new(crate::config::active_sets_from_env()?);
+    let mut allocator = HeapAllocator::new(region.bytes(), region.partition_size(symmetric_size));
+    lay_out_statics(&mut allocator).map(drop)
+}

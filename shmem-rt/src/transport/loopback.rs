@@ -1,0 +1,150 @@
+//! A transport for tests that has no direct pointers: a place is a (PE, offset) pair,
+//! and every access — words, bulk copies — is a call that resolves it anew, as an RMA
+//! transport's calls would. It runs over the shared-memory mapping, so it needs nothing
+//! but the ordinary launcher; running the collective tests on it shows that the
+//! algorithms use nothing but the [`Transport`] calls.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::shm::ShmTransport;
+use super::Transport;
+use crate::memory::layout::Region;
+
+/// The shared-memory transport, reached only through calls.
+#[derive(Clone)]
+pub(crate) struct LoopbackTransport {
+    shm: ShmTransport,
+}
+
+/// A place: PE and symmetric offset.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Remote {
+    pe: usize,
+    off: usize,
+}
+
+impl LoopbackTransport {
+    /// The loopback view of a joined shared-memory transport.
+    pub(crate) fn new(shm: ShmTransport) -> LoopbackTransport {
+        LoopbackTransport { shm }
+    }
+
+    /// The address of `len` bytes at `at`, checked to lie inside the partition.
+    fn address(&self, at: Remote, len: usize) -> *mut u8 {
+        let end = at.off.checked_add(len).expect("offset overflow");
+        assert!(end <= self.shm.part_size(), "access outside the partition");
+        self.shm.mapping().partition(at.pe).wrapping_add(at.off)
+    }
+
+    fn word(&self, at: Remote) -> &'static std::sync::atomic::AtomicU64 {
+        self.shm.mapping().word(at.pe, at.off)
+    }
+}
+
+impl Transport for LoopbackTransport {
+    type Place = Remote;
+
+    fn me(&self) -> usize {
+        self.shm.me()
+    }
+    fn npes(&self) -> usize {
+        self.shm.npes()
+    }
+    fn part_size(&self) -> usize {
+        self.shm.part_size()
+    }
+    fn region(&self) -> Region {
+        self.shm.region()
+    }
+
+    fn place(&self, pe: usize, off: usize) -> Remote {
+        assert!(pe < self.npes());
+        Remote { pe, off }
+    }
+    fn advance(place: Remote, bytes: usize) -> Remote {
+        Remote {
+            pe: place.pe,
+            off: place.off + bytes,
+        }
+    }
+    fn shift_pe(&self, place: Remote, pes: usize) -> Remote {
+        assert!(place.pe + pes < self.npes());
+        Remote {
+            pe: place.pe + pes,
+            off: place.off,
+        }
+    }
+    fn direct(&self, pe: usize) -> Option<*mut u8> {
+        (pe == self.me()).then(|| self.shm.mapping().partition(pe))
+    }
+
+    fn load(&self, at: Remote) -> u64 {
+        self.word(at).load(Ordering::Acquire)
+    }
+    fn load_relaxed(&self, at: Remote) -> u64 {
+        self.word(at).load(Ordering::Relaxed)
+    }
+    fn store(&self, at: Remote, value: u64) {
+        self.word(at).store(value, Ordering::Release)
+    }
+    fn store_relaxed(&self, at: Remote, value: u64) {
+        self.word(at).store(value, Ordering::Relaxed)
+    }
+    fn fetch_add(&self, at: Remote, value: u64) -> u64 {
+        self.word(at).fetch_add(value, Ordering::SeqCst)
+    }
+    fn compare_exchange(&self, at: Remote, current: u64, new: u64) -> u64 {
+        match self
+            .word(at)
+            .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(v) | Err(v) => v,
+        }
+    }
+
+    unsafe fn get(&self, from: Remote, to: *mut u8, len: usize) {
+        let src = self.address(from, len);
+        // SAFETY: `src` holds `len` bytes (checked); `to` is valid for them (the caller's
+        // contract).
+        unsafe { crate::memory::copy::copy(src, to, len) }
+    }
+    unsafe fn put(&self, from: *const u8, to: Remote, len: usize) {
+        let dst = self.address(to, len);
+        // SAFETY: as in `get`, the other way round.
+        unsafe { crate::memory::copy::copy(from, dst, len) }
+    }
+    unsafe fn copy(&self, from: Remote, to: Remote, len: usize) {
+        let (src, dst) = (self.address(from, len), self.address(to, len));
+        // SAFETY: both hold `len` bytes (checked); they do not overlap unless equal (the
+        // caller's contract).
+        unsafe { crate::memory::copy::copy(src, dst, len) }
+    }
+
+    fn zero(&self, at: Remote, len: usize) {
+        let dst = self.address(at, len);
+        // SAFETY: `dst` holds `len` bytes (checked).
+        unsafe { crate::memory::copy::zero(dst, len) }
+    }
+
+    fn prefetch(&self, _at: Remote) {}
+    fn prefetch_write(&self, _at: Remote) {}
+    fn store_load_fence(&self) {
+        crate::sync::wake::store_load_fence();
+    }
+
+    fn fence(&self) {
+        self.shm.fence()
+    }
+    fn quiet(&self) {
+        self.shm.quiet()
+    }
+
+    fn sleep(&self, seen: u64, timeout: Duration) {
+        self.shm.sleep(seen, timeout)
+    }
+    fn wake(&self, pe: usize) {
+        self.shm.wake(pe)
+    }
+    fn progress(&self) {}
+}

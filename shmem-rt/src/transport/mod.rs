@@ -1,0 +1,160 @@
+//! The transport seam: everything that differs between the ways PEs reach each other's
+//! memory. The collective algorithms, waits, failure handling and deadlock detection are
+//! written against [`Transport`] and compiled once per transport, so the shared-memory
+//! path pays nothing for the seam; a [`Transports`] value picks one per job, and the
+//! runtime dispatches on it once per call ([`with_transport!`]).
+//!
+//! - `shm`: the job's memfd mapped by every PE of one node; loads and stores.
+//! - `loopback` (feature `loopback-transport`, for tests): the same mapping, but every
+//!   access to another PE's memory goes through the transport's word and bulk calls,
+//!   never a direct pointer — the shape of a transport that has none (MPI RMA).
+//!
+//! A new transport implements [`Transport`], adds a variant to [`Transports`] and a
+//! `SHMEM_TRANSPORT` name in [`Transports::join`]; the algorithms do not change.
+
+pub(crate) mod shm;
+
+#[cfg(feature = "loopback-transport")]
+pub(crate) mod loopback;
+
+use std::time::Duration;
+
+use crate::error::RtResult;
+use crate::memory::layout::Region;
+
+/// What a PE needs from its transport. Offsets are symmetric offsets (inside a
+/// partition); places are resolved once per call and reused.
+///
+/// Contract for every method taking a [`Transport::Place`]: the place was made by
+/// [`Transport::place`] from an offset that lies, with the bytes accessed, inside the
+/// partition (the runtime checks user offsets before they get here; its own offsets come
+/// from the layout). Words are 8-aligned `u64`s accessed atomically, so any bit pattern a
+/// peer leaves is a value.
+pub(crate) trait Transport: Sized + 'static {
+    /// A place in a PE's partition, ready for repeated access: a direct address where
+    /// the partition is mapped here, otherwise what the transport's calls need.
+    type Place: Copy;
+
+    /// This PE.
+    fn me(&self) -> usize;
+    /// PEs in the job.
+    fn npes(&self) -> usize;
+    /// Bytes of every partition.
+    fn part_size(&self) -> usize;
+    /// The runtime region's layout.
+    fn region(&self) -> Region;
+
+    /// PE `pe`'s copy of symmetric offset `off` (`pe < npes`, `off` inside the
+    /// partition; unchecked).
+    fn place(&self, pe: usize, off: usize) -> Self::Place;
+    /// The place `bytes` further on.
+    fn advance(place: Self::Place, bytes: usize) -> Self::Place;
+    /// The same offset `pes` PEs further on (`place`'s PE plus `pes` must exist).
+    fn shift_pe(&self, place: Self::Place, pes: usize) -> Self::Place;
+    /// Base address of PE `pe`'s partition if this process can load and store it.
+    fn direct(&self, pe: usize) -> Option<*mut u8>;
+
+    /// Loads a word (acquire).
+    fn load(&self, at: Self::Place) -> u64;
+    /// Loads a word (relaxed).
+    fn load_relaxed(&self, at: Self::Place) -> u64;
+    /// Stores a word (release).
+    fn store(&self, at: Self::Place, value: u64);
+    /// Stores a word (relaxed).
+    fn store_relaxed(&self, at: Self::Place, value: u64);
+    /// Adds to a word, returning the old value (sequentially consistent).
+    fn fetch_add(&self, at: Self::Place, value: u64) -> u64;
+    /// Replaces `current` by `new` if the word holds `current`; returns what it held.
+    fn compare_exchange(&self, at: Self::Place, current: u64, new: u64) -> u64;
+
+    /// Copies `len` bytes from `from` into private memory at `to` (race-tolerant).
+    ///
+    /// # Safety
+    /// `to` must be valid for writes of `len` bytes and not overlap `from`.
+    unsafe fn get(&self, from: Self::Place, to: *mut u8, len: usize);
+    /// Copies `len` bytes of private memory at `from` to `to` (race-tolerant).
+    ///
+    /// # Safety
+    /// `from` must be valid for reads of `len` bytes and not overlap `to`.
+    unsafe fn put(&self, from: *const u8, to: Self::Place, len: usize);
+    /// Sets `len` bytes at `at` to zero (race-tolerant).
+    fn zero(&self, at: Self::Place, len: usize);
+    /// Copies `len` bytes between two places (race-tolerant; equal places are a no-op).
+    ///
+    /// # Safety
+    /// The places must not overlap unless equal.
+    unsafe fn copy(&self, from: Self::Place, to: Self::Place, len: usize);
+
+    /// Hints that `at` will be read soon (no effect on correctness).
+    fn prefetch(&self, at: Self::Place);
+    /// Hints that this PE will write `at` (one of its own words) soon.
+    fn prefetch_write(&self, at: Self::Place);
+    /// Orders this PE's earlier stores before its later loads (the notifier's half of
+    /// the wake protocol).
+    fn store_load_fence(&self);
+
+    /// `shmem_fence`: this PE's earlier puts to each PE are delivered before its later ones.
+    fn fence(&self);
+    /// `shmem_quiet`: every earlier put of this PE is complete and visible.
+    fn quiet(&self);
+
+    /// Sleeps on this PE's wake word while it holds `seen`, at most `timeout`.
+    fn sleep(&self, seen: u64, timeout: Duration);
+    /// Wakes whoever sleeps on PE `pe`'s wake word (after bumping it).
+    fn wake(&self, pe: usize);
+    /// Lets the transport move data for others while this PE waits.
+    fn progress(&self);
+}
+
+/// The transport a PE runs on, chosen at init.
+#[derive(Clone)]
+pub(crate) enum Transports {
+    /// Shared memory of one node.
+    Shm(shm::ShmTransport),
+    /// Shared memory reached only through the transport's calls (tests).
+    #[cfg(feature = "loopback-transport")]
+    Loopback(loopback::LoopbackTransport),
+}
+
+impl Transports {
+    /// Joins the job this process was started in, on the transport `SHMEM_TRANSPORT`
+    /// names (default `shm`).
+    pub(crate) fn join() -> RtResult<Transports> {
+        let shm = shm::ShmTransport::join()?;
+        match std::env::var(crate::config::env::TRANSPORT).as_deref() {
+            Err(_) | Ok("shm") | Ok("") => Ok(Transports::Shm(shm)),
+            #[cfg(feature = "loopback-transport")]
+            Ok("loopback") => Ok(Transports::Loopback(loopback::LoopbackTransport::new(shm))),
+            Ok(other) => Err(crate::error::RtError::Config(format!(
+                "SHMEM_TRANSPORT={other:?} is not a transport of this build (shm{})",
+                if cfg!(feature = "loopback-transport") {
+                    ", loopback"
+                } else {
+                    ""
+                }
+            ))),
+        }
+    }
+
+    /// The transport's name, as `SHMEM_TRANSPORT` spells it.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Transports::Shm(_) => "shm",
+            #[cfg(feature = "loopback-transport")]
+            Transports::Loopback(_) => "loopback",
+        }
+    }
+}
+
+/// Runs `$body` with `$t` bound to the concrete transport of `$transports`: one match
+/// per runtime call, then code compiled for that transport.
+macro_rules! with_transport {
+    ($transports:expr, $t:ident => $body:expr) => {
+        match $transports {
+            $crate::transport::Transports::Shm($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            $crate::transport::Transports::Loopback($t) => $body,
+        }
+    };
+}
+pub(crate) use with_transport;
