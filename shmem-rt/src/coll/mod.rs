@@ -165,7 +165,7 @@ fn in_user_heap<T: Transport>(ctx: &SetCtx<'_, T>, off: u64, bytes: usize) -> bo
 /// them, after checking that the place can hold them (and is `align`-aligned for direct
 /// data). Inline and staged places are computed locally; direct offsets come from the
 /// member and are validated.
-#[inline]
+#[inline(always)]
 fn contribution<T: Transport>(
     ctx: &SetCtx<'_, T>,
     index: usize,

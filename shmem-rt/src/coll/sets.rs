@@ -19,6 +19,8 @@ pub struct SetSpec {
     start: usize,
     log_stride: u32,
     size: usize,
+    /// The set as one non-zero word (see [`SetSpec::key`]), computed once.
+    key: u64,
 }
 
 impl SetSpec {
@@ -45,20 +47,27 @@ impl SetSpec {
                 "the set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) reaches PE {last}, but the job has only {npes} PEs (0..{npes})"
             ));
         }
-        Ok(SetSpec {
-            start: start as usize,
-            log_stride: log_stride as u32,
-            size: size as usize,
-        })
+        Ok(SetSpec::of(
+            start as usize,
+            log_stride as u32,
+            size as usize,
+        ))
+    }
+
+    fn of(start: usize, log_stride: u32, size: usize) -> SetSpec {
+        // start < 2^20, log_stride < 2^6, size < 2^20 for MAX_NPES ≤ 2^20.
+        let key = 1 + ((start as u64) << 26 | (log_stride as u64) << 20 | size as u64);
+        SetSpec {
+            start,
+            log_stride,
+            size,
+            key,
+        }
     }
 
     /// Every PE of a job of `npes` PEs.
     pub fn world(npes: usize) -> SetSpec {
-        SetSpec {
-            start: 0,
-            log_stride: 0,
-            size: npes,
-        }
+        SetSpec::of(0, 0, npes)
     }
 
     /// Lowest PE of the set.
@@ -111,8 +120,7 @@ impl SetSpec {
     /// A non-zero word identifying the set in the directory.
     #[inline]
     pub fn key(&self) -> u64 {
-        // start < 2^20, log_stride < 2^6, size < 2^20 for MAX_NPES ≤ 2^20.
-        1 + ((self.start as u64) << 26 | (self.log_stride as u64) << 20 | self.size as u64)
+        self.key
     }
 }
 

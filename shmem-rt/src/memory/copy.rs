@@ -4,14 +4,17 @@
 //! Other PEs may write symmetric memory at any time — a correct program does not while a
 //! call reads it, but a wrong one may, and safe code must not turn that into undefined
 //! behaviour. A plain `memcpy` or a `&[T]` over such memory would let the compiler assume
-//! nothing else writes it; this copy gives the compiler nothing to assume: on x86-64 the
-//! bytes move through inline assembly (the compiler sees an opaque instruction sequence,
-//! as for memory-mapped I/O), elsewhere through relaxed atomic loads and stores. A racing
-//! write then yields bytes of either version — a torn value of a `Pod` type, never UB.
+//! nothing else writes it; this copy gives the compiler nothing to assume. Up to 64 bytes
+//! the bytes move through volatile loads and stores of unaligned words (the accesses the
+//! language provides for memory that something outside the program changes), which cost
+//! what plain moves cost and leave the surrounding code free to be optimized; above, on
+//! x86-64, through inline assembly (an opaque instruction sequence, as for memory-mapped
+//! I/O), elsewhere through relaxed atomic loads and stores. A racing write then yields
+//! bytes of either version — a torn value of a `Pod` type, never UB.
 //!
-//! Speed: scalar moves below 16 bytes, 16-byte SSE2 moves up to [`REP_MOVSB_MIN`], then
-//! `rep movsb`, which matches `memcpy` at those sizes on current x86-64 processors
-//! (ERMSB/FSRM); the benchmark's copy floors measure it.
+//! Speed: above 64 bytes, 16-byte SSE2 moves up to [`REP_MOVSB_MIN`], then `rep movsb`,
+//! which matches `memcpy` at those sizes on current x86-64 processors (ERMSB/FSRM); the
+//! benchmark's copy floors measure it.
 
 /// From this many bytes on, `rep movsb` (the processor's own fast string copy) moves
 /// the data.
@@ -25,13 +28,81 @@ const REP_MOVSB_MIN: usize = 2048;
 /// `src` must be valid for reads and `dst` for writes of `len` bytes (no alignment is
 /// required), and neither may be a Rust reference's referent that the copy violates
 /// (`dst` must not be memory behind a live `&T`).
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     if len == 0 || std::ptr::eq(src, dst) {
         return;
     }
-    // SAFETY: the caller's contract, passed on.
-    unsafe { arch::copy(src, dst, len) }
+    // SAFETY (both): the caller's contract, passed on.
+    if len <= 64 {
+        unsafe { small(src, dst, len) }
+    } else {
+        unsafe { arch::copy(src, dst, len) }
+    }
+}
+
+/// A word of `N` bytes with alignment 1, for unaligned volatile accesses.
+#[repr(C, packed)]
+#[derive(Clone, Copy)]
+struct Unaligned<W: Copy>(W);
+
+/// Moves a `W` from `src` to `dst` with one volatile load and one volatile store.
+///
+/// # Safety
+/// `src` and `dst` must be valid for `size_of::<W>()` bytes.
+#[inline(always)]
+unsafe fn move_word<W: Copy>(src: *const u8, dst: *mut u8) -> Unaligned<W> {
+    // SAFETY: valid for the word's bytes (the caller's contract); `Unaligned` has
+    // alignment 1, so any address is aligned for it.
+    unsafe { std::ptr::read_volatile(src.cast::<Unaligned<W>>()) }.store_into(dst)
+}
+
+impl<W: Copy> Unaligned<W> {
+    #[inline(always)]
+    fn store_into(self, dst: *mut u8) -> Self {
+        // SAFETY: `dst` is valid for the word's bytes (`move_word`'s contract).
+        unsafe { std::ptr::write_volatile(dst.cast::<Unaligned<W>>(), self) };
+        self
+    }
+}
+
+/// Copies `1..=64` bytes with overlapping unaligned volatile words: every move reads only
+/// `src..src + len` and writes only `dst..dst + len`, and overlapping moves copy the same
+/// source bytes to the same destination bytes twice.
+///
+/// # Safety
+/// As [`copy`], with `1 <= len <= 64`.
+#[inline(always)]
+unsafe fn small(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY (all arms): every offset stays inside the ranges (`len - n >= 0` in the arm
+    // of size n), which the caller guarantees valid.
+    unsafe {
+        match len {
+            1..=3 => {
+                move_word::<u8>(src, dst);
+                move_word::<u8>(src.add(len / 2), dst.add(len / 2));
+                move_word::<u8>(src.add(len - 1), dst.add(len - 1));
+            }
+            4..=7 => {
+                move_word::<u32>(src, dst);
+                move_word::<u32>(src.add(len - 4), dst.add(len - 4));
+            }
+            8..=16 => {
+                move_word::<u64>(src, dst);
+                move_word::<u64>(src.add(len - 8), dst.add(len - 8));
+            }
+            17..=32 => {
+                move_word::<u128>(src, dst);
+                move_word::<u128>(src.add(len - 16), dst.add(len - 16));
+            }
+            _ => {
+                move_word::<u128>(src, dst);
+                move_word::<u128>(src.add(16), dst.add(16));
+                move_word::<u128>(src.add(len - 32), dst.add(len - 32));
+                move_word::<u128>(src.add(len - 16), dst.add(len - 16));
+            }
+        }
+    }
 }
 
 /// Sets `len` bytes at `dst` to zero; `dst` may be memory that other processes write at
@@ -69,81 +140,16 @@ mod arch {
     use super::REP_MOVSB_MIN;
     use std::arch::asm;
 
-    /// See [`super::copy`]; `len > 0`.
-    #[inline]
+    /// See [`super::copy`]; `len > 64`.
+    #[inline(never)]
     pub(super) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
         // SAFETY (every block): each move reads only from `src..src + len` and writes only
-        // to `dst..dst + len` (valid by the caller's contract); the overlapping moves of
-        // the short cases copy the same source bytes to the same destination bytes twice.
-        // The blocks touch no stack (`nostack`) and clobber only the registers named.
+        // to `dst..dst + len` (valid by the caller's contract); the last block of the SSE
+        // loop overlaps the one before, copying the same source bytes to the same
+        // destination bytes twice. The blocks touch no stack (`nostack`) and clobber only
+        // the registers named.
         unsafe {
             match len {
-                1..=3 => {
-                    for i in 0..len {
-                        asm!(
-                            "mov {t}, byte ptr [{s}]",
-                            "mov byte ptr [{d}], {t}",
-                            s = in(reg) src.add(i),
-                            d = in(reg) dst.add(i),
-                            t = out(reg_byte) _,
-                            options(nostack, preserves_flags),
-                        );
-                    }
-                }
-                4..=7 => asm!(
-                    "mov {a:e}, dword ptr [{s}]",
-                    "mov {b:e}, dword ptr [{s} + {n} - 4]",
-                    "mov dword ptr [{d}], {a:e}",
-                    "mov dword ptr [{d} + {n} - 4], {b:e}",
-                    s = in(reg) src,
-                    d = in(reg) dst,
-                    n = in(reg) len,
-                    a = out(reg) _,
-                    b = out(reg) _,
-                    options(nostack, preserves_flags),
-                ),
-                8..=15 => asm!(
-                    "mov {a}, qword ptr [{s}]",
-                    "mov {b}, qword ptr [{s} + {n} - 8]",
-                    "mov qword ptr [{d}], {a}",
-                    "mov qword ptr [{d} + {n} - 8], {b}",
-                    s = in(reg) src,
-                    d = in(reg) dst,
-                    n = in(reg) len,
-                    a = out(reg) _,
-                    b = out(reg) _,
-                    options(nostack, preserves_flags),
-                ),
-                16..=32 => asm!(
-                    "movdqu xmm0, xmmword ptr [{s}]",
-                    "movdqu xmm1, xmmword ptr [{s} + {n} - 16]",
-                    "movdqu xmmword ptr [{d}], xmm0",
-                    "movdqu xmmword ptr [{d} + {n} - 16], xmm1",
-                    s = in(reg) src,
-                    d = in(reg) dst,
-                    n = in(reg) len,
-                    out("xmm0") _,
-                    out("xmm1") _,
-                    options(nostack, preserves_flags),
-                ),
-                33..=64 => asm!(
-                    "movdqu xmm0, xmmword ptr [{s}]",
-                    "movdqu xmm1, xmmword ptr [{s} + 16]",
-                    "movdqu xmm2, xmmword ptr [{s} + {n} - 32]",
-                    "movdqu xmm3, xmmword ptr [{s} + {n} - 16]",
-                    "movdqu xmmword ptr [{d}], xmm0",
-                    "movdqu xmmword ptr [{d} + 16], xmm1",
-                    "movdqu xmmword ptr [{d} + {n} - 32], xmm2",
-                    "movdqu xmmword ptr [{d} + {n} - 16], xmm3",
-                    s = in(reg) src,
-                    d = in(reg) dst,
-                    n = in(reg) len,
-                    out("xmm0") _,
-                    out("xmm1") _,
-                    out("xmm2") _,
-                    out("xmm3") _,
-                    options(nostack, preserves_flags),
-                ),
                 65..REP_MOVSB_MIN => {
                     // Whole 64-byte blocks, then the last 64 bytes (overlapping the last
                     // block when the length is not a multiple of 64).
