@@ -12,7 +12,7 @@ use crate::results::Sample;
 const NO_OPEN_MPI: i32 = 3;
 
 /// What the baselines gave.
-pub enum Baselines {
+pub(crate) enum Baselines {
     /// Samples of OSHMEM and/or MPI (possibly only one of them; see the notes).
     Ran {
         /// The samples.
@@ -26,7 +26,7 @@ pub enum Baselines {
 
 /// Builds and runs the C baselines with the same PE count, sizes, calls per batch and
 /// operations (`BENCH_OPS`) as ours. Their progress goes to stderr.
-pub fn run(args: &Args) -> Baselines {
+pub(crate) fn run(args: &Args) -> Baselines {
     let harness = &args.c_harness;
     if !harness.is_file() {
         return Baselines::Unavailable(format!(

@@ -11,7 +11,7 @@ use crate::ops::Op;
 /// round trip, memcpy bandwidth) and, when Open MPI is installed, its OSHMEM and MPI.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "shmem-bench", version)]
-pub struct Args {
+pub(crate) struct Args {
     /// Number of PEs (and of OSHMEM PEs / MPI ranks for the baselines).
     #[arg(short = 'n', long = "npes", default_value_t = 2, value_parser = parse_npes)]
     pub npes: usize,
@@ -69,7 +69,7 @@ pub struct Args {
 
 /// What a job of the benchmark measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum JobKind {
+pub(crate) enum JobKind {
     /// Our operations, on the PE count of the run.
     Ops,
     /// The cache-line round trip, on 2 PEs of their own.
@@ -77,13 +77,13 @@ pub enum JobKind {
 }
 
 /// Default calls per timed batch.
-pub const DEFAULT_ITERS: u32 = 1000;
+pub(crate) const DEFAULT_ITERS: u32 = 1000;
 /// Calls per timed batch with `--quick`.
-pub const QUICK_ITERS: u32 = 100;
+pub(crate) const QUICK_ITERS: u32 = 100;
 
 impl Args {
     /// Calls per timed batch at small sizes.
-    pub fn iters(&self) -> usize {
+    pub(crate) fn iters(&self) -> usize {
         let quick = if self.quick {
             QUICK_ITERS
         } else {
@@ -93,7 +93,7 @@ impl Args {
     }
 
     /// The operations to measure, in table order.
-    pub fn selected_ops(&self) -> Vec<Op> {
+    pub(crate) fn selected_ops(&self) -> Vec<Op> {
         Op::ALL
             .iter()
             .copied()
@@ -102,7 +102,7 @@ impl Args {
     }
 
     /// The message sizes of the sweep: `min`, `min·step`, … up to `max`.
-    pub fn sizes(&self) -> Vec<usize> {
+    pub(crate) fn sizes(&self) -> Vec<usize> {
         let mut sizes = Vec::new();
         let mut bytes = self.min;
         while bytes <= self.max {
@@ -116,7 +116,7 @@ impl Args {
     }
 
     /// Checks what clap cannot: the size range.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if self.max < self.min {
             return Err(format!(
                 "--max {} is below --min {}: give a size range from small to large",
@@ -143,7 +143,7 @@ fn parse_op(text: &str) -> Result<Op, String> {
 
 /// A byte count with an optional K or M suffix (powers of 1024), rounded up to whole
 /// 8-byte elements (every payload is made of 64-bit elements, as in the C baselines).
-pub fn parse_bytes(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let (digits, unit) = match t.char_indices().last() {
         Some((i, 'k' | 'K')) => (&t[..i], 1usize << 10),

@@ -16,7 +16,7 @@ use crate::results::Sample;
 use crate::{floors, output, plot};
 
 /// Runs the whole benchmark; `Err` is a message for the user.
-pub fn run(args: &Args) -> Result<(), String> {
+pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
     let busy = busy_note();
     if let Some(note) = &busy {

@@ -18,7 +18,7 @@ const ROUND_TRIPS: usize = 20_000;
 /// PE 0 stores a sequence number into PE 1's flag and waits for it in its own; PE 1
 /// waits for it and stores it back. Other PEs wait in the batch barriers. Meaningful on
 /// PE 0; NaN for a job of one PE.
-pub fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, ShmemError> {
+pub(crate) fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, ShmemError> {
     if pe.n_pes() < 2 {
         return Ok(f64::NAN);
     }
@@ -63,7 +63,7 @@ pub fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, ShmemErr
 /// all PEs at once, with no synchronization between the copies. Any fcollect that moves
 /// each byte once takes at least this long; its %memcpy is the ceiling of the fcollect
 /// rows. Collective.
-pub fn gather_copy(
+pub(crate) fn gather_copy(
     pe: &mut Pe,
     timer: &Timer,
     bytes: usize,
@@ -124,7 +124,7 @@ impl Drop for PageBuffer {
 
 /// Local `memcpy` bandwidth for copies of `bytes` between page-aligned buffers, in GB/s
 /// (10^9 bytes/s): the median over batches of about 32 MiB (at most 100 000 copies).
-pub fn memcpy_bandwidth(bytes: usize) -> f64 {
+pub(crate) fn memcpy_bandwidth(bytes: usize) -> f64 {
     let (src, dst) = (PageBuffer::new(bytes), PageBuffer::new(bytes));
     let copies = ((32usize << 20) / bytes.max(1)).clamp(1, 100_000);
     let copy = || {

@@ -19,7 +19,7 @@ use crate::targets::{self, Limit};
 use crate::timing::{iters_for_size, Timer};
 
 /// Runs the job `kind` on this PE; PE 0 writes the samples to `results`.
-pub fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Result<(), String> {
+pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Result<(), String> {
     let me = pe.my_pe();
     if !args.no_bind {
         pin_when_cpus_suffice(me, pe.n_pes())?;

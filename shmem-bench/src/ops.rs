@@ -3,7 +3,7 @@
 
 /// One collective operation of the benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
+pub(crate) enum Op {
     /// `shmem_barrier_all`.
     BarrierAll,
     /// `shmem_barrier` over the world set.
@@ -24,7 +24,7 @@ pub enum Op {
 
 impl Op {
     /// Every operation, in table order.
-    pub const ALL: [Op; 8] = [
+    pub(crate) const ALL: [Op; 8] = [
         Op::BarrierAll,
         Op::Barrier,
         Op::Broadcast,
@@ -36,7 +36,7 @@ impl Op {
     ];
 
     /// The name used in the CSV files (the same as bench/c).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Op::BarrierAll => "barrier_all",
             Op::Barrier => "barrier",
@@ -50,19 +50,19 @@ impl Op {
     }
 
     /// The operation called `name`, if any.
-    pub fn from_name(name: &str) -> Option<Op> {
+    pub(crate) fn from_name(name: &str) -> Option<Op> {
         Op::ALL.into_iter().find(|op| op.name() == name)
     }
 
     /// Whether the operation moves data (barriers do not; they are measured at 0 bytes).
-    pub fn has_payload(self) -> bool {
+    pub(crate) fn has_payload(self) -> bool {
         !matches!(self, Op::BarrierAll | Op::Barrier)
     }
 
     /// Bytes that reach each receiving PE from other PEs in one call of `bytes`:
     /// broadcast `bytes`; collects and reductions `(npes − 1) · bytes` (the peers'
     /// contributions, or the peers' arrays a reduction combines). 0 for barriers.
-    pub fn received_bytes(self, bytes: usize, npes: usize) -> usize {
+    pub(crate) fn received_bytes(self, bytes: usize, npes: usize) -> usize {
         match self {
             Op::BarrierAll | Op::Barrier => 0,
             Op::Broadcast => bytes,

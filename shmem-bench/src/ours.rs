@@ -9,10 +9,10 @@ use crate::ops::Op;
 
 /// Alignment of every benchmark buffer (see bench/c/README.md: misaligned copies run up
 /// to 4× slower on this machine, and the baselines align theirs too).
-pub const BUFFER_ALIGN: usize = 4096;
+pub(crate) const BUFFER_ALIGN: usize = 4096;
 
 /// The symmetric buffers of every operation, sized for the largest message.
-pub struct Buffers {
+pub(crate) struct Buffers {
     /// `i64` source: one message.
     src: SymSlice<i64>,
     /// `i64` target: one message per PE (collect targets).
@@ -27,7 +27,7 @@ pub struct Buffers {
 
 impl Buffers {
     /// Allocates buffers for messages of up to `max_bytes` (collective).
-    pub fn new(pe: &mut Pe, max_bytes: usize) -> Result<Buffers, ShmemError> {
+    pub(crate) fn new(pe: &mut Pe, max_bytes: usize) -> Result<Buffers, ShmemError> {
         let elems = max_bytes.div_ceil(8);
         let npes = pe.n_pes();
         Ok(Buffers {
@@ -40,7 +40,7 @@ impl Buffers {
     }
 
     /// Frees the buffers (collective).
-    pub fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
+    pub(crate) fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
         pe.free(self.src)?;
         pe.free(self.dst)?;
         pe.free(self.fsrc)?;
@@ -49,7 +49,7 @@ impl Buffers {
 
     /// The buffers' first `n` elements (first `n · npes` of the collect target): one
     /// message of each operation, ready to be passed again and again.
-    pub fn message(&self, n: usize) -> Result<Message<'_>, ShmemError> {
+    pub(crate) fn message(&self, n: usize) -> Result<Message<'_>, ShmemError> {
         Ok(Message {
             src: self.src.range(..n)?,
             dst: self.dst.range(..n)?,
@@ -62,7 +62,7 @@ impl Buffers {
 
     /// Runs one call of `op` on `n` elements between patterned inputs and sentinel
     /// outputs, and checks this PE's result. Collective; `Err` names what is wrong.
-    pub fn verify(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), String> {
+    pub(crate) fn verify(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), String> {
         let me = pe.my_pe();
         let npes = pe.n_pes();
         let prepare = |pe: &mut Pe| -> Result<(), ShmemError> {
@@ -123,7 +123,7 @@ impl Buffers {
 }
 
 /// One message size's buffers, as the collectives take them.
-pub struct Message<'a> {
+pub(crate) struct Message<'a> {
     src: SymRange<'a, i64>,
     /// Target of broadcast and reductions.
     dst: SymRange<'a, i64>,
@@ -137,7 +137,7 @@ pub struct Message<'a> {
 impl Message<'_> {
     /// One call of `op` on this message, over the world set (broadcast root: PE 0).
     #[inline]
-    pub fn run(&self, op: Op, pe: &mut Pe) -> Result<(), ShmemError> {
+    pub(crate) fn run(&self, op: Op, pe: &mut Pe) -> Result<(), ShmemError> {
         let world = &self.world;
         match op {
             Op::BarrierAll => barrier_all(pe),

@@ -15,7 +15,7 @@ fn opt(x: Option<f64>, prec: usize) -> String {
 }
 
 /// A byte count as `8`, `4K`, `1M`.
-pub fn bytes_label(bytes: usize) -> String {
+pub(crate) fn bytes_label(bytes: usize) -> String {
     if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
         format!("{}M", bytes >> 20)
     } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
@@ -73,7 +73,7 @@ fn floors_line(report: &Report) -> String {
 }
 
 /// The table for the terminal, aligned in columns, with the floors line above it.
-pub fn terminal_table(report: &Report) -> String {
+pub(crate) fn terminal_table(report: &Report) -> String {
     let rows: Vec<[String; 11]> = report.rows.iter().map(cells).collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for r in &rows {
@@ -126,7 +126,7 @@ fn markdown_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
 
 /// The report as Markdown (what the README shows): the run's conditions, the rows that
 /// carry targets, the target summary, then every row in a collapsed block.
-pub fn markdown_report(report: &Report) -> String {
+pub(crate) fn markdown_report(report: &Report) -> String {
     let mut out = format!("{}.\n\n", floors_line(report));
     for note in &report.notes {
         let _ = writeln!(out, "Note: {note}.\n");
@@ -151,7 +151,7 @@ pub fn markdown_report(report: &Report) -> String {
 }
 
 /// The targets: counts, then one line per missed or unmeasured check.
-pub fn targets_summary(report: &Report) -> String {
+pub(crate) fn targets_summary(report: &Report) -> String {
     let checks: Vec<_> = report.checks().collect();
     if checks.is_empty() {
         return format!(
@@ -209,7 +209,7 @@ pub fn targets_summary(report: &Report) -> String {
 }
 
 /// JSON of the whole report.
-pub fn json(report: &Report) -> serde_json::Value {
+pub(crate) fn json(report: &Report) -> serde_json::Value {
     let rows: Vec<_> = report
         .rows
         .iter()
@@ -256,7 +256,7 @@ pub fn json(report: &Report) -> serde_json::Value {
 }
 
 /// CSV of the rows (one header line; empty cells for missing figures).
-pub fn csv(report: &Report) -> String {
+pub(crate) fn csv(report: &Report) -> String {
     let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     let mut out = String::from(
         "op,bytes,npes,received_bytes,ours_us,rtt_us,ours_per_rtt,ours_gbps,memcpy_gbps,ours_pct_memcpy,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,targets_met,targets_missed\n",
@@ -288,12 +288,12 @@ pub fn csv(report: &Report) -> String {
 }
 
 /// The files of a run of `npes` PEs in `dir`: `bench-<npes>pe.<ext>`.
-pub fn file_path(dir: &Path, npes: usize, ext: &str) -> PathBuf {
+pub(crate) fn file_path(dir: &Path, npes: usize, ext: &str) -> PathBuf {
     dir.join(format!("bench-{npes}pe.{ext}"))
 }
 
 /// Writes the CSV, JSON and Markdown files; returns their paths.
-pub fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let files = [
         (file_path(dir, report.npes, "csv"), csv(report)),

@@ -27,7 +27,7 @@ const LEGEND_H: u32 = 30;
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Draws the report's figure into an SVG file at `path`.
-pub fn write_svg(report: &Report, path: &Path) -> PlotResult {
+pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     let ops: Vec<Op> = Op::ALL
         .into_iter()
         .filter(|&op| report.rows_of(op).next().is_some())

@@ -9,7 +9,7 @@ use crate::targets::{self, Check, Limit};
 
 /// The machine's floors of one run.
 #[derive(Debug, Clone, Default)]
-pub struct Floors {
+pub(crate) struct Floors {
     /// Cache-line round trip between PE 0 and PE 1, µs (`None` with one PE).
     pub rtt_us: Option<f64>,
     /// memcpy bandwidth by copy size, GB/s.
@@ -18,7 +18,7 @@ pub struct Floors {
 
 /// One row of the table.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub(crate) struct Row {
     /// The operation.
     pub op: Op,
     /// Its message size.
@@ -43,39 +43,39 @@ pub struct Row {
 
 impl Row {
     /// ours / cache-line round trip.
-    pub fn per_rtt(&self) -> Option<f64> {
+    pub(crate) fn per_rtt(&self) -> Option<f64> {
         self.rtt_us.map(|rtt| self.ours_us / rtt)
     }
 
     /// Our bandwidth for the bytes each PE receives, GB/s.
-    pub fn gbps(&self) -> Option<f64> {
+    pub(crate) fn gbps(&self) -> Option<f64> {
         (self.received > 0).then(|| self.received as f64 / self.ours_us / 1e3)
     }
 
     /// memcpy bandwidth for copies of the received size, GB/s.
-    pub fn memcpy_gbps(&self) -> Option<f64> {
+    pub(crate) fn memcpy_gbps(&self) -> Option<f64> {
         self.memcpy_gbps
     }
 
     /// Our bandwidth as a percentage of memcpy's for the same bytes.
-    pub fn pct_memcpy(&self) -> Option<f64> {
+    pub(crate) fn pct_memcpy(&self) -> Option<f64> {
         Some(100.0 * self.gbps()? / self.memcpy_gbps?)
     }
 
     /// The %memcpy of the copies alone: the most any implementation that moves each
     /// byte once could show in this row.
-    pub fn copy_floor_pct_memcpy(&self) -> Option<f64> {
+    pub(crate) fn copy_floor_pct_memcpy(&self) -> Option<f64> {
         let gbps = self.received as f64 / self.copy_floor_us? / 1e3;
         Some(100.0 * gbps / self.memcpy_gbps?)
     }
 
     /// ours / OSHMEM.
-    pub fn per_oshmem(&self) -> Option<f64> {
+    pub(crate) fn per_oshmem(&self) -> Option<f64> {
         self.oshmem_us.map(|b| self.ours_us / b)
     }
 
     /// ours / MPI.
-    pub fn per_mpi(&self) -> Option<f64> {
+    pub(crate) fn per_mpi(&self) -> Option<f64> {
         self.mpi_us.map(|b| self.ours_us / b)
     }
 
@@ -92,7 +92,7 @@ impl Row {
 
 /// Everything one run measured.
 #[derive(Debug, Clone)]
-pub struct Report {
+pub(crate) struct Report {
     /// PEs of the run.
     pub npes: usize,
     /// CPUs of the machine.
@@ -107,7 +107,7 @@ pub struct Report {
 
 impl Report {
     /// Builds the rows from our samples, the baselines' samples and the floors.
-    pub fn new(
+    pub(crate) fn new(
         npes: usize,
         samples: &[Sample],
         memcpy_gbps: BTreeMap<usize, f64>,
@@ -162,12 +162,12 @@ impl Report {
     }
 
     /// The rows of `op`.
-    pub fn rows_of(&self, op: Op) -> impl Iterator<Item = &Row> {
+    pub(crate) fn rows_of(&self, op: Op) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(move |r| r.op == op)
     }
 
     /// Every evaluated target check with its row.
-    pub fn checks(&self) -> impl Iterator<Item = (&Row, &Check)> {
+    pub(crate) fn checks(&self) -> impl Iterator<Item = (&Row, &Check)> {
         self.rows
             .iter()
             .flat_map(|r| r.checks.iter().map(move |c| (r, c)))
@@ -175,7 +175,7 @@ impl Report {
 }
 
 /// The copy sizes whose memcpy bandwidth the rows of these samples need.
-pub fn memcpy_sizes_needed(samples: &[Sample], npes: usize) -> Vec<usize> {
+pub(crate) fn memcpy_sizes_needed(samples: &[Sample], npes: usize) -> Vec<usize> {
     let mut sizes: Vec<usize> = samples
         .iter()
         .filter(|s| s.implementation == Impl::Ours)

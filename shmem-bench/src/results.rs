@@ -3,7 +3,7 @@
 
 /// Who produced a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Impl {
+pub(crate) enum Impl {
     /// Typed SHMEM (this project).
     Ours,
     /// Open MPI's OSHMEM.
@@ -17,7 +17,7 @@ pub enum Impl {
 
 impl Impl {
     /// The name in the first CSV column.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Impl::Ours => "ours",
             Impl::Oshmem => "oshmem",
@@ -34,11 +34,11 @@ impl Impl {
 }
 
 /// The `op` of the cache-line round-trip floor (measured on 64 bytes).
-pub const RTT_OP: &str = "cache_line_rtt";
+pub(crate) const RTT_OP: &str = "cache_line_rtt";
 
 /// One figure: per-call latency of `op` on `bytes` with `npes` PEs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Who.
     pub implementation: Impl,
     /// The operation's CSV name.
@@ -53,7 +53,13 @@ pub struct Sample {
 
 impl Sample {
     /// A sample.
-    pub fn new(implementation: Impl, op: &str, bytes: usize, npes: usize, usec: f64) -> Sample {
+    pub(crate) fn new(
+        implementation: Impl,
+        op: &str,
+        bytes: usize,
+        npes: usize,
+        usec: f64,
+    ) -> Sample {
         Sample {
             implementation,
             op: op.to_string(),
@@ -64,7 +70,7 @@ impl Sample {
     }
 
     /// The sample as a CSV line (without newline).
-    pub fn to_csv(&self) -> String {
+    pub(crate) fn to_csv(&self) -> String {
         format!(
             "{},{},{},{},{:.4}",
             self.implementation.name(),
@@ -76,7 +82,7 @@ impl Sample {
     }
 
     /// Parses one CSV line; `None` for anything that is not a sample line.
-    pub fn parse(line: &str) -> Option<Sample> {
+    pub(crate) fn parse(line: &str) -> Option<Sample> {
         let mut fields = line.trim().split(',');
         let implementation = Impl::from_name(fields.next()?)?;
         let op = fields.next()?.to_string();
@@ -96,7 +102,7 @@ impl Sample {
     }
 
     /// Every sample line of `text`; other lines are skipped.
-    pub fn parse_all(text: &str) -> Vec<Sample> {
+    pub(crate) fn parse_all(text: &str) -> Vec<Sample> {
         text.lines().filter_map(Sample::parse).collect()
     }
 }

@@ -10,7 +10,7 @@ use crate::ops::Op;
 
 /// The bound a target puts on one column of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Limit {
+pub(crate) enum Limit {
     /// ours / cache-line round trip ≤ x.
     PerRttAtMost(f64),
     /// ours / OSHMEM ≤ x.
@@ -23,7 +23,7 @@ pub enum Limit {
 
 impl Limit {
     /// The bound as text, e.g. `/OSHMEM ≤ 0.5`.
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             Limit::PerRttAtMost(x) => format!("/rtt ≤ {x}"),
             Limit::PerOshmemAtMost(x) => format!("/OSHMEM ≤ {x}"),
@@ -33,7 +33,7 @@ impl Limit {
     }
 
     /// Whether `value` satisfies the bound.
-    pub fn holds(self, value: f64) -> bool {
+    pub(crate) fn holds(self, value: f64) -> bool {
         match self {
             Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
                 value <= x
@@ -44,7 +44,7 @@ impl Limit {
 
     /// How far `value` is from the bound, as a factor (> 1 means missed): value / limit
     /// for upper bounds, limit / value for lower bounds.
-    pub fn miss_factor(self, value: f64) -> f64 {
+    pub(crate) fn miss_factor(self, value: f64) -> f64 {
         match self {
             Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
                 value / x
@@ -56,7 +56,7 @@ impl Limit {
 
 /// A target: at `npes` PEs, for `ops` at `bytes`, `limit` holds.
 #[derive(Debug, Clone, Copy)]
-pub struct Target {
+pub(crate) struct Target {
     /// PE count the target is stated for.
     pub npes: usize,
     /// The operations.
@@ -80,7 +80,7 @@ const BITWISE_AND_ORDER_REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64];
 const REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64, Op::ReduceSumF64];
 
 /// Every target of issue 6.
-pub const TARGETS: &[Target] = &[
+pub(crate) const TARGETS: &[Target] = &[
     Target {
         npes: 2,
         ops: BARRIERS,
@@ -132,7 +132,7 @@ pub const TARGETS: &[Target] = &[
 ];
 
 /// The bounds that apply to `op` at `bytes` in a run of `npes` PEs.
-pub fn limits_for(op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
+pub(crate) fn limits_for(op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
     TARGETS
         .iter()
         .filter(|t| t.npes == npes && t.bytes == bytes && t.ops.contains(&op))
@@ -142,7 +142,7 @@ pub fn limits_for(op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
 
 /// One target bound evaluated on one row.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Check {
+pub(crate) struct Check {
     /// The bound.
     pub limit: Limit,
     /// The row's figure for it; `None` when it is missing (no baseline, no floor).
@@ -151,12 +151,12 @@ pub struct Check {
 
 impl Check {
     /// `Some(true)` met, `Some(false)` missed, `None` not measurable in this run.
-    pub fn met(&self) -> Option<bool> {
+    pub(crate) fn met(&self) -> Option<bool> {
         self.value.map(|v| self.limit.holds(v))
     }
 
     /// Short text for the table: `✓ /rtt ≤ 1.2`, `✗ /OSHMEM 0.62 > 0.5`, `? /MPI ≤ 0.6`.
-    pub fn short(&self) -> String {
+    pub(crate) fn short(&self) -> String {
         match (self.met(), self.value) {
             (Some(true), _) => format!("✓ {}", self.limit.describe()),
             (Some(false), Some(v)) => {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use shmem_typed::prelude::*;
 
 /// Timed batches per figure.
-pub const BATCHES: usize = 11;
+pub(crate) const BATCHES: usize = 11;
 /// Fewest calls in a batch.
 const MIN_ITERS: usize = 10;
 /// Above this payload the calls per batch scale down with the size.
@@ -16,7 +16,7 @@ const SCALE_FROM_BYTES: usize = 16 << 10;
 
 /// Calls per timed batch for a payload of `bytes` (0 for barriers): `iters` up to
 /// 16 KiB, then proportionally fewer, never below 10 (nor above `iters`).
-pub fn iters_for_size(iters: usize, bytes: usize) -> usize {
+pub(crate) fn iters_for_size(iters: usize, bytes: usize) -> usize {
     let n = if bytes > SCALE_FROM_BYTES {
         (iters as f64 * SCALE_FROM_BYTES as f64 / bytes as f64) as usize
     } else {
@@ -26,12 +26,12 @@ pub fn iters_for_size(iters: usize, bytes: usize) -> usize {
 }
 
 /// Untimed warm-up calls before the batches of `n` calls.
-pub fn warmup_for(n: usize) -> usize {
+pub(crate) fn warmup_for(n: usize) -> usize {
     (n / 4).max(2)
 }
 
 /// Median of a non-empty sample (sorts it).
-pub fn median(xs: &mut [f64]) -> f64 {
+pub(crate) fn median(xs: &mut [f64]) -> f64 {
     assert!(!xs.is_empty(), "median of an empty sample");
     xs.sort_by(|a, b| a.total_cmp(b));
     let n = xs.len();
@@ -44,13 +44,13 @@ pub fn median(xs: &mut [f64]) -> f64 {
 
 /// Times collective operations by the shared rule. Holds the symmetric slots in which
 /// the PEs hand their loop times to PE 0.
-pub struct Timer {
+pub(crate) struct Timer {
     loop_seconds: SymSlice<f64>,
 }
 
 impl Timer {
     /// Allocates the time slots (collective).
-    pub fn new(pe: &mut Pe) -> Result<Timer, ShmemError> {
+    pub(crate) fn new(pe: &mut Pe) -> Result<Timer, ShmemError> {
         let npes = pe.n_pes();
         Ok(Timer {
             loop_seconds: pe.alloc_slice(npes)?,
@@ -58,14 +58,14 @@ impl Timer {
     }
 
     /// Frees the time slots (collective).
-    pub fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
+    pub(crate) fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
         pe.free(self.loop_seconds)
     }
 
     /// Per-call latency of `op` in µs, by the shared rule, with `n` calls per batch. Every
     /// PE must call this with the same `n`; the figure is meaningful on PE 0 only (other
     /// PEs get NaN).
-    pub fn measure(
+    pub(crate) fn measure(
         &self,
         pe: &mut Pe,
         n: usize,

@@ -52,7 +52,7 @@ fn parse_args(args: TokenStream) -> syn::Result<MainArgs> {
     Ok(out)
 }
 
-pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(func) => func,
         Err(_) => {

@@ -12,7 +12,7 @@ use syn::{Item, ItemStatic, StaticMutability, Type};
 
 const USAGE: &str = "write `#[symmetric] static NAME: T = VALUE;`";
 
-pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = match parse_static(item) {
         Ok(item) => item,
         Err(rejected) => return rejected.into_tokens(),

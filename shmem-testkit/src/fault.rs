@@ -53,12 +53,12 @@ const SURVIVOR_WATCH: Duration = Duration::from_secs(4);
 /// Environment of the three roles.
 mod env {
     /// Directory shared by the observer and the PEs of one case (fault stamps, ready marks).
-    pub const DIR: &str = "SHMEM_TEST_FAULT_DIR";
+    pub(super) const DIR: &str = "SHMEM_TEST_FAULT_DIR";
     /// A value unique to one case, inherited by every process of its job, by which the
     /// observer finds them in `/proc`.
-    pub const JOB: &str = "SHMEM_TEST_FAULT_JOB";
+    pub(super) const JOB: &str = "SHMEM_TEST_FAULT_JOB";
     /// Set to `supervisor` in the test binary started as its own launcher.
-    pub const ROLE: &str = "SHMEM_TEST_FAULT_ROLE";
+    pub(super) const ROLE: &str = "SHMEM_TEST_FAULT_ROLE";
 }
 
 /// A way for a PE to end abnormally.

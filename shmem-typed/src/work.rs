@@ -293,3 +293,32 @@ pub(crate) fn reduce_work<T: Pod, W: ReduceWorkArray<T>>(work: &Symmetric<W>) ->
         max_nelems: W::NREDUCE,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symmetric::SymmetricStatic;
+
+    /// The bytes the runtime copies into every PE's copy of a work array: all of its
+    /// words (read through the `unsafe` view in `runtime_owned!`), all zero.
+    #[test]
+    fn fresh_work_arrays_are_whole_zeroed_words() {
+        fn check<W: SymmetricStatic>(w: &W, size: usize) {
+            let bytes = w.initial_bytes();
+            assert_eq!(bytes.len(), size);
+            assert!(bytes.iter().all(|&b| b == 0));
+        }
+        check(&BarrierSync::new(), WORK_SYNC_BYTES);
+        check(&BroadcastSync::new(), WORK_SYNC_BYTES);
+        check(&CollectSync::new(), WORK_SYNC_BYTES);
+        let work: crate::reduce_work!(f64, 40) = ReduceWork::new();
+        check(
+            &work,
+            WORK_SYNC_BYTES + 2 * wrk_lines::<f64>(40) * CACHE_LINE,
+        );
+        let stage = <crate::reduce_work!(f64, 40) as ReduceWorkArray<f64>>::stage(0);
+        assert_eq!(stage.delta, WORK_SYNC_BYTES);
+        assert_eq!(stage.capacity, wrk_lines::<f64>(40) * CACHE_LINE);
+        assert!(stage.capacity >= wrk_len(40) * 8);
+    }
+}

@@ -100,20 +100,25 @@ fn pair_views_write_both_buffers_and_refuse_overlap() {
 
         // Disjoint halves of one allocation, and a static with a heap slice.
         let (low, high) = (heap.range(..8)?, heap.range(8..)?);
-        // SAFETY (every view below): no PE puts to `heap` or `GRID_A` before the barrier
-        // after them; the other PE only touches its own copies.
+        // No PE puts to `heap` or `GRID_A` before the barrier below; the other PE only
+        // touches its own copies. Every view in this test relies on that.
+        // SAFETY: see above; `a` and `b` are dropped before any other access.
         let (a, b) = unsafe { pe.local_pair_mut(&low, &high)? };
         a.fill(me);
         b.fill(me + 10);
+        // SAFETY: as above; `grid` and `tail` end before the reads below.
         let (grid, tail) = unsafe { pe.local_pair_mut(&GRID_A, &heap.range(15..)?)? };
         grid[0] = 1.5;
         tail[0] = 99;
         assert_eq!(heap.to_vec(pe)[..8], [me; 8]);
         assert_eq!(heap.to_vec(pe)[8..15], [me + 10; 7]);
-        assert_eq!(unsafe { heap.local_slice(pe) }[15], 99);
+        // SAFETY: as above; no mutable view is alive.
+        let local = unsafe { heap.local_slice(pe) };
+        assert_eq!(local[15], 99);
         assert_eq!(GRID_A.read(pe)[0], 1.5);
 
         // Sharing one element, or one buffer twice, is refused; an empty range is not.
+        // SAFETY: as above; the call fails, so no view is made.
         let err =
             unsafe { pe.local_pair_mut(&heap.range(..9)?, &high) }.expect_err("overlapping ranges");
         assert!(
@@ -121,8 +126,12 @@ fn pair_views_write_both_buffers_and_refuse_overlap() {
             "{err:?}"
         );
         assert!(err.to_string().contains("overlap"), "{err}");
-        assert!(unsafe { pe.local_read_write(&GRID_A, &GRID_A) }.is_err());
-        assert!(unsafe { pe.local_pair_mut(&heap.range(4..4)?, &heap) }.is_ok());
+        // SAFETY: as above; the call fails, so no view is made.
+        let same = unsafe { pe.local_read_write(&GRID_A, &GRID_A) };
+        assert!(same.is_err());
+        // SAFETY: as above; the views are dropped at once.
+        let empty = unsafe { pe.local_pair_mut(&heap.range(4..4)?, &heap) };
+        assert!(empty.is_ok());
 
         // The views are this PE's own: the other PE's values are untouched by ours.
         pe.barrier_all()?;

@@ -9,7 +9,8 @@
 //! language provides for memory that something outside the program changes), which cost
 //! what plain moves cost and leave the surrounding code free to be optimized; above, on
 //! x86-64, through inline assembly (an opaque instruction sequence, as for memory-mapped
-//! I/O), elsewhere through relaxed atomic loads and stores. A racing write then yields
+//! I/O), elsewhere (and under Miri, which runs no assembly) through relaxed atomic loads
+//! and stores. A racing write then yields
 //! bytes of either version — a torn value of a `Pod` type, never UB.
 //!
 //! Speed: above 64 bytes, 16-byte SSE2 moves up to [`REP_MOVSB_MIN`], then `rep movsb`,
@@ -33,10 +34,11 @@ pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     if len == 0 || std::ptr::eq(src, dst) {
         return;
     }
-    // SAFETY (both): the caller's contract, passed on.
     if len <= 64 {
+        // SAFETY: the caller's contract, passed on; `1 <= len <= 64`.
         unsafe { small(src, dst, len) }
     } else {
+        // SAFETY: the caller's contract, passed on; `len > 64`.
         unsafe { arch::copy(src, dst, len) }
     }
 }
@@ -74,7 +76,7 @@ impl<W: Copy> Unaligned<W> {
 /// As [`copy`], with `1 <= len <= 64`.
 #[inline(always)]
 unsafe fn small(src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY (all arms): every offset stays inside the ranges (`len - n >= 0` in the arm
+    // SAFETY: in every arm, every offset stays inside the ranges (`len - n >= 0` in the arm
     // of size n), which the caller guarantees valid.
     unsafe {
         match len {
@@ -115,7 +117,7 @@ pub(crate) unsafe fn zero(dst: *mut u8, len: usize) {
     if len == 0 {
         return;
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: writes only `dst..dst + len` (valid by the caller's contract); the
     // direction flag is clear (the ABI guarantees it).
     unsafe {
@@ -127,7 +129,7 @@ pub(crate) unsafe fn zero(dst: *mut u8, len: usize) {
             options(nostack, preserves_flags),
         );
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
     for i in 0..len {
         // SAFETY: inside `dst..dst + len`; atomics tolerate concurrent writers.
         unsafe { std::sync::atomic::AtomicU8::from_ptr(dst.add(i)) }
@@ -135,7 +137,7 @@ pub(crate) unsafe fn zero(dst: *mut u8, len: usize) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 mod arch {
     use super::REP_MOVSB_MIN;
     use std::arch::asm;
@@ -143,7 +145,7 @@ mod arch {
     /// See [`super::copy`]; `len > 64`.
     #[inline(never)]
     pub(super) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
-        // SAFETY (every block): each move reads only from `src..src + len` and writes only
+        // SAFETY: in every block, each move reads only from `src..src + len` and writes only
         // to `dst..dst + len` (valid by the caller's contract); the last block of the SSE
         // loop overlaps the one before, copying the same source bytes to the same
         // destination bytes twice. The blocks touch no stack (`nostack`) and clobber only
@@ -209,7 +211,7 @@ mod arch {
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), miri))]
 mod arch {
     use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -218,7 +220,7 @@ mod arch {
     #[inline]
     pub(super) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
         let mut i = 0;
-        // SAFETY (all): every access lies inside the two ranges (the caller's contract)
+        // SAFETY: every access lies inside the two ranges (the caller's contract)
         // and is aligned for its atomic type; atomics tolerate concurrent writers.
         unsafe {
             let byte = |i: usize| {

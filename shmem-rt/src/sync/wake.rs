@@ -45,13 +45,13 @@ pub(crate) unsafe fn futex_wake(word: *const u32) {
 /// fence.
 #[inline]
 pub(crate) fn store_load_fence() {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: adds 0 to the word at the stack pointer, which is this thread's own mapped
     // stack: its value does not change; the locked instruction is a full barrier for the
     // processor, and the asm block (not `nomem`) one for the compiler.
     unsafe {
         std::arch::asm!("lock or dword ptr [rsp], 0", options(nostack));
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }

@@ -171,19 +171,19 @@ impl Transport for ShmTransport {
 
     #[inline]
     fn prefetch(&self, at: *mut u8) {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
         // SAFETY: prefetching has no memory effects.
         unsafe {
             std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
                 at.cast_const().cast(),
             );
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), miri))]
         let _ = at;
     }
     #[inline]
     fn prefetch_write(&self, at: *mut u8) {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
         // SAFETY: a prefetch has no memory effects (PREFETCHW is a no-op on processors
         // without it).
         unsafe {
@@ -193,7 +193,7 @@ impl Transport for ShmTransport {
                 options(nostack, preserves_flags, readonly)
             );
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), miri))]
         let _ = at;
     }
     #[inline]
