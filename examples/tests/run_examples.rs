@@ -236,7 +236,7 @@ fn act_as_launcher(program: OsString) -> ! {
     std::process::exit(code)
 }
 
-// ---- what the seed examples must print ----
+// ---- what the man-page examples must print ----
 
 fn hello_lines(run: &Run, npes: usize) {
     run.assert_success();

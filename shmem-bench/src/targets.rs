@@ -1,4 +1,4 @@
-//! The performance targets of issue 6, as data, and their evaluation on a table row.
+//! The project's performance targets, as data, and their evaluation on a table row.
 //!
 //! At 2 PEs: barriers ≤ 1.2× the cache-line round trip and ≤ 0.5× OSHMEM; 8 B
 //! broadcast, fcollect, collect, xor/max reduce ≤ 0.5× OSHMEM and ≤ 0.6× MPI; 256 KiB
@@ -79,7 +79,7 @@ const BULK_MOVES: &[Op] = &[Op::Broadcast, Op::Fcollect];
 const BITWISE_AND_ORDER_REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64];
 const REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64, Op::ReduceSumF64];
 
-/// Every target of issue 6.
+/// Every performance target.
 pub(crate) const TARGETS: &[Target] = &[
     Target {
         npes: 2,

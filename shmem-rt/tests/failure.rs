@@ -192,7 +192,7 @@ fn pe_returning_early_from_main() {
 }
 
 /// Finalize is no barrier of the world set: a PE that skips a barrier the others make
-/// and finalizes must not complete their barrier (that used to hang the job).
+/// and finalizes must not complete their barrier.
 #[test]
 fn pe_skipping_a_barrier() {
     let report = FaultCase::new(test_name!(), 2)

@@ -211,7 +211,7 @@ pub struct JobReport {
     pub survivors: Vec<i32>,
     /// PEs that called [`mark_ready`] (0 shows that no PE got that far).
     pub ready_pes: usize,
-    /// True if the job had to be killed by the observer after [`HANG_LIMIT`].
+    /// True if the job had to be killed by the observer after its hang limit (`HANG_LIMIT`).
     pub hung: bool,
 }
 

@@ -16,7 +16,7 @@ pub struct Resources {
     pub children: usize,
     /// Entries of /dev/shm.
     pub dev_shm: std::collections::BTreeSet<String>,
-    /// This process's [`FaultCase`] directories left in the temporary directory (other
+    /// This process's [`FaultCase`](crate::FaultCase) directories left in the temporary directory (other
     /// test processes on the machine may have cases of their own under way).
     pub case_dirs: usize,
 }

@@ -1,4 +1,4 @@
-//! The collectives of the seed man pages, typed: barrier, broadcast, collect/fcollect and
+//! The collectives of the OpenSHMEM man pages, typed: barrier, broadcast, collect/fcollect and
 //! the reductions, on an [`ActiveSet`].
 //!
 //! Targets and sources are symmetric buffers of the call's element type (a

@@ -1,7 +1,7 @@
 //! Reduction operators as types: `reduce::<Xor, i16>`, `reduce::<Sum, Complex<f64>>`.
 //!
 //! Which operator is defined for which element type is a trait implementation, so a
-//! pairing the seeds do not define (`Xor` on `f32`, `Min` on a complex number) is a
+//! pairing the OpenSHMEM man pages do not define (`Xor` on `f32`, `Min` on a complex number) is a
 //! compile error that says so in words:
 //!
 //! | operators | element types |

@@ -1,4 +1,4 @@
-//! Explicit, seed-faithful work arrays: the typed successors of `pSync` and `pWrk`.
+//! Explicit work arrays as the OpenSHMEM man pages size them: the typed successors of `pSync` and `pWrk`.
 //!
 //! The plain collectives ([`crate::fcollect`], [`crate::reduce`], …) use work arrays the
 //! runtime owns, one double-buffered set per active set. The `_with` variants take one of
@@ -151,13 +151,13 @@ pub struct ReduceWork<T: Pod, const NREDUCE: usize, const LINES: usize> {
 }
 
 impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWork<T, NREDUCE, LINES> {
-    /// Elements of one `pWrk` buffer as the seeds size it: `max(NREDUCE / 2 + 1,
+    /// Elements of one `pWrk` buffer as the man pages size it: `max(NREDUCE / 2 + 1,
     /// MIN_WRKDATA)`.
     pub const WRK_LEN: usize = wrk_len(NREDUCE);
 
     /// A fresh work array (declare it as a `#[symmetric] static` of type
     /// `reduce_work!(T, NREDUCE)`). Fails to compile if `LINES` was written by hand and
-    /// is not what the seeds' formula gives.
+    /// is not what the man pages' formula gives.
     pub const fn new() -> Self {
         assert!(
             LINES == wrk_lines::<T>(NREDUCE),

@@ -128,7 +128,7 @@ fn example_2_nreduce_3_equals_three_single_reductions() {
             ]
         });
         assert_eq!(together, expect);
-        // The xor seed's version of the example, with the implicit work arrays.
+        // The `shmem_xor_to_all` man page's version of the example, with the implicit work arrays.
         reduce::<Xor, i16>(pe, &world, &RED_DST, &RED_SRC)?;
         let together = RED_DST.read(pe);
         for i in 0..3 {
