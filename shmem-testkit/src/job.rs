@@ -48,13 +48,21 @@ pub fn pe_args(test_name: &str) -> Vec<OsString> {
 
 /// The job that runs the test `test_name` of the current test binary on `npes` PEs, with
 /// `env` added to each PE's environment (`SHMEM_SYMMETRIC_SIZE` there also sizes the
-/// heap; the default is 64M). Checks that the binary's symmetric statics fit.
+/// heap, default 64M, and `SHMEM_ACTIVE_SETS` the set slots per PE). Checks that the
+/// binary's symmetric statics fit.
 pub fn job_spec(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobSpec {
     let mut symmetric_size = 64 << 20;
+    let mut active_sets =
+        rt::active_sets_from_env().unwrap_or_else(|e| panic!("test job {test_name}: {e}"));
     for (k, v) in env {
         if *k == "SHMEM_SYMMETRIC_SIZE" {
             symmetric_size =
                 rt::parse_size(v, k).unwrap_or_else(|e| panic!("test job {test_name}: {e}"));
+        }
+        if *k == "SHMEM_ACTIVE_SETS" {
+            active_sets = v
+                .parse()
+                .unwrap_or_else(|e| panic!("test job {test_name}: SHMEM_ACTIVE_SETS={v}: {e}"));
         }
     }
     if let Err(e) = rt::check_statics_fit(symmetric_size) {
@@ -69,8 +77,7 @@ pub fn job_spec(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobSpec {
         env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
         handle_signals: false,
         discard_stdout: true,
-        active_sets: rt::active_sets_from_env()
-            .unwrap_or_else(|e| panic!("test job {test_name}: {e}")),
+        active_sets,
     }
 }
 

@@ -1,5 +1,5 @@
 //! Where C says "undefined behaviour", the collectives return an error — on every PE of
-//! the set (tests run in checked mode, the default of debug builds) — and nobody hangs.
+//! the set (every test turns checked mode on, as debug builds have it by default) — and nobody hangs.
 //! After each failed call the same set is used again, to show that it still works.
 
 use shmem_typed::prelude::*;
@@ -51,41 +51,46 @@ fn expect_mismatch(result: Result<impl std::fmt::Debug, ShmemError>, field: &str
 
 #[test]
 fn caller_outside_the_set_is_told_and_members_are_unaffected() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
-        let me = pe.my_pe();
-        let pair = ActiveSet::new(0, 0, 2)?;
-        let outside = |r: Result<(), ShmemError>| match r {
-            Err(ShmemError::NotInActiveSet { pe: 2, .. }) => {}
-            other => panic!("PE 2 outside the set got {other:?}"),
-        };
-        SRC.write(pe, [me as u32; 8]);
-        let results = [
-            fcollect::<u32>(pe, &pair, &DST, &SRC),
-            collect::<u32>(pe, &pair, &DST, &SRC).map(drop),
-            broadcast::<u32>(pe, &pair, 0, &DST, &SRC),
-            reduce::<Sum, u32>(pe, &pair, &DST, &SRC),
-            barrier(pe, &pair),
-            fcollect_with::<u32>(pe, &pair, &DST, &SRC.range(..2)?, &COLLECT_SYNC),
-        ];
-        for r in results {
-            if me == 2 {
-                outside(r);
-            } else {
-                r?;
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        3,
+        &[("SHMEM_CHECKED", "1")],
+        |pe| {
+            let me = pe.my_pe();
+            let pair = ActiveSet::new(0, 0, 2)?;
+            let outside = |r: Result<(), ShmemError>| match r {
+                Err(ShmemError::NotInActiveSet { pe: 2, .. }) => {}
+                other => panic!("PE 2 outside the set got {other:?}"),
+            };
+            SRC.write(pe, [me as u32; 8]);
+            let results = [
+                fcollect::<u32>(pe, &pair, &DST, &SRC),
+                collect::<u32>(pe, &pair, &DST, &SRC).map(drop),
+                broadcast::<u32>(pe, &pair, 0, &DST, &SRC),
+                reduce::<Sum, u32>(pe, &pair, &DST, &SRC),
+                barrier(pe, &pair),
+                fcollect_with::<u32>(pe, &pair, &DST, &SRC.range(..2)?, &COLLECT_SYNC),
+            ];
+            for r in results {
+                if me == 2 {
+                    outside(r);
+                } else {
+                    r?;
+                }
             }
-        }
-        if me < 2 {
-            assert_eq!(DST.read(pe)[..4], [0, 0, 1, 1]);
-            still_works(pe, &pair)?;
-        } else {
-            let err = fcollect::<u32>(pe, &pair, &DST, &SRC).unwrap_err();
-            assert!(err.to_string().contains("PE 2 called fcollect on the active set (PE_start 0, logPE_stride 0, PE_size 2), which it is not a member of"), "{err}");
-        }
-        Ok::<(), ShmemError>(())
-    });
+            if me < 2 {
+                assert_eq!(DST.read(pe)[..4], [0, 0, 1, 1]);
+                still_works(pe, &pair)?;
+            } else {
+                let err = fcollect::<u32>(pe, &pair, &DST, &SRC).unwrap_err();
+                assert!(err.to_string().contains("PE 2 called fcollect on the active set (PE_start 0, logPE_stride 0, PE_size 2), which it is not a member of"), "{err}");
+            }
+            Ok::<(), ShmemError>(())
+        },
+    );
 }
 
-#[shmem_testkit::test(npes = 3)]
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
 fn a_target_too_small_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -136,7 +141,7 @@ fn inner_op(err: &ShmemError) -> &'static str {
     }
 }
 
-#[shmem_testkit::test(npes = 3)]
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
 fn a_root_outside_the_set_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -168,52 +173,57 @@ fn a_root_outside_the_set_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), Shm
 
 #[test]
 fn overlapping_target_and_source_are_reported_on_every_pe() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
-        let me = pe.my_pe();
-        let world = pe.world();
-        // Reduction: the target starts one element into the source, on PE 1 only.
-        let target = if me == 1 {
-            SRC.range(1..5)?
-        } else {
-            DST.range(..4)?
-        };
-        let err = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?).unwrap_err();
-        let (culprit, inner) = about(&err, me);
-        assert_eq!(
-            (culprit, inner),
-            (1, &ShmemError::PartialOverlap { op: "reduce" })
-        );
-        still_works(pe, &world)?;
-        // The same buffer as target and source is fine.
-        SRC.write(pe, [me as u32 + 1; 8]);
-        reduce::<Sum, u32>(pe, &world, &SRC, &SRC)?;
-        assert_eq!(SRC.read(pe), [6; 8]);
-        // fcollect: every PE's source overlaps its target other than in place.
-        let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?).unwrap_err();
-        assert!(
-            matches!(
-                about(&err, me).1,
-                ShmemError::PartialOverlap { op: "fcollect" }
-            ),
-            "{err}"
-        );
-        // In place (the source is this PE's own block of the target) is fine.
-        DST.write(pe, [0; 32]);
-        DST.p(pe, me, 2 * me, me as u32 + 40)?;
-        DST.p(pe, me, 2 * me + 1, me as u32 + 50)?;
-        fcollect::<u32>(
-            pe,
-            &world,
-            &DST.range(..6)?,
-            &DST.range(2 * me..2 * me + 2)?,
-        )?;
-        assert_eq!(DST.read(pe)[..6], [40, 50, 41, 51, 42, 52]);
-        still_works(pe, &world)?;
-        Ok::<(), ShmemError>(())
-    });
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        3,
+        &[("SHMEM_CHECKED", "1")],
+        |pe| {
+            let me = pe.my_pe();
+            let world = pe.world();
+            // Reduction: the target starts one element into the source, on PE 1 only.
+            let target = if me == 1 {
+                SRC.range(1..5)?
+            } else {
+                DST.range(..4)?
+            };
+            let err = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?).unwrap_err();
+            let (culprit, inner) = about(&err, me);
+            assert_eq!(
+                (culprit, inner),
+                (1, &ShmemError::PartialOverlap { op: "reduce" })
+            );
+            still_works(pe, &world)?;
+            // The same buffer as target and source is fine.
+            SRC.write(pe, [me as u32 + 1; 8]);
+            reduce::<Sum, u32>(pe, &world, &SRC, &SRC)?;
+            assert_eq!(SRC.read(pe), [6; 8]);
+            // fcollect: every PE's source overlaps its target other than in place.
+            let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?).unwrap_err();
+            assert!(
+                matches!(
+                    about(&err, me).1,
+                    ShmemError::PartialOverlap { op: "fcollect" }
+                ),
+                "{err}"
+            );
+            // In place (the source is this PE's own block of the target) is fine.
+            DST.write(pe, [0; 32]);
+            DST.p(pe, me, 2 * me, me as u32 + 40)?;
+            DST.p(pe, me, 2 * me + 1, me as u32 + 50)?;
+            fcollect::<u32>(
+                pe,
+                &world,
+                &DST.range(..6)?,
+                &DST.range(2 * me..2 * me + 2)?,
+            )?;
+            assert_eq!(DST.read(pe)[..6], [40, 50, 41, 51, 42, 52]);
+            still_works(pe, &world)?;
+            Ok::<(), ShmemError>(())
+        },
+    );
 }
 
-#[shmem_testkit::test(npes = 4)]
+#[shmem_testkit::test(npes = 4, env = ["SHMEM_CHECKED=1"])]
 fn differing_arguments_are_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -286,7 +296,7 @@ fn differing_arguments_are_reported_on_every_pe(pe: &mut Pe) -> Result<(), Shmem
     Ok(())
 }
 
-#[shmem_testkit::test(npes = 3)]
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
 fn work_array_misuse_is_reported(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -323,54 +333,64 @@ static SYNC_B: BarrierSync = BarrierSync::new();
 /// other in a cycle instead, which every PE of the cycle detects and reports.
 #[test]
 fn calls_on_different_active_sets_are_reported_not_hung() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], |pe| {
-        let me = pe.my_pe();
-        // PE 0 calls on {0, 1}, PE 1 on {1, 2}, PE 2 on {0, 2}.
-        let sets = [
-            ActiveSet::new(0, 0, 2)?,
-            ActiveSet::new(1, 0, 2)?,
-            ActiveSet::new(0, 1, 2)?,
-        ];
-        SRC.write(pe, [me as u32; 8]);
-        let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
-        match &err {
-            ShmemError::ArgumentMismatch {
-                what: "the active set",
-                details,
-            } => {
-                assert!(details.mine.contains(&sets[me].to_string()), "{err}");
-                assert!(
-                    details.theirs.contains("fcollect on the active set"),
-                    "{err}"
-                );
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        3,
+        &[("SHMEM_CHECKED", "1")],
+        |pe| {
+            let me = pe.my_pe();
+            // PE 0 calls on {0, 1}, PE 1 on {1, 2}, PE 2 on {0, 2}.
+            let sets = [
+                ActiveSet::new(0, 0, 2)?,
+                ActiveSet::new(1, 0, 2)?,
+                ActiveSet::new(0, 1, 2)?,
+            ];
+            SRC.write(pe, [me as u32; 8]);
+            let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
+            match &err {
+                ShmemError::ArgumentMismatch {
+                    what: "the active set",
+                    details,
+                } => {
+                    assert!(details.mine.contains(&sets[me].to_string()), "{err}");
+                    assert!(
+                        details.theirs.contains("fcollect on the active set"),
+                        "{err}"
+                    );
+                }
+                other => panic!("PE {me}: {other:?}"),
             }
-            other => panic!("PE {me}: {other:?}"),
-        }
-        let world = pe.world();
-        still_works(pe, &world)?;
-        Ok::<(), ShmemError>(())
-    });
+            let world = pe.world();
+            still_works(pe, &world)?;
+            Ok::<(), ShmemError>(())
+        },
+    );
 }
 
 /// Two work arrays for one set are two independent sets of sync words: PEs that pick
 /// different ones wait for each other forever, which they detect and report.
 #[test]
 fn different_work_arrays_for_one_set_are_reported_not_hung() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], |pe| {
-        let world = pe.world();
-        let sync = if pe.my_pe() == 0 { &SYNC_A } else { &SYNC_B };
-        let err = barrier_with(pe, &world, sync).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                ShmemError::ArgumentMismatch {
-                    what: "the work array",
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        still_works(pe, &world)?;
-        Ok::<(), ShmemError>(())
-    });
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        2,
+        &[("SHMEM_CHECKED", "1")],
+        |pe| {
+            let world = pe.world();
+            let sync = if pe.my_pe() == 0 { &SYNC_A } else { &SYNC_B };
+            let err = barrier_with(pe, &world, sync).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ShmemError::ArgumentMismatch {
+                        what: "the work array",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            still_works(pe, &world)?;
+            Ok::<(), ShmemError>(())
+        },
+    );
 }

@@ -3,7 +3,7 @@
 //! source, arguments that differ between members (element count, root, operator, element
 //! type, collective, work array, active set), and heap exhaustion mid-run. The PE at fault
 //! is the last one; each error is checked on every PE that can detect it (all of them,
-//! in checked mode, which debug tests run in), and after each the world set is used
+//! in checked mode, which every test here turns on), and after each the world set is used
 //! again to show that nobody hangs and the set still works.
 //!
 //! `collectives_errors.rs` checks the messages in detail at one job size each; this file
@@ -261,20 +261,40 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
 
 #[test]
 fn every_collective_error_on_2_pes() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], every_error);
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        2,
+        &[("SHMEM_CHECKED", "1")],
+        every_error,
+    );
 }
 
 #[test]
 fn every_collective_error_on_3_pes() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 3, &[], every_error);
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        3,
+        &[("SHMEM_CHECKED", "1")],
+        every_error,
+    );
 }
 
 #[test]
 fn every_collective_error_on_4_pes() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 4, &[], every_error);
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        4,
+        &[("SHMEM_CHECKED", "1")],
+        every_error,
+    );
 }
 
 #[test]
 fn every_collective_error_on_5_pes() {
-    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 5, &[], every_error);
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        5,
+        &[("SHMEM_CHECKED", "1")],
+        every_error,
+    );
 }

@@ -112,7 +112,14 @@ fn dissemination<T: Transport>(
         ctx.wait_word(from, sync::PROGRESS, rounds_word(e, round, None))?;
         let theirs = ctx.load_word(from, sync::PROGRESS);
         if fault.is_none() {
-            fault = fault_of(theirs);
+            // A mark in a word of this call only: a partner that has moved on may carry
+            // the mark of its next call. One that failed this call and moved on has it
+            // as the latest failure it knows of.
+            fault = if epoch_of(theirs) == e {
+                fault_of(theirs)
+            } else {
+                (ctx.load_word(from, sync::OWNER_FAULT_KNOWN) == e).then(|| ctx.set.member(from))
+            };
         }
         // The partner's digest of this call, read after its progress word; if the partner
         // has moved on (or the digests differ), its arrival line of this call decides.
@@ -122,7 +129,11 @@ fn dissemination<T: Transport>(
         if !same && found.is_none() {
             let desc = ctx.wait_arrival(from)?;
             if let Err(err) = ctx.check_member(mine, from, &desc) {
-                fault = fault.or(Some(ctx.t.me()));
+                if fault.is_none() {
+                    // Recorded before the mark that sends members to the record.
+                    ctx.record_failure(&err);
+                    fault = Some(ctx.t.me());
+                }
                 found = Some(err);
             }
         }

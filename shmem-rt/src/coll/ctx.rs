@@ -25,7 +25,7 @@
 use std::cell::Cell;
 
 use super::deadlock::{Awaited, Watch};
-use super::descriptor::{disagreement, Descriptor, Location, Undecodable};
+use super::descriptor::{disagreement, history_reset, Descriptor, Location, Undecodable};
 use super::faults;
 use super::select::{BarrierAlgorithm, Selection};
 use super::sets::SetSpec;
@@ -124,8 +124,9 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     mine: T::Place,
     /// Member 0's sync words (meaningful when `at.uniform`).
     first: T::Place,
-    /// This PE's history digest before this call.
-    history: u64,
+    /// This PE's history digest before this call (rebased when this PE learns of a
+    /// failed call before publishing: see [`SetCtx::rebase_history`]).
+    history: Cell<u64>,
     /// The latest failed call on these sync words this PE knows of.
     fault_known: Cell<u64>,
     /// A failure of an earlier call learned of during this one, to report at its end.
@@ -196,7 +197,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             at,
             mine,
             first,
-            history: t.load_relaxed(own(sync::OWNER_HISTORY)),
+            history: Cell::new(t.load_relaxed(own(sync::OWNER_HISTORY))),
             fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
             learned: Cell::new(None),
             wake_pending: Cell::new(false),
@@ -226,7 +227,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             at,
             mine,
             first,
-            history: t.load_relaxed(own(sync::OWNER_HISTORY)),
+            history: Cell::new(t.load_relaxed(own(sync::OWNER_HISTORY))),
             fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
             learned: Cell::new(None),
             wake_pending: Cell::new(false),
@@ -489,8 +490,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if theirs.fault_epoch() > self.fault_known.get() {
             self.learn_from(index, theirs.fault_epoch());
         }
-        if theirs.history() != mine.history() {
-            self.note_divergence(index, call);
+        if theirs.history() != mine.history() && theirs.fault_epoch() == mine.fault_epoch() {
+            self.note_divergence(index, call, mine.fault_epoch());
         }
         let failed = match (disagreement(&mine, &theirs), theirs.unable()) {
             (Some(field), _) => Some(self.mismatch(&mine, index, &theirs, field)),
@@ -520,7 +521,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// the line just written is owned — a cache-line transfer on the critical path.
     #[inline]
     pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
-        desc.set_past(self.history, self.fault_known.get());
+        desc.set_past(self.history.get(), self.fault_known.get());
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);
         let bytes = source.len * desc.elem().size as usize;
@@ -663,8 +664,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         theirs: &Descriptor,
         field: Option<Field>,
     ) -> Result<(), CollectiveError> {
-        if theirs.history() != mine.history() {
-            self.note_divergence(index, self.epoch);
+        if theirs.history() != mine.history() && theirs.fault_epoch() == mine.fault_epoch() {
+            self.note_divergence(index, self.epoch, mine.fault_epoch());
         }
         match (field, theirs.unable()) {
             (Some(field), _) => Err(self.mismatch(mine, index, theirs, field)),
@@ -704,15 +705,17 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         }
     }
 
-    /// Member `index`'s history differs from this PE's before call `call`: finds the
-    /// first call still on record (in both arrival-line rings) at which their calls
-    /// differ and learns of it as a failed call; if it is no longer on record, learns
-    /// that their calls differ before the oldest one on record. Each failure is learned
-    /// once, so later calls on the set (whose histories keep differing) report nothing
-    /// new.
+    /// Member `index`'s history differs from this PE's before call `call`, both based on
+    /// failed call `based_on` (0: none): finds the first call after it still on record
+    /// (in both arrival-line rings) at which their calls differ and learns of it as a
+    /// failed call; if it is no longer on record, learns that their calls differ before
+    /// the oldest one on record. Each failure is learned once, and rebases the history
+    /// (see [`SetCtx::rebase_history`]), so later calls report nothing new.
     #[cold]
-    fn note_divergence(&self, index: usize, call: u64) {
-        let oldest = call.saturating_sub(ARRIVAL_LINES as u64 - 1).max(1);
+    fn note_divergence(&self, index: usize, call: u64, based_on: u64) {
+        let oldest = call
+            .saturating_sub(ARRIVAL_LINES as u64 - 1)
+            .max(based_on + 1);
         for c in oldest..call {
             let line = Self::line_index(c);
             if self.t.load(self.word(index, sync::epoch(line))) != c
@@ -809,25 +812,74 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         let Some(words) = faults::encode(err) else {
             return;
         };
-        let seq = self.t.load_relaxed(self.own(sync::FAULT_SEQ));
-        self.t.store_relaxed(self.own(sync::FAULT_SEQ), seq | 1);
-        self.t.store_load_fence();
-        self.t.store_relaxed(self.own(sync::FAULT_EPOCH), call);
-        for (w, value) in words.into_iter().enumerate() {
-            self.t.store_relaxed(self.own(sync::fault_word(w)), value);
-        }
-        self.t.store(self.own(sync::FAULT_SEQ), (seq | 1) + 1);
-        self.fault_known.set(self.fault_known.get().max(call));
+        let seq = self.t.load_relaxed(self.own(sync::fault_seq(call)));
         self.t
-            .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), self.fault_known.get());
+            .store_relaxed(self.own(sync::fault_seq(call)), seq | 1);
+        self.t.store_load_fence();
+        self.t
+            .store_relaxed(self.own(sync::fault_epoch(call)), call);
+        for (w, value) in words.into_iter().enumerate() {
+            self.t
+                .store_relaxed(self.own(sync::fault_word(call, w)), value);
+        }
+        self.t.store(self.own(sync::fault_seq(call)), (seq | 1) + 1);
+        self.know_fault(call);
+    }
+
+    /// Raises the latest failed call this PE knows of to `call` (if it is later), and
+    /// rebases the history digest on it.
+    fn know_fault(&self, call: u64) {
+        if call <= self.fault_known.get() {
+            return;
+        }
+        self.fault_known.set(call);
+        self.t
+            .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), call);
+        self.rebase_history(call);
+    }
+
+    /// After this PE learns that call `failed` failed, its history digest restarts
+    /// there: [`history_reset`]`(failed)` (the same on every member, whatever each passed
+    /// to the failed call), extended by this PE's calls after it, read back from its own
+    /// arrival lines. Members that know of the same latest failure then agree again once
+    /// their later calls agree, so one failure does not make every later call on the
+    /// set look diverged. Descriptors carry the failure their history is based on
+    /// ([`Descriptor::fault_epoch`]); histories are compared only between descriptors
+    /// based on the same one.
+    #[cold]
+    fn rebase_history(&self, failed: u64) {
+        let line_now = Self::line_index(self.epoch);
+        let published = self.t.load_relaxed(self.own(sync::epoch(line_now))) == self.epoch;
+        let upto = if published {
+            self.epoch
+        } else {
+            self.epoch - 1
+        };
+        let mut history = history_reset(failed);
+        for call in failed + 1..=upto {
+            let line = Self::line_index(call);
+            if upto - call >= ARRIVAL_LINES as u64
+                || self.t.load_relaxed(self.own(sync::epoch(line))) != call
+            {
+                // Not on record (a failure learned very late): members that compare
+                // this history with theirs find it differs, and say so.
+                continue;
+            }
+            let mut desc = self.line_desc(self.index, line);
+            desc.set_past(history, failed);
+            history = desc.history_after();
+        }
+        if published {
+            self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
+        } else {
+            self.history.set(history);
+        }
     }
 
     /// Notes `err`, the failure of earlier call `call`, to be reported when this call
     /// completes (the first one learned is reported).
     fn learn(&self, call: u64, err: CollectiveError) {
-        self.fault_known.set(self.fault_known.get().max(call));
-        self.t
-            .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), self.fault_known.get());
+        self.know_fault(call);
         let learned = self.learned.take();
         self.learned
             .set(learned.or(Some(Box::new(Learned { call, error: err }))));
@@ -836,19 +888,36 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// The failure of call `call` as member `index` recorded it, if its record holds it
     /// (read under the record's sequence lock).
     fn recorded_by(&self, index: usize, call: u64) -> Option<CollectiveError> {
-        let read = || -> Option<[u64; FAULT_WORDS]> {
-            let seq = self.t.load(self.word(index, sync::FAULT_SEQ));
-            if seq & 1 == 1 || self.t.load_relaxed(self.word(index, sync::FAULT_EPOCH)) != call {
-                return None;
+        /// Reads while the owner is writing the record (a handful of stores, unless it
+        /// is descheduled mid-way: then it yields in between).
+        const READS: usize = 4096;
+        for attempt in 0..READS {
+            let seq = self.t.load(self.word(index, sync::fault_seq(call)));
+            if seq & 1 == 0 {
+                if self
+                    .t
+                    .load_relaxed(self.word(index, sync::fault_epoch(call)))
+                    != call
+                {
+                    // Overwritten by a later failure: this one's words are gone.
+                    return None;
+                }
+                let words: [u64; FAULT_WORDS] = std::array::from_fn(|w| {
+                    self.t
+                        .load_relaxed(self.word(index, sync::fault_word(call, w)))
+                });
+                self.t.store_load_fence();
+                if self.t.load(self.word(index, sync::fault_seq(call))) == seq {
+                    return faults::decode(&words);
+                }
             }
-            let words =
-                std::array::from_fn(|w| self.t.load_relaxed(self.word(index, sync::fault_word(w))));
-            self.t.store_load_fence();
-            (self.t.load(self.word(index, sync::FAULT_SEQ)) == seq).then_some(words)
-        };
-        (0..8)
-            .find_map(|_| read())
-            .and_then(|words| faults::decode(&words))
+            if attempt % 64 == 63 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        None
     }
 
     /// Learns of failed call `call` from member `index`'s fault record (and copies the
@@ -877,14 +946,23 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             })
     }
 
+    /// Records `err`, the failure of this call found mid-call, before this PE tells other
+    /// members of it (they read the record when they see the mark).
+    #[cold]
+    pub(crate) fn record_failure(&self, err: &CollectiveError) {
+        self.note_failed(err);
+    }
+
     /// The latest failed call on these sync words this PE knows of.
     pub(crate) fn fault_known(&self) -> u64 {
         self.fault_known.get()
     }
 
     /// Records that this call failed with `err` (if the failure path has not already).
+    /// An [`CollectiveError::Earlier`] belongs to an earlier call, already recorded: the
+    /// call that reports it completed.
     pub(crate) fn note_failed(&self, err: &CollectiveError) {
-        if self.fault_known.get() < self.epoch {
+        if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known.get() < self.epoch {
             self.record(self.epoch, err);
         }
     }
@@ -917,7 +995,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// [`super::fail`]).
     #[cold]
     pub(crate) fn fail_with(&self, err: CollectiveError) -> RtError {
-        self.record(self.epoch, &err);
+        self.note_failed(&err);
         self.publish_progress(sync::MID);
         self.publish_progress(sync::DONE);
         self.publish_rounds(super::barrier::rounds_word(

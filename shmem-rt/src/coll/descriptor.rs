@@ -426,6 +426,13 @@ impl Descriptor {
     }
 }
 
+/// The history digest right after failed call `call`, the same on every member whatever
+/// each passed to it (see `SetCtx::rebase_history`).
+#[inline]
+pub(crate) fn history_reset(call: u64) -> u64 {
+    mix(0x5245_4241_5345_0000, call)
+}
+
 /// One step of the history digest: `h` extended by the word `w` (a multiply–rotate
 /// hash: cheap on the hot path, and two different call sequences give the same digest
 /// only by a 2^-64 accident).

@@ -99,9 +99,10 @@ pub(crate) struct OwnerLine {
     pub fault_known: u64,
 }
 
-/// The failure this PE found (or learned of) last on these sync words, so that members
-/// that learn of it later can report it in words (owner-written under a sequence lock:
-/// `seq` is odd while the record is rewritten).
+/// A failure this PE found (or learned of) on these sync words, so that members that
+/// learn of it later can report it in words (owner-written under a sequence lock: `seq`
+/// is odd while the record is rewritten). Call `c`'s failure lives in record
+/// `c % FAULT_RECORDS`, so it stays readable for as many calls as a member can lag.
 #[repr(C, align(128))]
 pub(crate) struct FaultRecord {
     /// Sequence lock word.
@@ -114,6 +115,10 @@ pub(crate) struct FaultRecord {
 
 /// Words of an encoded failure.
 pub(crate) const FAULT_WORDS: usize = 8;
+
+/// Fault records per set of sync words: one per arrival line, since no member is more
+/// than `ARRIVAL_LINES - 1` calls behind another.
+pub(crate) const FAULT_RECORDS: usize = ARRIVAL_LINES;
 
 /// The synchronization words of one active set on one PE: the typed successor of a
 /// pSync array. Epoch counters only grow, so no flag is ever reset on the hot path, and
@@ -132,7 +137,7 @@ pub(crate) struct SyncWords {
     /// The owner's private book-keeping.
     pub owner: OwnerLine,
     /// The last failure found or learned of.
-    pub fault: FaultRecord,
+    pub fault: [FaultRecord; FAULT_RECORDS],
 }
 
 /// A runtime-owned set slot: sync words plus two staging buffers alternated by epoch
@@ -302,14 +307,21 @@ pub(crate) mod sync {
     /// Owner line: the latest failed call known.
     pub(crate) const OWNER_FAULT_KNOWN: usize =
         offset_of!(SyncWords, owner) + offset_of!(OwnerLine, fault_known);
-    /// Fault record: sequence word.
-    pub(crate) const FAULT_SEQ: usize = offset_of!(SyncWords, fault) + offset_of!(FaultRecord, seq);
-    /// Fault record: the failed call's epoch.
-    pub(crate) const FAULT_EPOCH: usize =
-        offset_of!(SyncWords, fault) + offset_of!(FaultRecord, epoch);
-    /// Fault record: word `w` of the encoded error.
-    pub(crate) const fn fault_word(w: usize) -> usize {
-        offset_of!(SyncWords, fault) + offset_of!(FaultRecord, words) + 8 * w
+    /// The fault record that holds call `call`'s failure.
+    const fn fault_record(call: u64) -> usize {
+        offset_of!(SyncWords, fault) + (call as usize % FAULT_RECORDS) * size_of::<FaultRecord>()
+    }
+    /// Fault record of call `call`: sequence word.
+    pub(crate) const fn fault_seq(call: u64) -> usize {
+        fault_record(call) + offset_of!(FaultRecord, seq)
+    }
+    /// Fault record of call `call`: the failed call's epoch.
+    pub(crate) const fn fault_epoch(call: u64) -> usize {
+        fault_record(call) + offset_of!(FaultRecord, epoch)
+    }
+    /// Fault record of call `call`: word `w` of the encoded error.
+    pub(crate) const fn fault_word(call: u64, w: usize) -> usize {
+        fault_record(call) + offset_of!(FaultRecord, words) + 8 * w
     }
     /// Bytes of a set of sync words.
     pub(crate) const BYTES: usize = size_of::<SyncWords>();
