@@ -135,6 +135,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let mut next = Grid::new(rows, size, above.is_none());
 
     let mut iterations = 0;
+    let started = std::time::Instant::now();
     let change = loop {
         // My first row is the halo below of the PE above, my last row the halo above
         // of the PE below.
@@ -165,6 +166,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             break change;
         }
     };
+    let solve_time = started.elapsed();
 
     // Gather the plate: each PE's interior rows, in PE order.
     let block = pe.alloc_slice::<f64>(rows_of(0, n, size).len() * size)?;
@@ -196,6 +198,11 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             "heat2d: {size}x{size} plate on {n} PEs (rows {}): converged in {iterations} iterations \
              (largest change {change:.3e}), centre {centre:.4} degrees; equal to the sequential solver",
             split.join("/")
+        );
+        println!(
+            "solve time: {:.2} ms ({:.2} µs per iteration)",
+            solve_time.as_secs_f64() * 1e3,
+            solve_time.as_secs_f64() * 1e6 / iterations as f64
         );
     }
     pe.free(plate)?;
