@@ -168,7 +168,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         debug_assert_eq!(set.member(index), t.me());
         debug_assert_eq!(at.slots.len(), set.size());
         let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
-        let first = t.place(set.start(), at.base + at.slots[0] as usize * SLOT_BYTES);
         let own = |off: usize| T::advance(mine, off);
         if !at.runtime_owned {
             let key = set.key();
@@ -185,27 +184,15 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 t.store_relaxed(own(sync::OWNER_SET), key);
             }
         }
-        let epoch = t.load_relaxed(own(sync::OWNER_EPOCH)) + 1;
-        t.store_relaxed(own(sync::OWNER_EPOCH), epoch);
-        Ok(SetCtx {
-            t,
-            env,
-            set,
-            index,
-            epoch,
-            during,
-            at,
-            mine,
-            first,
-            history: Cell::new(t.load_relaxed(own(sync::OWNER_HISTORY))),
-            fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
-            learned: Cell::new(None),
-            wake_pending: Cell::new(false),
-        })
+        let mut ctx = Self::inspect(t, env, set, index, at, during);
+        ctx.epoch += 1;
+        t.store_relaxed(own(sync::OWNER_EPOCH), ctx.epoch);
+        Ok(ctx)
     }
 
     /// A context for looking at the sync words `at` as they stand after this PE's last
     /// call with them (its epoch is that call's; nothing is bumped or bound).
+    #[inline(always)]
     pub(crate) fn inspect(
         t: &'a T,
         env: &'a CallEnv,
