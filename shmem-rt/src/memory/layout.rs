@@ -136,7 +136,7 @@ pub(crate) struct SyncWords {
     pub done: PaddedU64,
     /// The owner's private book-keeping.
     pub owner: OwnerLine,
-    /// The last failure found or learned of.
+    /// Failures found or learned of: call `c` in record `c % FAULT_RECORDS`.
     pub fault: [FaultRecord; FAULT_RECORDS],
 }
 
