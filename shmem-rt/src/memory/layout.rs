@@ -34,12 +34,14 @@ pub(crate) const ARRIVAL_LINES: usize = 8;
 pub(crate) const DESC_HEAD_WORDS: usize = 5;
 
 /// Descriptor words only some readers need (where direct data is, target capacity,
-/// reduction target, the latest failed call known), at the end of the line.
+/// reduction target, the latest failed call known), after the inline data.
 pub(crate) const DESC_TAIL_WORDS: usize = 4;
 
 /// Bytes of data a member can publish inside its arrival line, so that collectives of up
-/// to this many bytes per PE move their data with the synchronization itself.
-pub(crate) const INLINE_BYTES: usize = CACHE_LINE - 8 - (DESC_HEAD_WORDS + DESC_TAIL_WORDS) * 8;
+/// to this many bytes per PE move their data with the synchronization itself. With the
+/// epoch and the head they fill the line's first 112 bytes; the tail follows, so an
+/// arrival line takes two 128-byte lines, the second touched only for the tail.
+pub(crate) const INLINE_BYTES: usize = 64;
 
 /// Inline bytes in the first 64 bytes of the line.
 pub(crate) const INLINE_HOT_BYTES: usize = 64 - 8 - DESC_HEAD_WORDS * 8;
@@ -431,7 +433,8 @@ impl PeState {
 #[cfg(not(target_endian = "little"))]
 compile_error!("shmem-rt supports little-endian targets only");
 
-const _: () = assert!(size_of::<ArrivalLine>() == CACHE_LINE);
+const _: () = assert!(size_of::<ArrivalLine>() == 2 * CACHE_LINE);
+const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_BYTES <= CACHE_LINE);
 const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_HOT_BYTES == 64);
 const _: () = assert!(INLINE_BYTES % 8 == 0);
 const _: () = assert!(size_of::<ControlLine>() == CACHE_LINE);
