@@ -422,7 +422,7 @@ impl fmt::Display for Unable {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitSite {
     /// The operation.
-    pub name: String,
+    pub name: &'static str,
     /// Key of its active set.
     pub set_key: u64,
     /// Symmetric offset of its sync words.

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 use shmem_typed::prelude::*;
 
+mod common;
+use common::{unwrap_other, watchdog, world_fcollect};
+
 /// Room for 33 PEs × 1 element, 17 PEs × 2, 3 PEs × 3, 2 PEs × 4.
 const TARGET_LEN: usize = 64;
 
@@ -29,10 +32,6 @@ const TARGET_LEN: usize = 64;
 static SRC: [u64; 4] = [0; 4];
 #[symmetric]
 static DST: [u64; TARGET_LEN] = [0; TARGET_LEN];
-#[symmetric]
-static CSRC: [u64; 1] = [0];
-#[symmetric]
-static CDST: [u64; TARGET_LEN] = [0; TARGET_LEN];
 
 /// Set when a PE's body is done; a PE still running after its limit exits (fails).
 static BODY_DONE: AtomicBool = AtomicBool::new(false);
@@ -93,11 +92,7 @@ fn call(pe: &mut Pe, op: Op, k: usize) -> Result<(), ShmemError> {
 /// Whether `err` is the disagreement between `a` and `b` on the operation (reported by
 /// this PE or, inside `OtherPeFailed`, by another).
 fn is_pair_mismatch(err: &ShmemError, a: Op, b: Op) -> bool {
-    let err = match err {
-        ShmemError::OtherPeFailed { error, .. } => error,
-        other => other,
-    };
-    match err {
+    match unwrap_other(err).1 {
         ShmemError::ArgumentMismatch {
             what: "the operation",
             details,
@@ -112,44 +107,13 @@ fn is_pair_mismatch(err: &ShmemError, a: Op, b: Op) -> bool {
     }
 }
 
-/// A world fcollect of one element per PE (`tag + PE number`), its data checked whenever
-/// it completed (also when it reports an earlier failure).
-fn recovery_fcollect(pe: &mut Pe, tag: u64) -> Result<(), ShmemError> {
-    let world = pe.world();
-    let n = pe.n_pes();
-    CSRC.write(pe, [tag + pe.my_pe() as u64]);
-    CDST.write(pe, [u64::MAX; TARGET_LEN]);
-    let result = fcollect::<u64>(pe, &world, &CDST.range(..n)?, &CSRC);
-    if matches!(result, Ok(()) | Err(ShmemError::EarlierCallFailed { .. })) {
-        let got = CDST.read(pe);
-        let want: Vec<u64> = (0..n as u64).map(|p| tag + p).collect();
-        assert_eq!(
-            got[..n],
-            want[..],
-            "PE {}: recovery fcollect {tag}: data ({result:?})",
-            pe.my_pe()
-        );
-    }
-    result
-}
-
 /// All 30 pairs on every PE of the job, `k` elements per call.
 fn all_pairs(pe: &mut Pe, k: usize) -> Result<(), ShmemError> {
     let n = pe.n_pes();
     let me = pe.my_pe();
     let last = n - 1;
     let limit = Duration::from_secs(if n > 17 { 300 } else { 120 });
-    std::thread::spawn(move || {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if BODY_DONE.load(Ordering::Acquire) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("PE {me}: the 30 pairs did not end within {limit:?}: a hang");
-        std::process::exit(3);
-    });
+    watchdog(&BODY_DONE, limit, format!("PE {me}: the 30 pairs (a hang)"));
     let mut violations = Vec::new();
     let mut pair = 0;
     for a in OPS {
@@ -172,8 +136,8 @@ fn all_pairs(pe: &mut Pe, k: usize) -> Result<(), ShmemError> {
                     ));
                 }
             }
-            let first = recovery_fcollect(pe, 1000 * (pair as u64 + 1));
-            let second = recovery_fcollect(pe, 1000 * (pair as u64 + 1) + 500);
+            let first = world_fcollect(pe, 1000 * (pair as u64 + 1));
+            let second = world_fcollect(pe, 1000 * (pair as u64 + 1) + 500);
             let what = format!("pair {pair} ({a:?} on PE {last}, {b:?} elsewhere)");
             match (&now, &first) {
                 (Err(e), Ok(())) if is_pair_mismatch(e, a, b) => {}

@@ -16,38 +16,15 @@ use std::time::{Duration, Instant};
 
 use shmem_rt::RtError;
 use shmem_typed::prelude::*;
+
+mod common;
+use common::{unwrap_other, watchdog, world_fcollect};
 use shmem_typed::EarlierCall;
 
 /// Calls on the world set made by `Pe::init` (its closing barrier).
 const INIT_WORLD_CALLS: u64 = 1;
 
 // ----- helpers ---------------------------------------------------------------------------
-
-/// Kills this PE (and so fails the job) unless `done` is set within `limit`: bounds a
-/// loop that must not call anything the compiler cannot see through.
-fn watchdog(done: &'static AtomicBool, limit: Duration, what: &'static str) {
-    std::thread::spawn(move || {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if done.load(Ordering::Acquire) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if !done.load(Ordering::Acquire) {
-            eprintln!("watchdog: {what} did not end within {limit:?}");
-            std::process::exit(3);
-        }
-    });
-}
-
-/// The error inside an `OtherPeFailed` (with the PE it names), or the error itself.
-fn unwrap_other(err: &ShmemError) -> (Option<usize>, &ShmemError) {
-    match err {
-        ShmemError::OtherPeFailed { pe, error, .. } => (Some(*pe), error),
-        other => (None, other),
-    }
-}
 
 /// Whether `err` is a disagreement on `what`, possibly reported as another PE's failure.
 fn is_mismatch_on(err: &ShmemError, what: &str) -> bool {
@@ -406,31 +383,6 @@ fn f5_failed_realloc_keeps_the_old_block_checked(pe: &mut Pe) -> Result<(), Shme
 static BSRC: [u64; 4] = [0; 4];
 #[symmetric]
 static BDST: [u64; 4] = [0; 4];
-#[symmetric]
-static CSRC: [u64; 1] = [0];
-#[symmetric]
-static CDST: [u64; 64] = [0; 64];
-
-/// A world fcollect of one element per PE (`tag + PE number`), checked even when it
-/// reports an earlier failure (it completed then too). Returns its result.
-fn world_fcollect(pe: &mut Pe, tag: u64) -> Result<(), ShmemError> {
-    let world = pe.world();
-    let n = pe.n_pes();
-    CSRC.write(pe, [tag + pe.my_pe() as u64]);
-    CDST.write(pe, [u64::MAX; 64]);
-    let result = fcollect::<u64>(pe, &world, &CDST.range(..n)?, &CSRC);
-    if matches!(result, Ok(()) | Err(ShmemError::EarlierCallFailed { .. })) {
-        let got = CDST.read(pe);
-        let want: Vec<u64> = (0..n as u64).map(|p| tag + p).collect();
-        assert_eq!(
-            got[..n],
-            want[..],
-            "PE {}: fcollect data ({result:?})",
-            pe.my_pe()
-        );
-    }
-    result
-}
 
 fn bsource(p: usize) -> [u64; 4] {
     std::array::from_fn(|i| 500 + 10 * p as u64 + i as u64)
@@ -779,7 +731,6 @@ fn no_hang_job(name: &str, checked: &str, odd: usize) {
         let mut heard = match odd_call(&mut pe, odd) {
             Ok(()) => false,
             Err(e) if barrier_vs_reduce(&e) => true,
-            Err(ShmemError::Runtime(e)) if matches!(*e, RtError::Collective(_)) => true,
             Err(e) => panic!("PE {me}: the odd call: {e:?}"),
         };
         for k in 0..6u64 {
@@ -790,15 +741,20 @@ fn no_hang_job(name: &str, checked: &str, odd: usize) {
             };
             match result {
                 Ok(()) => {}
-                Err(ShmemError::EarlierCallFailed { .. }) => heard = true,
+                Err(ShmemError::EarlierCallFailed { details, .. })
+                    if !heard
+                        && details.call == INIT_WORLD_CALLS + 1
+                        && barrier_vs_reduce(&details.error) =>
+                {
+                    heard = true
+                }
                 Err(e) => panic!("PE {me}: call {k} after the odd call: {e:?}"),
             }
         }
         assert!(heard, "PE {me} never heard of the failed call");
         BODY_DONE.store(true, Ordering::Release);
-        if let Err(e) = pe.finalize() {
-            shmem_rt::__private::print_line(&format!("PE {me}: finalize: {e}"));
-        }
+        pe.finalize()
+            .unwrap_or_else(|e| panic!("PE {me}: finalize: {e}"));
     } else {
         let start = Instant::now();
         let outcome = shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked)]);
@@ -871,15 +827,34 @@ fn correct_barriers_between_odd_calls(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
     let odd = pe.n_pes() - 1;
-    for round in 0..1000 {
+    // Call numbers on the world set: `Pe::init`'s barrier is 1; round `r` makes the
+    // correct barrier `2 + 2r` and the odd call `3 + 2r`.
+    let mut heard_of_last = false;
+    for round in 0..1000u64 {
+        let previous_odd = 1 + 2 * round;
         match barrier(pe, &world) {
-            Ok(()) | Err(ShmemError::EarlierCallFailed { .. }) => {}
+            Ok(()) => {}
+            Err(ShmemError::EarlierCallFailed { details, .. })
+                if round > 0
+                    && details.call == previous_odd
+                    && barrier_vs_reduce(&details.error) => {}
             Err(e) => panic!("PE {me}: round {round}: a correct barrier failed: {e:?}"),
         }
-        let _ = odd_call(pe, odd);
+        heard_of_last = match odd_call(pe, odd) {
+            Ok(()) => false,
+            Err(e) if barrier_vs_reduce(&e) => true,
+            Err(e) => panic!("PE {me}: round {round}: the odd call: {e:?}"),
+        };
     }
-    let _ = barrier(pe, &world);
-    let _ = barrier(pe, &world);
+    // The last odd call (2001) is reported by the next barrier unless it already was;
+    // the barrier after that reports nothing.
+    match barrier(pe, &world) {
+        Ok(()) => {}
+        Err(ShmemError::EarlierCallFailed { details, .. })
+            if !heard_of_last && details.call == 2001 && barrier_vs_reduce(&details.error) => {}
+        Err(e) => panic!("PE {me}: the barrier after the last odd call: {e:?}"),
+    }
+    barrier(pe, &world)?;
     BODY_DONE.store(true, Ordering::Release);
     Ok(())
 }
@@ -894,9 +869,8 @@ fn correct_barriers_job(name: &str, checked: &str) {
         if let Err(e) = correct_barriers_between_odd_calls(&mut pe) {
             panic!("PE {me}: {e}");
         }
-        if let Err(e) = pe.finalize() {
-            shmem_rt::__private::print_line(&format!("PE {me}: finalize: {e}"));
-        }
+        pe.finalize()
+            .unwrap_or_else(|e| panic!("PE {me}: finalize: {e}"));
     } else {
         let outcome = shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked)]);
         assert_eq!(outcome.exit_code, 0, "{name}: {:?}", outcome.failure);

@@ -131,7 +131,7 @@ fn dissemination<T: Transport>(
             if let Err(err) = ctx.check_member(mine, from, &desc) {
                 if fault.is_none() {
                     // Recorded before the mark that sends members to the record.
-                    ctx.record_failure(&err);
+                    ctx.note_failed(&err);
                     fault = Some(ctx.t.me());
                 }
                 found = Some(err);

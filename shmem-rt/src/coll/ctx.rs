@@ -321,7 +321,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// The call as its wait record describes it.
     fn site(&self) -> WaitSite {
         WaitSite {
-            name: self.during.to_string(),
+            name: self.during,
             set_key: self.set.key(),
             sync: self.sync_off(self.index) as u64,
             epoch: self.epoch,
@@ -931,13 +931,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 during: self.during,
                 pe,
             })
-    }
-
-    /// Records `err`, the failure of this call found mid-call, before this PE tells other
-    /// members of it (they read the record when they see the mark).
-    #[cold]
-    pub(crate) fn record_failure(&self, err: &CollectiveError) {
-        self.note_failed(err);
     }
 
     /// The latest failed call on these sync words this PE knows of.

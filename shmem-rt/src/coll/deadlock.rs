@@ -22,7 +22,7 @@
 use std::mem::offset_of;
 use std::time::{Duration, Instant};
 
-use crate::coll::sets;
+use crate::coll::{faults, sets};
 use crate::error::{CollectiveError, WaitSite};
 use crate::memory::layout::{self, WaitRecord};
 use crate::transport::Transport;
@@ -85,26 +85,6 @@ macro_rules! rec {
     };
 }
 
-/// Encodes up to 16 bytes of a name into two words.
-fn name_words(name: &str) -> [u64; 2] {
-    let mut bytes = [0u8; 16];
-    let n = name.len().min(16);
-    bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
-    let (a, b) = bytes.split_at(8);
-    [
-        u64::from_le_bytes(a.try_into().expect("8 bytes")),
-        u64::from_le_bytes(b.try_into().expect("8 bytes")),
-    ]
-}
-
-fn name_from(words: [u64; 2]) -> String {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&words[0].to_le_bytes());
-    bytes[8..].copy_from_slice(&words[1].to_le_bytes());
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(16);
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
-}
-
 /// Record state: no wait in progress.
 const IDLE: u64 = 0;
 /// Record state: waiting.
@@ -154,9 +134,7 @@ fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awai
         t.store_relaxed(at(rec!(set_key)), site.set_key);
         t.store_relaxed(at(rec!(sync)), site.sync);
         t.store_relaxed(at(rec!(epoch)), site.epoch);
-        let [n0, n1] = name_words(&site.name);
-        t.store_relaxed(at(rec!(name)), n0);
-        t.store_relaxed(at(rec!(name) + 8), n1);
+        t.store_relaxed(at(rec!(name)), faults::name_code(site.name));
         t.store_relaxed(at(rec!(waits_for)), pe as u64);
         t.store_relaxed(at(rec!(word)), word);
         t.store_relaxed(at(rec!(at_least)), at_least);
@@ -192,7 +170,7 @@ fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
     let snapshot = Snapshot {
         state: load(rec!(state)),
         site: WaitSite {
-            name: name_from([load(rec!(name)), load(rec!(name) + 8)]),
+            name: faults::name_from(load(rec!(name))),
             set_key: load(rec!(set_key)),
             sync: load(rec!(sync)),
             epoch: load(rec!(epoch)),

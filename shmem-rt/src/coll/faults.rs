@@ -17,14 +17,14 @@ const NAMES: [&str; 7] = [
     "a collective",
 ];
 
-fn name_code(name: &str) -> u64 {
+pub(crate) fn name_code(name: &str) -> u64 {
     NAMES
         .iter()
         .position(|n| *n == name)
         .unwrap_or(NAMES.len() - 1) as u64
 }
 
-fn name_from(code: u64) -> &'static str {
+pub(crate) fn name_from(code: u64) -> &'static str {
     NAMES
         .get(code as usize)
         .copied()
@@ -176,8 +176,8 @@ pub(crate) fn encode(err: &CollectiveError) -> Option<[u64; FAULT_WORDS]> {
         } => {
             w[0] = DEADLOCK
                 | name_code(during) << 8
-                | name_code(&mine.name) << 16
-                | name_code(&theirs.name) << 24
+                | name_code(mine.name) << 16
+                | name_code(theirs.name) << 24
                 | (mine.runtime_owned as u64) << 32
                 | (theirs.runtime_owned as u64) << 33;
             w[1] = *me as u64;
@@ -259,7 +259,7 @@ pub(crate) fn decode(w: &[u64; FAULT_WORDS]) -> Option<CollectiveError> {
             during,
             me: w[1] as usize,
             mine: Box::new(WaitSite {
-                name: name_from((w[0] >> 16) & 0xff).to_string(),
+                name: name_from((w[0] >> 16) & 0xff),
                 set_key: w[3],
                 sync: w[4],
                 epoch: w[5],
@@ -267,7 +267,7 @@ pub(crate) fn decode(w: &[u64; FAULT_WORDS]) -> Option<CollectiveError> {
             }),
             other: w[2] as usize,
             theirs: Box::new(WaitSite {
-                name: name_from((w[0] >> 24) & 0xff).to_string(),
+                name: name_from((w[0] >> 24) & 0xff),
                 set_key: w[6],
                 sync: w[7] & ((1 << 40) - 1),
                 epoch: w[7] >> 40,

@@ -146,10 +146,10 @@ mod arch {
     #[inline(never)]
     pub(super) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
         // SAFETY: in every block, each move reads only from `src..src + len` and writes only
-        // to `dst..dst + len` (valid by the caller's contract); the last block of the SSE
-        // loop overlaps the one before, copying the same source bytes to the same
-        // destination bytes twice. The blocks touch no stack (`nostack`) and clobber only
-        // the registers named.
+        // to `dst..dst + len` (valid by the caller's contract); the last 64 bytes, copied
+        // by `small` when the length is not a multiple of 64, overlap the loop's last
+        // block, copying the same source bytes to the same destination bytes twice. The
+        // blocks touch no stack (`nostack`) and clobber only the registers named.
         unsafe {
             match len {
                 65..REP_MOVSB_MIN => {
@@ -179,23 +179,7 @@ mod arch {
                         options(nostack),
                     );
                     if len % 64 != 0 {
-                        asm!(
-                            "movdqu xmm0, xmmword ptr [{s}]",
-                            "movdqu xmm1, xmmword ptr [{s} + 16]",
-                            "movdqu xmm2, xmmword ptr [{s} + 32]",
-                            "movdqu xmm3, xmmword ptr [{s} + 48]",
-                            "movdqu xmmword ptr [{d}], xmm0",
-                            "movdqu xmmword ptr [{d} + 16], xmm1",
-                            "movdqu xmmword ptr [{d} + 32], xmm2",
-                            "movdqu xmmword ptr [{d} + 48], xmm3",
-                            s = in(reg) src.add(len - 64),
-                            d = in(reg) dst.add(len - 64),
-                            out("xmm0") _,
-                            out("xmm1") _,
-                            out("xmm2") _,
-                            out("xmm3") _,
-                            options(nostack, preserves_flags),
-                        );
+                        super::small(src.add(len - 64), dst.add(len - 64), 64);
                     }
                 }
                 _ => asm!(

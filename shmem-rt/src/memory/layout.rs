@@ -84,8 +84,9 @@ pub(crate) struct ProgressLine {
     pub digest: u64,
 }
 
-/// Book-keeping that only the owning PE reads or writes, kept with the shared words so
-/// that explicit work arrays carry their own state.
+/// Book-keeping that only the owning PE writes, kept with the shared words so that
+/// explicit work arrays carry their own state. Other members read one word of it:
+/// `fault_known`, of a dissemination partner that has moved on to its next call.
 #[repr(C, align(128))]
 pub(crate) struct OwnerLine {
     /// Collectives this PE has made with these sync words (the current epoch).
@@ -190,8 +191,8 @@ pub(crate) struct WaitRecord {
     pub sync: u64,
     /// The call's epoch.
     pub epoch: u64,
-    /// The operation's name, up to 16 bytes.
-    pub name: [u64; 2],
+    /// The operation's name, as a code (`coll::faults::name_code`).
+    pub name: u64,
     /// The PE whose word is awaited.
     pub waits_for: u64,
     /// Symmetric offset of that word in that PE's partition (or, for a claim, the key).

@@ -305,13 +305,17 @@ impl Runtime {
         self.check_access(self.me, offset, len)
     }
 
-    /// Checks that a buffer of `span.len` elements of `elem` lies in this PE's user heap.
+    /// Checks that each buffer of `span.len` elements of `elem` (a call's target and
+    /// source) lies in this PE's user heap.
     #[inline]
-    fn check_span(&self, span: Span, elem: ElemType) -> RtResult<()> {
-        match span.len.checked_mul(elem.size as usize) {
-            Some(len) => self.check_access(self.me, span.off, len),
-            None => Err(self.out_of_bounds(span.off, usize::MAX)),
+    fn check_spans(&self, elem: ElemType, spans: [Span; 2]) -> RtResult<()> {
+        for span in spans {
+            match span.len.checked_mul(elem.size as usize) {
+                Some(len) => self.check_access(self.me, span.off, len)?,
+                None => return Err(self.out_of_bounds(span.off, usize::MAX)),
+            }
         }
+        Ok(())
     }
 
     /// `shmem_barrier` on `set`: returns when every member has entered; every earlier
@@ -330,8 +334,7 @@ impl Runtime {
         target: Span,
         source: Span,
     ) -> RtResult<()> {
-        self.check_span(target, elem)?;
-        self.check_span(source, elem)?;
+        self.check_spans(elem, [target, source])?;
         run_call!(self, set, work, "broadcast", |ctx| coll::broadcast(
             &ctx, elem, root, target, source
         ))
@@ -347,8 +350,7 @@ impl Runtime {
         target: Span,
         source: Span,
     ) -> RtResult<()> {
-        self.check_span(target, elem)?;
-        self.check_span(source, elem)?;
+        self.check_spans(elem, [target, source])?;
         run_call!(self, set, work, "fcollect", |ctx| coll::fcollect(
             &ctx, elem, target, source
         ))
@@ -364,8 +366,7 @@ impl Runtime {
         target: Span,
         source: Span,
     ) -> RtResult<usize> {
-        self.check_span(target, elem)?;
-        self.check_span(source, elem)?;
+        self.check_spans(elem, [target, source])?;
         run_call!(self, set, work, "collect", |ctx| coll::collect(
             &ctx, elem, target, source
         ))
@@ -387,8 +388,7 @@ impl Runtime {
                 "reduce: the element size does not match the operator's element type".into(),
             ));
         }
-        self.check_span(target, elem)?;
-        self.check_span(source, elem)?;
+        self.check_spans(elem, [target, source])?;
         let max_nelems = match work {
             Work::Explicit { max_nelems, .. } => max_nelems,
             Work::Implicit => usize::MAX,
@@ -413,7 +413,7 @@ fn resolve_slot<T: Transport>(
         return Ok(slot);
     }
     let site = WaitSite {
-        name: during.to_string(),
+        name: during,
         set_key: key,
         sync: 0,
         epoch: 1,
