@@ -138,6 +138,14 @@ pub enum RtError {
         /// Bytes of a partition.
         heap: usize,
     },
+    /// An atomic operation on a word that is not aligned to its size.
+    #[error("atomic operation on {len} bytes at offset {offset}, which is not {len}-byte aligned")]
+    Misaligned {
+        /// Offset within a partition.
+        offset: usize,
+        /// Bytes of the word (and the alignment it needs).
+        len: usize,
+    },
     /// The symmetric heap cannot satisfy an allocation.
     #[error("symmetric heap exhausted: {requested} bytes requested, largest free block is {largest_free} bytes (raise SHMEM_SYMMETRIC_SIZE, now {heap} bytes per PE)")]
     HeapExhausted {

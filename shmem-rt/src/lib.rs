@@ -59,5 +59,6 @@ pub mod __private {
     pub use crate::memory::layout::{CACHE_LINE, STAGE_BYTES};
     pub use crate::memory::statics::{StaticSlot, SYMMETRIC_STATICS};
     pub use crate::runtime::{check_statics_fit, Runtime, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
+    pub use crate::transport::amo::{AtomicOp, AtomicWidth};
     pub use linkme;
 }

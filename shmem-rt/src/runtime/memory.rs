@@ -17,6 +17,7 @@ use crate::error::{AllocMismatch, RtError, RtResult};
 use crate::memory::alloc::HeapAllocator;
 use crate::memory::layout::{self, AllocRecord};
 use crate::sync::wait::{self, Blocker};
+use crate::transport::amo::{AtomicOp, AtomicWidth};
 use crate::transport::{with_transport, Transport};
 
 /// This PE's allocator and the sequence number of its allocation calls.
@@ -307,6 +308,31 @@ impl Runtime {
             wait::notify(t, pe);
         });
         Ok(())
+    }
+
+    /// Performs the atomic operation `op` on the `width`-byte word at `offset` of PE
+    /// `pe` (checked to lie in its user heap, aligned to the word's size) and returns the
+    /// value the word held before (`shmem_atomic_*`); wakes `pe` if the operation may
+    /// have changed the word and `pe` sleeps in a wait. Complete on return.
+    pub fn atomic(
+        &self,
+        pe: usize,
+        offset: usize,
+        width: AtomicWidth,
+        op: AtomicOp,
+    ) -> RtResult<u64> {
+        let len = width.bytes();
+        self.check_access(pe, offset, len)?;
+        if offset % len != 0 {
+            return Err(RtError::Misaligned { offset, len });
+        }
+        Ok(with_transport!(&self.transport, t => {
+            let old = t.atomic(t.place(pe, offset), width, op);
+            if op.writes() {
+                wait::notify(t, pe);
+            }
+            old
+        }))
     }
 
     /// Copies PE `pe`'s memory at `offset` into `dst` (`shmem_getmem`).

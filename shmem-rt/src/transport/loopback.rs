@@ -7,6 +7,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use super::amo::{AtomicOp, AtomicWidth};
 use super::shm::ShmTransport;
 use super::Transport;
 use crate::memory::layout::Region;
@@ -93,6 +94,13 @@ impl Transport for LoopbackTransport {
     }
     fn fetch_add(&self, at: Remote, value: u64) -> u64 {
         self.word(at).fetch_add(value, Ordering::SeqCst)
+    }
+    fn atomic(&self, at: Remote, width: AtomicWidth, op: AtomicOp) -> u64 {
+        let address = self.address(at, width.bytes());
+        assert_eq!(address as usize % width.bytes(), 0, "misaligned atomic");
+        // SAFETY: inside the partition (checked above) and aligned; the mapping's
+        // memory is only ever accessed atomically or with race-tolerant copies.
+        unsafe { super::amo::apply(address, width, op) }
     }
     fn compare_exchange(&self, at: Remote, current: u64, new: u64) -> u64 {
         match self

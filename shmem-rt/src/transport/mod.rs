@@ -12,6 +12,7 @@
 //! A new transport implements [`Transport`], adds a variant to [`Transports`] and a
 //! `SHMEM_TRANSPORT` name in [`Transports::join`]; the algorithms do not change.
 
+pub(crate) mod amo;
 pub(crate) mod shm;
 
 #[cfg(feature = "loopback-transport")]
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 use crate::error::RtResult;
 use crate::memory::layout::Region;
+use amo::{AtomicOp, AtomicWidth};
 
 /// What a PE needs from its transport. Offsets are symmetric offsets (inside a
 /// partition); places are resolved once per call and reused.
@@ -66,6 +68,11 @@ pub(crate) trait Transport: Sized + 'static {
     fn fetch_add(&self, at: Self::Place, value: u64) -> u64;
     /// Replaces `current` by `new` if the word holds `current`; returns what it held.
     fn compare_exchange(&self, at: Self::Place, current: u64, new: u64) -> u64;
+
+    /// Performs the atomic operation `op` on the `width`-byte word at `at` (aligned to
+    /// its size) and returns the value it held before (see [`amo::apply`]): atomic with
+    /// respect to every other PE's atomic operations on the word.
+    fn atomic(&self, at: Self::Place, width: AtomicWidth, op: AtomicOp) -> u64;
 
     /// Copies `len` bytes from `from` into private memory at `to` (race-tolerant).
     ///

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 pub(crate) use mapping::Mapping;
 
+use super::amo::{self, AtomicOp, AtomicWidth};
 use super::Transport;
 use crate::config::{env, env_number};
 use crate::error::{RtError, RtResult};
@@ -138,6 +139,14 @@ impl Transport for ShmTransport {
     #[inline]
     fn fetch_add(&self, at: *mut u8, value: u64) -> u64 {
         Self::word(at).fetch_add(value, Ordering::SeqCst)
+    }
+    #[inline]
+    fn atomic(&self, at: *mut u8, width: AtomicWidth, op: AtomicOp) -> u64 {
+        debug_assert_eq!(at as usize % width.bytes(), 0);
+        // SAFETY: a place inside the mapping with its bytes (the trait's contract),
+        // aligned to the word's size; the mapping's memory is only ever accessed
+        // atomically or with race-tolerant copies.
+        unsafe { amo::apply(at, width, op) }
     }
     #[inline]
     fn compare_exchange(&self, at: *mut u8, current: u64, new: u64) -> u64 {
