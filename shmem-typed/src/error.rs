@@ -129,6 +129,12 @@ pub enum ShmemError {
         /// Elements in the buffer.
         len: usize,
     },
+    /// The value of a non-blocking fetching atomic was read before this PE completed its
+    /// outstanding operations.
+    #[error(
+        "the value of a non-blocking fetch is read before `quiet` (or `barrier_all`) completed it"
+    )]
+    NotCompleted,
 }
 
 impl ShmemError {

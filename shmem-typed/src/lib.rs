@@ -50,6 +50,7 @@ macro_rules! with_scalar_types {
 }
 
 pub mod active_set;
+pub mod atomic;
 pub mod collectives;
 mod entry;
 pub mod error;
@@ -60,6 +61,7 @@ pub mod sync;
 pub mod work;
 
 pub use active_set::ActiveSet;
+pub use atomic::{AtomicBitwise, AtomicElem, AtomicInt, Fetched, SymmetricAtomics};
 pub use collectives::{
     barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with, fcollect,
     fcollect_with, reduce, reduce_with,
@@ -84,8 +86,8 @@ pub mod prelude {
         Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::{
-        symmetric, ActiveSet, Cmp, Pe, ShmemError, SymSlice, Symmetric, SymmetricBuffer,
-        SymmetricBufferExt,
+        symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SymSlice, Symmetric, SymmetricAtomics,
+        SymmetricBuffer, SymmetricBufferExt, WaitInt,
     };
     pub use bytemuck::{Pod, Zeroable};
     pub use num_complex::Complex;

@@ -20,6 +20,9 @@ pub(crate) static JOB_NPES: AtomicUsize = AtomicUsize::new(0);
 /// thread that initialised SHMEM), consumed by [`Pe::finalize`].
 pub struct Pe {
     rt: Runtime,
+    /// Calls that completed this PE's outstanding operations (`quiet`, `barrier_all`):
+    /// what a non-blocking fetch's value waits for.
+    completions: u64,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -31,6 +34,7 @@ impl Pe {
         JOB_NPES.store(rt.n_pes(), Ordering::Release);
         Ok(Pe {
             rt,
+            completions: 0,
             _not_send: PhantomData,
         })
     }
@@ -64,6 +68,7 @@ impl Pe {
     /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
     /// and remote update of every PE is then complete and visible.
     pub fn barrier_all(&mut self) -> Result<()> {
+        self.completions += 1;
         crate::collectives::barrier_all(self)
     }
 
@@ -74,7 +79,13 @@ impl Pe {
 
     /// `shmem_quiet`: this PE's earlier puts are complete and visible.
     pub fn quiet(&mut self) {
+        self.completions += 1;
         self.rt.quiet();
+    }
+
+    /// How many calls have completed this PE's outstanding operations so far.
+    pub(crate) fn completions(&self) -> u64 {
+        self.completions
     }
 
     /// Whether checked mode is on (`SHMEM_CHECKED=1`, the default in debug builds): every

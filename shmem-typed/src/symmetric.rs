@@ -370,6 +370,12 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
         })
     }
 
+    /// Element `index`, as a one-element buffer (for atomics and waits on an element
+    /// other than the first). Errors if it is outside the buffer.
+    fn at(&self, index: usize) -> Result<SymRange<'_, Self::Elem>> {
+        self.range(index..=index)
+    }
+
     /// Copies this PE's first `dst.len()` elements into `dst`. Errors if `dst` is longer
     /// than the buffer.
     fn read_local(&self, pe: &Pe, dst: &mut [Self::Elem]) -> Result<()> {

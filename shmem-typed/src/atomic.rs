@@ -1,0 +1,421 @@
+//! Atomic memory operations on symmetric data (`shmem_atomic_*`), typed as OpenSHMEM
+//! 1.5 defines them: the *extended* operations (`fetch`, `set`, `swap`) on 4- and 8-byte
+//! integers and floats, the *standard* ones (`fetch_inc`, `inc`, `fetch_add`, `add`,
+//! `compare_swap`) on integers, the *bitwise* ones (`fetch_and`/`or`/`xor`, `and`/`or`/
+//! `xor`) on `u32`, `u64`, `i32` and `i64`. An operation a type does not have is a compile
+//! error that says so.
+//!
+//! Each operation acts on element 0 of a symmetric buffer on one PE (use
+//! [`SymmetricBufferExt::at`](crate::SymmetricBufferExt::at) for another element) and is complete when it returns; on
+//! one node it is a single processor atomic on the shared mapping, lock-free. The
+//! non-blocking fetching forms (`*_nbi`) return a [`Fetched`] whose value may be read
+//! once this PE has called [`Pe::quiet`] (or [`Pe::barrier_all`]) after issuing it, as
+//! in C, where the fetched value lands only then; reading it earlier is an error, not a
+//! stale value.
+//!
+//! ```no_run
+//! use shmem_typed::prelude::*;
+//!
+//! #[symmetric]
+//! static NEXT_TASK: u64 = 0;
+//!
+//! #[shmem_typed::main]
+//! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+//!     // Every PE takes tasks from one counter on PE 0 until none are left.
+//!     loop {
+//!         let task = NEXT_TASK.atomic_fetch_inc(pe, 0)?;
+//!         if task >= 100 {
+//!             break;
+//!         }
+//!         // ... work on `task` ...
+//!     }
+//!     Ok(())
+//! }
+//! ```
+
+use bytemuck::Pod;
+use shmem_rt::__private::{AtomicOp, AtomicWidth};
+
+use crate::error::{Result, ShmemError};
+use crate::pe::Pe;
+use crate::symmetric::SymmetricBuffer;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Types with OpenSHMEM's extended atomic operations (`fetch`, `set`, `swap`): the 4- and
+/// 8-byte integers and floats.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no OpenSHMEM atomic operations",
+    label = "no atomics for `{Self}`",
+    note = "atomics act on 4- and 8-byte words: i32, i64, u32, u64, isize, usize, f32 and f64 (fetch, set and swap; the arithmetic and bitwise ones on fewer types)"
+)]
+pub trait AtomicElem: Pod + sealed::Sealed {
+    /// The word the type occupies.
+    #[doc(hidden)]
+    const WIDTH: AtomicWidth;
+    /// The value's bits, in the low bits of a word.
+    #[doc(hidden)]
+    fn to_bits(self) -> u64;
+    /// The value of the low bits of a word.
+    #[doc(hidden)]
+    fn from_bits(bits: u64) -> Self;
+}
+
+/// Types with OpenSHMEM's standard atomic operations (`fetch_inc`, `inc`, `fetch_add`,
+/// `add`, `compare_swap`): the 4- and 8-byte integers.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no standard atomic operations (fetch_inc, inc, fetch_add, add, compare_swap)",
+    label = "no arithmetic atomics for `{Self}`",
+    note = "OpenSHMEM defines them for the integer types i32, i64, u32, u64, isize and usize; f32 and f64 have only fetch, set and swap"
+)]
+pub trait AtomicInt: AtomicElem {}
+
+/// Types with OpenSHMEM's bitwise atomic operations (`fetch_and`, `and`, `fetch_or`, `or`,
+/// `fetch_xor`, `xor`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no bitwise atomic operations (fetch_and, and, fetch_or, or, fetch_xor, xor)",
+    label = "no bitwise atomics for `{Self}`",
+    note = "OpenSHMEM defines them for u32, u64, i32 and i64"
+)]
+pub trait AtomicBitwise: AtomicInt {}
+
+macro_rules! atomic_elem {
+    ($width:ident: $($t:ty as $bits:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl AtomicElem for $t {
+            const WIDTH: AtomicWidth = AtomicWidth::$width;
+            #[inline]
+            fn to_bits(self) -> u64 {
+                u64::from(bytemuck::cast::<$t, $bits>(self))
+            }
+            #[inline]
+            fn from_bits(bits: u64) -> Self {
+                // The word's own bits: a 4-byte word's result has only its low 32 set.
+                bytemuck::cast::<$bits, $t>(bits as $bits)
+            }
+        }
+    )*};
+}
+atomic_elem!(Bits32: i32 as u32, u32 as u32, f32 as u32);
+atomic_elem!(Bits64: i64 as u64, u64 as u64, f64 as u64);
+#[cfg(target_pointer_width = "64")]
+atomic_elem!(Bits64: isize as u64, usize as u64);
+#[cfg(target_pointer_width = "32")]
+atomic_elem!(Bits32: isize as u32, usize as u32);
+
+impl AtomicInt for i32 {}
+impl AtomicInt for i64 {}
+impl AtomicInt for u32 {}
+impl AtomicInt for u64 {}
+impl AtomicInt for isize {}
+impl AtomicInt for usize {}
+
+impl AtomicBitwise for i32 {}
+impl AtomicBitwise for i64 {}
+impl AtomicBitwise for u32 {}
+impl AtomicBitwise for u64 {}
+
+/// The value a non-blocking fetching atomic (`*_nbi`) returned, readable once this PE
+/// has completed its outstanding operations with [`Pe::quiet`] or [`Pe::barrier_all`].
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a fetching operation's value is read with `Fetched::value` after `Pe::quiet`"]
+pub struct Fetched<T> {
+    value: T,
+    /// The PE's completion count when the operation was issued.
+    issued: u64,
+}
+
+impl<T: Copy> Fetched<T> {
+    /// The fetched value. Fails with [`ShmemError::NotCompleted`] if this PE has not
+    /// called [`Pe::quiet`] or [`Pe::barrier_all`] since the operation was issued.
+    pub fn value(&self, pe: &Pe) -> Result<T> {
+        if pe.completions() == self.issued {
+            return Err(ShmemError::NotCompleted);
+        }
+        Ok(self.value)
+    }
+}
+
+/// Atomic operations on element 0 of a symmetric buffer, on PE `target_pe`. Each fails
+/// if the buffer is empty or `target_pe` does not exist. Operations that may change the
+/// word take `&mut Pe`: the target may be this PE's own memory, which no local view may
+/// then be watching.
+pub trait SymmetricAtomics: SymmetricBuffer {
+    /// `shmem_atomic_fetch`: the element's value.
+    fn atomic_fetch(&self, pe: &Pe, target_pe: usize) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicElem,
+    {
+        amo(self, pe, target_pe, AtomicOp::Fetch)
+    }
+
+    /// `shmem_atomic_set`: stores `value` into the element.
+    fn atomic_set(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    where
+        Self::Elem: AtomicElem,
+    {
+        amo(self, pe, target_pe, AtomicOp::Set(value.to_bits())).map(drop)
+    }
+
+    /// `shmem_atomic_swap`: stores `value`, returning the element's previous value.
+    fn atomic_swap(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicElem,
+    {
+        amo(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
+    }
+
+    /// `shmem_atomic_compare_swap`: stores `value` if the element equals `cond`; returns
+    /// the element's previous value (equal to `cond` exactly when the swap happened).
+    fn atomic_compare_swap(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        cond: Self::Elem,
+        value: Self::Elem,
+    ) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicInt,
+    {
+        let op = AtomicOp::CompareSwap {
+            cond: cond.to_bits(),
+            value: value.to_bits(),
+        };
+        amo(self, pe, target_pe, op)
+    }
+
+    /// `shmem_atomic_fetch_inc`: adds one (wrapping), returning the previous value.
+    fn atomic_fetch_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicInt,
+    {
+        amo(self, pe, target_pe, AtomicOp::Add(1))
+    }
+
+    /// `shmem_atomic_inc`: adds one (wrapping).
+    fn atomic_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<()>
+    where
+        Self::Elem: AtomicInt,
+    {
+        self.atomic_fetch_inc(pe, target_pe).map(drop)
+    }
+
+    /// `shmem_atomic_fetch_add`: adds `value` (wrapping), returning the previous value.
+    fn atomic_fetch_add(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicInt,
+    {
+        amo(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
+    }
+
+    /// `shmem_atomic_add`: adds `value` (wrapping).
+    fn atomic_add(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    where
+        Self::Elem: AtomicInt,
+    {
+        self.atomic_fetch_add(pe, target_pe, value).map(drop)
+    }
+
+    /// `shmem_atomic_fetch_and`: ANDs in `value`, returning the previous value.
+    fn atomic_fetch_and(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        amo(self, pe, target_pe, AtomicOp::And(value.to_bits()))
+    }
+
+    /// `shmem_atomic_and`: ANDs in `value`.
+    fn atomic_and(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        self.atomic_fetch_and(pe, target_pe, value).map(drop)
+    }
+
+    /// `shmem_atomic_fetch_or`: ORs in `value`, returning the previous value.
+    fn atomic_fetch_or(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        amo(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
+    }
+
+    /// `shmem_atomic_or`: ORs in `value`.
+    fn atomic_or(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        self.atomic_fetch_or(pe, target_pe, value).map(drop)
+    }
+
+    /// `shmem_atomic_fetch_xor`: XORs in `value`, returning the previous value.
+    fn atomic_fetch_xor(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Self::Elem>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        amo(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
+    }
+
+    /// `shmem_atomic_xor`: XORs in `value`.
+    fn atomic_xor(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        self.atomic_fetch_xor(pe, target_pe, value).map(drop)
+    }
+
+    /// `shmem_atomic_fetch_nbi`.
+    fn atomic_fetch_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicElem,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::Fetch)
+    }
+
+    /// `shmem_atomic_swap_nbi`.
+    fn atomic_swap_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicElem,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
+    }
+
+    /// `shmem_atomic_compare_swap_nbi`.
+    fn atomic_compare_swap_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        cond: Self::Elem,
+        value: Self::Elem,
+    ) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicInt,
+    {
+        let op = AtomicOp::CompareSwap {
+            cond: cond.to_bits(),
+            value: value.to_bits(),
+        };
+        amo_nbi(self, pe, target_pe, op)
+    }
+
+    /// `shmem_atomic_fetch_inc_nbi`.
+    fn atomic_fetch_inc_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicInt,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::Add(1))
+    }
+
+    /// `shmem_atomic_fetch_add_nbi`.
+    fn atomic_fetch_add_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicInt,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
+    }
+
+    /// `shmem_atomic_fetch_and_nbi`.
+    fn atomic_fetch_and_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::And(value.to_bits()))
+    }
+
+    /// `shmem_atomic_fetch_or_nbi`.
+    fn atomic_fetch_or_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
+    }
+
+    /// `shmem_atomic_fetch_xor_nbi`.
+    fn atomic_fetch_xor_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Fetched<Self::Elem>>
+    where
+        Self::Elem: AtomicBitwise,
+    {
+        amo_nbi(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
+    }
+}
+
+impl<B: SymmetricBuffer + ?Sized> SymmetricAtomics for B {}
+
+/// Performs `op` on element 0 of `buffer` on PE `target_pe`; the one path of every
+/// atomic operation.
+fn amo<B, T>(buffer: &B, pe: &Pe, target_pe: usize, op: AtomicOp) -> Result<T>
+where
+    B: SymmetricBuffer<Elem = T> + ?Sized,
+    T: AtomicElem,
+{
+    if buffer.sym_len() == 0 {
+        return Err(ShmemError::RangeOutOfBounds {
+            start: 0,
+            end: 1,
+            len: 0,
+        });
+    }
+    let old = pe
+        .rt()
+        .atomic(target_pe, buffer.sym_offset(), T::WIDTH, op)?;
+    Ok(T::from_bits(old))
+}
+
+/// [`amo`] for a non-blocking fetching form.
+fn amo_nbi<B, T>(buffer: &B, pe: &Pe, target_pe: usize, op: AtomicOp) -> Result<Fetched<T>>
+where
+    B: SymmetricBuffer<Elem = T> + ?Sized,
+    T: AtomicElem,
+{
+    Ok(Fetched {
+        value: amo(buffer, pe, target_pe, op)?,
+        issued: pe.completions(),
+    })
+}

@@ -1,0 +1,114 @@
+//! Every entry of the README's table "From OpenSHMEM C to typed calls", as written
+//! there, compiled and run on 2 PEs.
+
+use shmem_typed::prelude::*;
+
+const N: usize = 4;
+
+#[symmetric]
+static X: [i64; N] = [0; N];
+#[symmetric]
+static T: [u64; 8] = [0; 8];
+#[symmetric]
+static S: [u64; 4] = [0; 4];
+#[symmetric]
+static T32: [u32; 8] = [0; 8];
+#[symmetric]
+static S32: [u32; 4] = [0; 4];
+#[symmetric]
+static T16: [i16; 3] = [0; 3];
+#[symmetric]
+static S16: [i16; 3] = [0; 3];
+#[symmetric]
+static IVAR: [i32; 1] = [0];
+#[symmetric]
+static C: u64 = 0;
+#[symmetric]
+static F: f64 = 0.0;
+#[symmetric]
+static W: reduce_work!(i16, 3) = ReduceWork::new();
+
+#[shmem_typed::main(npes = 2)]
+fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    let (to_pe, from_pe, pe_no) = ((me + 1) % n, (me + 1) % n, 0);
+    let (i, v) = (1, 5i64);
+
+    // Memory management.
+    let mut s = pe.alloc_slice::<u64>(16)?;
+    let aligned = pe.alloc_slice_aligned::<u64>(4, 4096)?;
+    pe.realloc(&mut s, 32)?;
+    pe.free(s)?;
+    pe.free(aligned)?;
+
+    // Local copies.
+    X.write(pe, [1, 2, 3, 4]);
+    assert_eq!(X.read(pe), [1, 2, 3, 4]);
+    X.update(pe, |x| x[0] = 10);
+    let src = [me as i64; N];
+    X.write_local(pe, &src)?;
+    let mut dst = [0i64; N];
+    X.read_local(pe, &mut dst)?;
+    assert_eq!(X.to_vec(pe), dst.to_vec());
+    // SAFETY: no other PE writes X until the barrier below.
+    let local = unsafe { X.local(pe) };
+    assert_eq!(local[0], me as i64);
+    pe.barrier_all()?;
+
+    // RMA.
+    let data = [7i64; N];
+    X.put(pe, to_pe, &data)?;
+    pe.barrier_all()?;
+    let mut buf = [0i64; N];
+    X.get(pe, from_pe, &mut buf)?;
+    X.p(pe, to_pe, i, v)?;
+    pe.barrier_all()?;
+    assert_eq!(X.g(pe, from_pe, i)?, v);
+    let _raw: *mut i64 = X.remote_ptr(pe, pe_no)?;
+    X.put_value(pe, to_pe, &[1; N])?;
+    pe.barrier_all()?;
+    let whole: [i64; N] = X.get_value(pe, from_pe)?;
+    assert_eq!(whole, [1; N]);
+    pe.fence();
+    pe.quiet();
+
+    // Atomics.
+    let ticket = C.atomic_fetch_inc(pe, pe_no)?;
+    C.atomic_add(pe, pe_no, 2)?;
+    let cond = 0;
+    let _was = X.atomic_compare_swap(pe, pe_no, cond, v)?;
+    let _elem = X.at(i)?.atomic_fetch_add(pe, pe_no, 1)?;
+    pe.barrier_all()?;
+    let _f = F.atomic_fetch(pe, pe_no)?;
+    F.atomic_set(pe, pe_no, 2.5)?;
+    let _old = F.atomic_swap(pe, pe_no, 3.5)?;
+    let _bits = C.atomic_fetch_xor(pe, pe_no, 0b10)?;
+    C.atomic_or(pe, pe_no, 0b100)?;
+    let f = C.atomic_fetch_add_nbi(pe, pe_no, 1)?;
+    pe.quiet();
+    let _value = f.value(pe)?;
+    assert!(ticket < 2);
+
+    // Point-to-point synchronization.
+    if me == 0 {
+        IVAR.p(pe, 1, 0, 1)?;
+    } else {
+        pe.wait_until(&IVAR, Cmp::Eq, 1)?;
+        pe.wait_until_at(&IVAR, 0, Cmp::Ge, 1)?;
+    }
+
+    // Collectives.
+    pe.barrier_all()?;
+    let (start, logstride, size) = (0, 0, n as i64);
+    let set = ActiveSet::new(start, logstride, size)?;
+    barrier(pe, &ActiveSet::new(start, logstride, size)?)?;
+    let root = 0;
+    broadcast::<u64>(pe, &set, root, &T, &S)?;
+    fcollect::<u32>(pe, &set, &T32, &S32)?;
+    let n_mine = me + 1;
+    let total = collect::<u64>(pe, &set, &T, &S.range(..n_mine)?)?;
+    assert_eq!(total, 3);
+    reduce::<Xor, i16>(pe, &set, &T16, &S16)?;
+    reduce_with::<Xor, i16>(pe, &set, &T16, &S16, &W)?;
+    Ok(())
+}
