@@ -510,6 +510,42 @@ fn histogram() {
     assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{outputs:#?}");
 }
 
+#[test]
+fn workqueue() {
+    let mut checksums = Vec::new();
+    for npes in [1, 3, 8] {
+        let run = run("workqueue", Start::Direct(Some(npes)), &["3000", "5"]);
+        run.assert_success();
+        let summary = run.line_starting("workqueue:");
+        let head = format!("workqueue: 3000 tasks in chunks of 5 on {npes} PEs, taken ");
+        let shares = summary
+            .strip_prefix(&head)
+            .and_then(|rest| rest.split(';').next())
+            .unwrap_or_else(|| panic!("{summary}"));
+        let shares: Vec<u64> = shares.split('/').map(|s| s.parse().unwrap()).collect();
+        assert_eq!(shares.len(), npes, "{summary}");
+        assert_eq!(shares.iter().sum::<u64>(), 3000, "{summary}");
+        assert!(
+            summary.ends_with(" equal to the sequential one"),
+            "{summary}"
+        );
+        checksums.push(summary.rsplit("checksum ").next().unwrap().to_string());
+    }
+    // The tasks' results do not depend on who ran them.
+    assert!(checksums.windows(2).all(|w| w[0] == w[1]), "{checksums:?}");
+}
+
+#[test]
+fn workqueue_with_a_bad_chunk_fails_and_says_why() {
+    let run = run("workqueue", Start::Direct(Some(2)), &["100", "0"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("CHUNK is a positive number, not \"0\""),
+        "{}",
+        run.stderr
+    );
+}
+
 /// Runs examples under a launcher, as `shmemrun -n N example ARGS…` does. The launcher
 /// is this test binary, started again to run only this test with `EXAMPLES_TEST_LAUNCH_*`
 /// set: it then calls what shmemrun's `main` calls (`JobSpec::from_env`, `run_job`), and
