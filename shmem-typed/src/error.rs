@@ -129,6 +129,15 @@ pub enum ShmemError {
         /// Elements in the buffer.
         len: usize,
     },
+    /// A status array of `wait_until_all`/`any`/`some` or `test_*` whose length is
+    /// neither 0 nor the number of elements waited on.
+    #[error("the status array has {given} flags for {elements} elements (give one per element, or none)")]
+    StatusLength {
+        /// Flags given.
+        given: usize,
+        /// Elements waited on.
+        elements: usize,
+    },
     /// The value of a non-blocking fetching atomic was read before this PE completed its
     /// outstanding operations.
     #[error(

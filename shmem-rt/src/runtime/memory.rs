@@ -374,26 +374,34 @@ impl Runtime {
         with_transport!(&self.transport, t => t.quiet());
     }
 
-    /// Waits until `ready(address)` holds, where `address` is `len` bytes at `offset` of
-    /// this PE's own user heap (checked, and aligned to `len`, a power of two up to 8, so
-    /// that the caller can load the word atomically) that other PEs update
-    /// (`shmem_wait_until`). Fails if the job aborts, or if no PE can satisfy the wait
-    /// any more (every other PE has left or is blocked too).
+    /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
+    /// checked to lie there and to be aligned to `len` (a power of two up to 8): words
+    /// the caller may load atomically while other PEs update them (`shmem_test`).
+    pub fn local_words(&self, offset: usize, len: usize, count: usize) -> RtResult<*const u8> {
+        if !len.is_power_of_two() || len > 8 || offset % len != 0 {
+            return Err(RtError::Misaligned { offset, len });
+        }
+        let bytes = len
+            .checked_mul(count)
+            .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
+        Ok(self.local_address(offset, bytes)?.cast_const())
+    }
+
+    /// Waits until `ready(address)` holds, where `address` is `count` words of `len` bytes
+    /// at `offset` of this PE's own user heap (checked, and aligned to `len`, a power of
+    /// two up to 8, so that the caller can load each word atomically) that other PEs
+    /// update (`shmem_wait_until` and its `_all`/`_any`/`_some` forms). Fails if the job
+    /// aborts, or if no PE can satisfy the wait any more (every other PE has left or is
+    /// blocked too).
     pub fn wait_local(
         &mut self,
         offset: usize,
         len: usize,
+        count: usize,
         during: &'static str,
         mut ready: impl FnMut(*const u8) -> bool,
     ) -> RtResult<()> {
-        if !len.is_power_of_two() || len > 8 || offset % len != 0 {
-            return Err(RtError::OutOfBounds {
-                offset,
-                len,
-                heap: 0,
-            });
-        }
-        let address = self.local_address(offset, len)?.cast_const();
+        let address = self.local_words(offset, len, count)?;
         with_transport!(&self.transport, t => {
             wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || ready(address))
         })

@@ -267,10 +267,16 @@ impl StallWatch {
 
     /// `Some(left PE or None)` when every other PE has left or is stuck in a wait and at
     /// least one is stuck (when all have left, [`check_job`] reports that instead).
-    fn nobody_can_help<T: Transport>(&self, t: &T) -> Option<Stuck> {
+    ///
+    /// A PE seen in another phase than at the snapshot (it left its wait, perhaps for
+    /// another one) is snapshotted afresh: it counts as stuck once it has stayed in its
+    /// new sleeping phase for two slices, so PEs that found the deadlock first and moved
+    /// on to wait elsewhere do not keep the others from finding it.
+    fn nobody_can_help<T: Transport>(&mut self, t: &T) -> Option<Stuck> {
         let mut left = None;
+        let mut all_stuck = true;
         let mut any_stuck = false;
-        for (p, &(phase, slices)) in self.seen.iter().enumerate() {
+        for (p, seen) in self.seen.iter_mut().enumerate() {
             if p == t.me() {
                 continue;
             }
@@ -280,13 +286,19 @@ impl StallWatch {
             }
             let now_phase = t.load(t.place(p, WAIT_PHASE));
             let now_slices = t.load(t.place(p, STALLED));
-            let stuck = now_phase % 2 == 1 && now_phase == phase && now_slices >= slices + 2;
-            if !stuck {
-                return None;
+            let (phase, slices) = *seen;
+            if now_phase != phase {
+                *seen = (now_phase, now_slices);
+                all_stuck = false;
+                continue;
+            }
+            if now_phase % 2 == 0 || now_slices < slices + 2 {
+                all_stuck = false;
+                continue;
             }
             any_stuck = true;
         }
-        any_stuck.then_some(left)
+        (all_stuck && any_stuck).then_some(left)
     }
 }
 

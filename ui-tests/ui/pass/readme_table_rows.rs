@@ -87,7 +87,7 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     let f = C.atomic_fetch_add_nbi(pe, pe_no, 1)?;
     pe.quiet();
     let _value = f.value(pe)?;
-    assert!(ticket < 2);
+    assert!(ticket <= 3, "two increments and one add of 2 before this one: {ticket}");
 
     // Point-to-point synchronization.
     if me == 0 {
@@ -95,6 +95,14 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     } else {
         pe.wait_until(&IVAR, Cmp::Eq, 1)?;
         pe.wait_until_at(&IVAR, 0, Cmp::Ge, 1)?;
+        let status = [false];
+        pe.wait_until_all(&IVAR, &status, Cmp::Eq, 1)?;
+        assert_eq!(pe.wait_until_any(&IVAR, &[], Cmp::Eq, 1)?, Some(0));
+        assert_eq!(pe.wait_until_some(&IVAR, &[], Cmp::Eq, 1)?, vec![0]);
+        assert!(pe.test(&IVAR, Cmp::Eq, 1)?);
+        assert!(pe.test_all(&IVAR, &[], Cmp::Eq, 1)?);
+        assert_eq!(pe.test_any(&IVAR, &[], Cmp::Eq, 1)?, Some(0));
+        assert_eq!(pe.test_some(&IVAR, &[], Cmp::Eq, 1)?, vec![0]);
     }
 
     // Collectives.
