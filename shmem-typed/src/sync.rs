@@ -104,9 +104,7 @@ impl Pe {
         B::Elem: WaitInt,
     {
         let one = var.at(index)?;
-        self.wait_for_elements(&one, &[], "wait_until", |values, _| {
-            cmp.holds(values[0], value)
-        })
+        self.wait_for_elements(&one, &[], "wait_until", |w| w.all_hold(cmp, value))
     }
 
     /// Blocks until every element of `ivars` not excluded by `status` satisfies `cmp`
@@ -123,12 +121,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.wait_for_elements(ivars, status, "wait_until_all", |values, counted| {
-            values
-                .iter()
-                .enumerate()
-                .all(|(i, &v)| !counted(i) || cmp.holds(v, value))
-        })
+        self.wait_for_elements(ivars, status, "wait_until_all", |w| w.all_hold(cmp, value))
     }
 
     /// Blocks until some element of `ivars` not excluded by `status` satisfies `cmp`
@@ -146,9 +139,9 @@ impl Pe {
         B::Elem: WaitInt,
     {
         let mut found = None;
-        self.wait_for_elements(ivars, status, "wait_until_any", |values, counted| {
-            found = first_satisfying(values, counted, cmp, value);
-            found.is_some() || (0..values.len()).all(|i| !counted(i))
+        self.wait_for_elements(ivars, status, "wait_until_any", |w| {
+            found = w.first_holding(cmp, value);
+            found.is_some() || w.none_counted()
         })?;
         Ok(found)
     }
@@ -168,9 +161,9 @@ impl Pe {
         B::Elem: WaitInt,
     {
         let mut found = Vec::new();
-        self.wait_for_elements(ivars, status, "wait_until_some", |values, counted| {
-            found = all_satisfying(values, counted, cmp, value);
-            !found.is_empty() || (0..values.len()).all(|i| !counted(i))
+        self.wait_for_elements(ivars, status, "wait_until_some", |w| {
+            found = w.every_holding(cmp, value);
+            !found.is_empty() || w.none_counted()
         })?;
         Ok(found)
     }
@@ -183,7 +176,7 @@ impl Pe {
         B::Elem: WaitInt,
     {
         let one = ivar.at(0)?;
-        self.look_at_elements(&one, &[], |values, _| cmp.holds(values[0], value))
+        self.look_at_elements(&one, &[], |w| w.all_hold(cmp, value))
     }
 
     /// Whether every element of `ivars` not excluded by `status` satisfies `cmp` against
@@ -199,12 +192,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.look_at_elements(ivars, status, |values, counted| {
-            values
-                .iter()
-                .enumerate()
-                .all(|(i, &v)| !counted(i) || cmp.holds(v, value))
-        })
+        self.look_at_elements(ivars, status, |w| w.all_hold(cmp, value))
     }
 
     /// The index of an element of `ivars` not excluded by `status` that satisfies `cmp`
@@ -220,9 +208,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.look_at_elements(ivars, status, |values, counted| {
-            first_satisfying(values, counted, cmp, value)
-        })
+        self.look_at_elements(ivars, status, |w| w.first_holding(cmp, value))
     }
 
     /// The indices of the elements of `ivars` not excluded by `status` that satisfy
@@ -238,53 +224,54 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.look_at_elements(ivars, status, |values, counted| {
-            all_satisfying(values, counted, cmp, value)
-        })
+        self.look_at_elements(ivars, status, |w| w.every_holding(cmp, value))
     }
 
-    /// The one path of every wait: blocks until `ready(values, counted)` holds for the
-    /// current values of this PE's `ivars` (loaded atomically on every poll), where
-    /// `counted(i)` says whether `status` leaves element `i` in.
+    /// The one path of every wait: blocks until `ready` holds for the current values of
+    /// this PE's `ivars` (loaded atomically on every poll) and their `status`.
     fn wait_for_elements<B>(
         &mut self,
         ivars: &B,
         status: &[bool],
         during: &'static str,
-        mut ready: impl FnMut(&[B::Elem], &dyn Fn(usize) -> bool) -> bool,
+        mut ready: impl FnMut(&Watched<'_, B::Elem>) -> bool,
     ) -> Result<()>
     where
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
         let (size, count) = check_status::<B>(ivars, status)?;
-        let counted = |i: usize| status.get(i).is_none_or(|&excluded| !excluded);
         let mut values = Vec::with_capacity(count);
         Ok(self
             .rt_mut()
             .wait_local(ivars.sym_offset(), size, count, during, |ptr| {
                 load_all::<B::Elem>(ptr, count, &mut values);
-                ready(&values, &counted)
+                ready(&Watched {
+                    values: &values,
+                    status,
+                })
             })?)
     }
 
-    /// [`Pe::wait_for_elements`] without the waiting: `look(values, counted)` once.
+    /// [`Pe::wait_for_elements`] without the waiting: `look` at the values once.
     fn look_at_elements<B, R>(
         &mut self,
         ivars: &B,
         status: &[bool],
-        look: impl FnOnce(&[B::Elem], &dyn Fn(usize) -> bool) -> R,
+        look: impl FnOnce(&Watched<'_, B::Elem>) -> R,
     ) -> Result<R>
     where
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
         let (size, count) = check_status::<B>(ivars, status)?;
-        let counted = |i: usize| status.get(i).is_none_or(|&excluded| !excluded);
         let ptr = self.rt().local_words(ivars.sym_offset(), size, count)?;
         let mut values = Vec::with_capacity(count);
         load_all::<B::Elem>(ptr, count, &mut values);
-        Ok(look(&values, &counted))
+        Ok(look(&Watched {
+            values: &values,
+            status,
+        }))
     }
 }
 
@@ -315,24 +302,38 @@ fn load_all<T: WaitInt>(ptr: *const u8, count: usize, values: &mut Vec<T>) {
     }));
 }
 
-/// The first counted element of `values` that satisfies `cmp` against `value`.
-fn first_satisfying<T: WaitInt>(
-    values: &[T],
-    counted: &dyn Fn(usize) -> bool,
-    cmp: Cmp,
-    value: T,
-) -> Option<usize> {
-    (0..values.len()).find(|&i| counted(i) && cmp.holds(values[i], value))
+/// The values of the elements a wait or test looks at, with the status that excludes
+/// some of them (empty: none excluded; else one flag per element, checked).
+struct Watched<'a, T> {
+    values: &'a [T],
+    status: &'a [bool],
 }
 
-/// Every counted element of `values` that satisfies `cmp` against `value`.
-fn all_satisfying<T: WaitInt>(
-    values: &[T],
-    counted: &dyn Fn(usize) -> bool,
-    cmp: Cmp,
-    value: T,
-) -> Vec<usize> {
-    (0..values.len())
-        .filter(|&i| counted(i) && cmp.holds(values[i], value))
-        .collect()
+impl<T: WaitInt> Watched<'_, T> {
+    /// The indices of the elements the status leaves in.
+    fn counted(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.values.len()).filter(|&i| !self.status.get(i).copied().unwrap_or(false))
+    }
+
+    /// Whether every counted element satisfies `cmp` against `value`.
+    fn all_hold(&self, cmp: Cmp, value: T) -> bool {
+        self.counted().all(|i| cmp.holds(self.values[i], value))
+    }
+
+    /// The first counted element that satisfies `cmp` against `value`.
+    fn first_holding(&self, cmp: Cmp, value: T) -> Option<usize> {
+        self.counted().find(|&i| cmp.holds(self.values[i], value))
+    }
+
+    /// Every counted element that satisfies `cmp` against `value`.
+    fn every_holding(&self, cmp: Cmp, value: T) -> Vec<usize> {
+        self.counted()
+            .filter(|&i| cmp.holds(self.values[i], value))
+            .collect()
+    }
+
+    /// Whether the status excludes every element.
+    fn none_counted(&self) -> bool {
+        self.counted().next().is_none()
+    }
 }

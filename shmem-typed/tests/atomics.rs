@@ -160,7 +160,7 @@ fn non_blocking_fetches_are_read_after_quiet(pe: &mut Pe) -> Result<(), ShmemErr
     assert!(matches!(fetched.value(pe), Err(ShmemError::NotCompleted)));
     pe.quiet();
     let first = fetched.value(pe)?;
-    assert!(first == 0, "nobody else adds to PE {other}'s word: {first}");
+    assert_eq!(first, 0, "nobody else adds to PE {other}'s word");
     pe.barrier_all()?;
     let swapped = NBI.atomic_swap_nbi(pe, other, 3)?;
     let cas = NBI.atomic_compare_swap_nbi(pe, other, 3, 4)?;
