@@ -290,6 +290,8 @@ pub enum Operation {
     Fcollect,
     /// A reduction with its operator.
     Reduce(ReduceOp),
+    /// `alltoall` or `alltoalls` (equal block sizes).
+    Alltoall,
 }
 
 impl Operation {
@@ -301,6 +303,7 @@ impl Operation {
             Operation::Collect => "collect",
             Operation::Fcollect => "fcollect",
             Operation::Reduce(_) => "reduce",
+            Operation::Alltoall => "alltoall",
         }
     }
 }
@@ -403,6 +406,15 @@ pub enum Unable {
         /// Elements reduced.
         needed: u64,
     },
+    /// A stride it passed is 0.
+    ZeroStride,
+    /// Its source holds `len` elements, the call reads `needed` of them.
+    SourceTooSmall {
+        /// Elements the source holds.
+        len: u64,
+        /// Elements the call reads.
+        needed: u64,
+    },
 }
 
 impl fmt::Display for Unable {
@@ -421,6 +433,11 @@ impl fmt::Display for Unable {
             Unable::WorkTooSmall { capacity, needed } => write!(
                 f,
                 "its work array serves at most {capacity} elements but the call has {needed}"
+            ),
+            Unable::ZeroStride => f.write_str("it passed a stride of 0 (strides are at least 1)"),
+            Unable::SourceTooSmall { len, needed } => write!(
+                f,
+                "its source holds {len} elements but the call reads {needed}"
             ),
         }
     }

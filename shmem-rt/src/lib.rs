@@ -48,7 +48,7 @@ pub mod __private {
     pub use crate::coll::ctx::StageArea;
     pub use crate::coll::descriptor::ElemType;
     pub use crate::coll::sets::SetSpec;
-    pub use crate::coll::{Combine, Span};
+    pub use crate::coll::{Blocks, Combine, Span};
     pub use crate::config::{
         active_sets_from_env, available_cpus, default_npes, env, parse_npes, parse_size,
         physical_memory, MAX_NPES,
@@ -58,7 +58,9 @@ pub mod __private {
     pub use crate::job::supervisor::{run_job, JobOutcome, JobSpec, ABORT_GRACE};
     pub use crate::memory::layout::{CACHE_LINE, STAGE_BYTES};
     pub use crate::memory::statics::{StaticSlot, SYMMETRIC_STATICS};
-    pub use crate::runtime::{check_statics_fit, Runtime, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
+    pub use crate::runtime::{
+        check_statics_fit, Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,
+    };
     pub use crate::transport::amo::{AtomicOp, AtomicWidth};
     pub use linkme;
 }

@@ -117,7 +117,7 @@ impl AtomicBitwise for i64 {}
 impl AtomicBitwise for u32 {}
 impl AtomicBitwise for u64 {}
 
-/// The value a non-blocking fetching atomic (`*_nbi`) returned, readable once this PE
+/// The value a non-blocking fetch (`*_nbi` atomics, `get_nbi`) returned, readable once this PE
 /// has completed its outstanding operations with [`Pe::quiet`] or [`Pe::barrier_all`].
 #[derive(Debug, Clone, Copy)]
 #[must_use = "a fetching operation's value is read with `Fetched::value` after `Pe::quiet`"]
@@ -127,13 +127,36 @@ pub struct Fetched<T> {
     issued: u64,
 }
 
+impl<T> Fetched<T> {
+    /// A value fetched by a non-blocking operation `pe` issues now.
+    pub(crate) fn issued(value: T, pe: &Pe) -> Fetched<T> {
+        Fetched {
+            value,
+            issued: pe.completions(),
+        }
+    }
+
+    /// The fetched value, taken out. Fails with [`ShmemError::NotCompleted`] (giving
+    /// nothing back) if this PE has not called [`Pe::quiet`] or [`Pe::barrier_all`] since
+    /// the operation was issued.
+    pub fn into_value(self, pe: &Pe) -> Result<T> {
+        self.check(pe)?;
+        Ok(self.value)
+    }
+
+    fn check(&self, pe: &Pe) -> Result<()> {
+        if pe.completions() == self.issued {
+            return Err(ShmemError::NotCompleted);
+        }
+        Ok(())
+    }
+}
+
 impl<T: Copy> Fetched<T> {
     /// The fetched value. Fails with [`ShmemError::NotCompleted`] if this PE has not
     /// called [`Pe::quiet`] or [`Pe::barrier_all`] since the operation was issued.
     pub fn value(&self, pe: &Pe) -> Result<T> {
-        if pe.completions() == self.issued {
-            return Err(ShmemError::NotCompleted);
-        }
+        self.check(pe)?;
         Ok(self.value)
     }
 }
@@ -414,8 +437,5 @@ where
     B: SymmetricBuffer<Elem = T> + ?Sized,
     T: AtomicElem,
 {
-    Ok(Fetched {
-        value: amo(buffer, pe, target_pe, op)?,
-        issued: pe.completions(),
-    })
+    Ok(Fetched::issued(amo(buffer, pe, target_pe, op)?, pe))
 }

@@ -1,5 +1,6 @@
 //! The collectives of the OpenSHMEM man pages, typed: barrier, broadcast, collect/fcollect and
-//! the reductions, on an [`ActiveSet`].
+//! the reductions, on an [`ActiveSet`]; and OpenSHMEM 1.5's `sync` and `alltoall(s)` on
+//! active sets.
 //!
 //! Targets and sources are symmetric buffers of the call's element type (a
 //! `#[symmetric] static`, a [`SymSlice`](crate::SymSlice), or a `.range(..)` of one); a
@@ -46,7 +47,7 @@
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 
-use shmem_rt::__private::{ElemType, Span, Work};
+use shmem_rt::__private::{Blocks, ElemType, Span, Work};
 use shmem_rt::{ArgValue, CollectiveError, Field, RtError};
 
 use crate::active_set::ActiveSet;
@@ -55,8 +56,8 @@ use crate::ops::{Combiner, ReduceOp, Scalars};
 use crate::pe::Pe;
 use crate::symmetric::{Symmetric, SymmetricBuffer, SymmetricType};
 use crate::work::{
-    check_work_fits, reduce_work, sync_work, BarrierSync, BroadcastSync, CollectSync, KnownLen,
-    ReduceWorkArray,
+    check_work_fits, reduce_work, sync_work, AlltoallSync, BarrierSync, BroadcastSync, CollectSync,
+    KnownLen, ReduceWorkArray,
 };
 
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
@@ -122,6 +123,30 @@ pub fn broadcast_with<T: SymmetricType>(
         span(source),
         elem_type::<T>(),
     )
+}
+
+/// `shmem_sync`: returns when every member of `set` has entered, like [`barrier`] but
+/// without completing this PE's outstanding puts first (order them with
+/// [`Pe::quiet`], or let the receivers wait on a flag). Matches the members' barriers.
+pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .sync(set.spec(), Work::Implicit)
+        .map_err(|e| Call::new::<()>(me, set, "sync").error(e))
+}
+
+/// `shmem_sync_all`: [`sync`] on every PE of the job.
+pub fn sync_all(pe: &mut Pe) -> Result<()> {
+    let world = pe.world();
+    sync(pe, &world)
+}
+
+/// `shmem_sync` with an explicit work array (`pSync` of `SHMEM_BARRIER_SYNC_SIZE`).
+pub fn sync_with(pe: &mut Pe, set: &ActiveSet, work: &Symmetric<BarrierSync>) -> Result<()> {
+    let me = pe.my_pe();
+    pe.rt_mut()
+        .sync(set.spec(), sync_work(work))
+        .map_err(|e| Call::new::<()>(me, set, "sync").error(e))
 }
 
 /// The one call behind [`broadcast`] and [`broadcast_with`].
@@ -243,6 +268,100 @@ fn collect_on(
     pe.rt_mut()
         .collect(set.spec(), work, elem.rt, target, source)
         .map_err(|e| Call::from_typed(me, set, "collect", &elem).error(e))
+}
+
+/// `shmem_alltoall`: block `i` of every member's source goes to member `i`, into block
+/// `j` of its target, where `j` is the sender's index in `set`. A block is `nelems`
+/// elements; source and target hold `nelems × set.size()` at least and must not
+/// overlap. Every member passes the same `nelems`.
+pub fn alltoall<T: SymmetricType>(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    nelems: usize,
+) -> Result<()> {
+    let blocks = Blocks {
+        nelems,
+        target_stride: 1,
+        source_stride: 1,
+    };
+    alltoall_on::<T>(pe, set, Work::Implicit, span(target), span(source), blocks)
+}
+
+/// [`alltoall`] with an explicit work array.
+pub fn alltoall_with<T: SymmetricType>(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    nelems: usize,
+    work: &Symmetric<AlltoallSync>,
+) -> Result<()> {
+    let blocks = Blocks {
+        nelems,
+        target_stride: 1,
+        source_stride: 1,
+    };
+    alltoall_on::<T>(pe, set, sync_work(work), span(target), span(source), blocks)
+}
+
+/// `shmem_alltoalls`: [`alltoall`] with strides. Element `k` of the block for member `i`
+/// is element `(i × nelems + k) × source_stride` of the source; element `k` of the block
+/// from member `j` lands at element `(j × nelems + k) × target_stride` of the target.
+/// Strides count elements and are at least 1 (a member passing 0 fails the call).
+pub fn alltoalls<T: SymmetricType>(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    target_stride: usize,
+    source_stride: usize,
+    nelems: usize,
+) -> Result<()> {
+    let blocks = Blocks {
+        nelems,
+        target_stride,
+        source_stride,
+    };
+    alltoall_on::<T>(pe, set, Work::Implicit, span(target), span(source), blocks)
+}
+
+/// [`alltoalls`] with an explicit work array.
+#[allow(clippy::too_many_arguments)]
+pub fn alltoalls_with<T: SymmetricType>(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    target_stride: usize,
+    source_stride: usize,
+    nelems: usize,
+    work: &Symmetric<AlltoallSync>,
+) -> Result<()> {
+    let blocks = Blocks {
+        nelems,
+        target_stride,
+        source_stride,
+    };
+    alltoall_on::<T>(pe, set, sync_work(work), span(target), span(source), blocks)
+}
+
+/// The one call behind the alltoall family.
+#[inline]
+fn alltoall_on<T: SymmetricType>(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    work: Work,
+    target: Span,
+    source: Span,
+    blocks: Blocks,
+) -> Result<()> {
+    let me = pe.my_pe();
+    let elem = elem_type::<T>();
+    pe.rt_mut()
+        .alltoall(set.spec(), work, elem.rt, target, source, blocks)
+        .map_err(|e| Call::from_typed(me, set, "alltoall", &elem).error(e))
 }
 
 /// `shmem_TYPE_OP_to_all`: `nreduce` independent reductions with `Op` over the members'
@@ -537,6 +656,14 @@ fn unable(op: &'static str, why: shmem_rt::Unable) -> ShmemError {
             op,
             capacity: capacity as usize,
             needed: needed as usize,
+        },
+        Unable::SourceTooSmall { len, needed } => ShmemError::SourceTooSmall {
+            op,
+            len: len as usize,
+            needed: needed as usize,
+        },
+        Unable::ZeroStride => ShmemError::ZeroStride {
+            which: "target or source",
         },
     }
 }

@@ -39,6 +39,16 @@ pub enum ShmemError {
         /// Elements the result needs.
         needed: usize,
     },
+    /// The source is shorter than the collective reads.
+    #[error("{op}: the source holds {len} elements but the call reads {needed}")]
+    SourceTooSmall {
+        /// The collective.
+        op: &'static str,
+        /// Elements the source holds.
+        len: usize,
+        /// Elements the call reads.
+        needed: usize,
+    },
     /// A root index outside the active set.
     #[error("{op}: root {root} is not an index in the active set (it has {size} PEs: 0..{size})")]
     RootOutOfRange {
@@ -138,6 +148,12 @@ pub enum ShmemError {
         /// Elements waited on.
         elements: usize,
     },
+    /// A strided transfer (`iput`, `iget`, `alltoalls`) given a stride of 0.
+    #[error("the {which} stride is 0: strides count elements and must be at least 1")]
+    ZeroStride {
+        /// Which stride (`symmetric` or `local`).
+        which: &'static str,
+    },
     /// The value of a non-blocking fetching atomic was read before this PE completed its
     /// outstanding operations.
     #[error(
@@ -152,6 +168,7 @@ impl ShmemError {
         Some(match self {
             ShmemError::NotInActiveSet { op, .. }
             | ShmemError::TargetTooSmall { op, .. }
+            | ShmemError::SourceTooSmall { op, .. }
             | ShmemError::RootOutOfRange { op, .. }
             | ShmemError::PartialOverlap { op }
             | ShmemError::OtherPeFailed { op, .. }

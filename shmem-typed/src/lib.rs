@@ -56,6 +56,7 @@ mod entry;
 pub mod error;
 pub mod ops;
 pub mod pe;
+pub mod rma;
 pub mod symmetric;
 pub mod sync;
 pub mod work;
@@ -63,31 +64,34 @@ pub mod work;
 pub use active_set::ActiveSet;
 pub use atomic::{AtomicBitwise, AtomicElem, AtomicInt, Fetched, SymmetricAtomics};
 pub use collectives::{
-    barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with, fcollect,
-    fcollect_with, reduce, reduce_with,
+    alltoall, alltoall_with, alltoalls, alltoalls_with, barrier, barrier_all, barrier_with,
+    broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
+    sync, sync_all, sync_with,
 };
 pub use error::{EarlierCall, Result, ShmemError};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
+pub use rma::{SignalOp, SignalWord, SymmetricRma};
 pub use shmem_macros::{main, symmetric};
 pub use symmetric::{
     Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt, SymmetricStatic,
     SymmetricType,
 };
 pub use sync::{Cmp, WaitInt};
-pub use work::{BarrierSync, BroadcastSync, CollectSync, ReduceWork};
+pub use work::{AlltoallSync, BarrierSync, BroadcastSync, CollectSync, ReduceWork};
 
 /// Everything a typical program uses.
 pub mod prelude {
     pub use crate::reduce_work;
     pub use crate::{
-        barrier, barrier_all, barrier_with, broadcast, broadcast_with, collect, collect_with,
-        fcollect, fcollect_with, reduce, reduce_with, And, BarrierSync, BroadcastSync, CollectSync,
-        Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
+        alltoall, alltoall_with, alltoalls, alltoalls_with, barrier, barrier_all, barrier_with,
+        broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce,
+        reduce_with, sync, sync_all, sync_with, AlltoallSync, And, BarrierSync, BroadcastSync,
+        CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::{
-        symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SymSlice, Symmetric, SymmetricAtomics,
-        SymmetricBuffer, SymmetricBufferExt, WaitInt,
+        symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
+        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, WaitInt,
     };
     pub use bytemuck::{Pod, Zeroable};
     pub use num_complex::Complex;

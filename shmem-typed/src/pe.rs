@@ -72,6 +72,12 @@ impl Pe {
         crate::collectives::barrier_all(self)
     }
 
+    /// `shmem_sync_all`: returns when every PE has entered, without completing this PE's
+    /// outstanding puts first (see [`sync`](crate::collectives::sync)).
+    pub fn sync_all(&mut self) -> Result<()> {
+        crate::collectives::sync_all(self)
+    }
+
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.
     pub fn fence(&mut self) {
         self.rt.fence();

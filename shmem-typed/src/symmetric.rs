@@ -467,7 +467,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
 impl<B: SymmetricBuffer + ?Sized> SymmetricBufferExt for B {}
 
-fn check_fits(given: usize, capacity: usize) -> Result<()> {
+pub(crate) fn check_fits(given: usize, capacity: usize) -> Result<()> {
     if given > capacity {
         return Err(ShmemError::RangeOutOfBounds {
             start: 0,
@@ -485,7 +485,7 @@ fn byte_range<B: SymmetricBuffer + ?Sized>(buf: &B) -> std::ops::Range<usize> {
 }
 
 /// Errors unless `a` and `b` share no byte (an empty buffer shares none).
-fn check_disjoint<A, B>(a: &A, b: &B) -> Result<()>
+pub(crate) fn check_disjoint<A, B>(a: &A, b: &B) -> Result<()>
 where
     A: SymmetricBuffer + ?Sized,
     B: SymmetricBuffer + ?Sized,

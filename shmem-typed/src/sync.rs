@@ -1,6 +1,7 @@
 //! Point-to-point synchronization: `wait_until` on a symmetric integer that other PEs
 //! update with puts or atomics (`shmem_wait_until`), its `_all`/`_any`/`_some` forms over
-//! the elements of a buffer, and the non-blocking `test` family.
+//! the elements of a buffer, the non-blocking `test` family, and the signal side of
+//! `put_signal` (`signal_fetch`, `signal_wait_until`).
 
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicIsize, AtomicU16, AtomicU32, AtomicU64,
@@ -11,6 +12,7 @@ use bytemuck::Pod;
 
 use crate::error::Result;
 use crate::pe::Pe;
+use crate::rma::SignalWord;
 use crate::symmetric::{SymmetricBuffer, SymmetricBufferExt};
 
 /// Comparison of `shmem_wait_until` (`SHMEM_CMP_EQ`, …).
@@ -227,6 +229,32 @@ impl Pe {
         self.look_at_elements(ivars, status, |w| w.every_holding(cmp, value))
     }
 
+    /// This PE's signal (element 0 of `signal`), loaded atomically
+    /// (`shmem_signal_fetch`).
+    pub fn signal_fetch<B>(&self, signal: &B) -> Result<u64>
+    where
+        B: SymmetricBuffer<Elem: SignalWord> + ?Sized,
+    {
+        let one = signal.at(0)?;
+        self.look_at_elements(&one, &[], |w| w.values[0].value())
+    }
+
+    /// Blocks until this PE's signal (element 0 of `signal`) satisfies `cmp` against
+    /// `value`, and returns the signal's value that did (`shmem_signal_wait_until`).
+    /// Fails instead of hanging as [`Pe::wait_until`] does.
+    pub fn signal_wait_until<B>(&mut self, signal: &B, cmp: Cmp, value: u64) -> Result<u64>
+    where
+        B: SymmetricBuffer<Elem: SignalWord> + ?Sized,
+    {
+        let one = signal.at(0)?;
+        let mut seen = 0;
+        self.wait_for_elements(&one, &[], "signal_wait_until", |w| {
+            seen = w.values[0].value();
+            cmp.holds(w.values[0], B::Elem::from_value(value))
+        })?;
+        Ok(seen)
+    }
+
     /// The one path of every wait: blocks until `ready` holds for the current values of
     /// this PE's `ivars` (loaded atomically on every poll) and their `status`.
     fn wait_for_elements<B>(
@@ -255,7 +283,7 @@ impl Pe {
 
     /// [`Pe::wait_for_elements`] without the waiting: `look` at the values once.
     fn look_at_elements<B, R>(
-        &mut self,
+        &self,
         ivars: &B,
         status: &[bool],
         look: impl FnOnce(&Watched<'_, B::Elem>) -> R,

@@ -133,8 +133,16 @@ sync_type!(
     CollectSync
 );
 
+sync_type!(
+    /// The work array of [`crate::alltoall_with`] and [`crate::alltoalls_with`] (`pSync`
+    /// of `SHMEM_ALLTOALL_SYNC_SIZE` / `SHMEM_ALLTOALLS_SYNC_SIZE`). Without a staging
+    /// buffer, blocks over 64 bytes in all are read from the members' sources.
+    AlltoallSync
+);
+
 /// The sync-only work arrays: what the runtime needs to know about them.
 pub(crate) trait WorkLayout {}
+impl WorkLayout for AlltoallSync {}
 impl WorkLayout for BarrierSync {}
 impl WorkLayout for BroadcastSync {}
 impl WorkLayout for CollectSync {}

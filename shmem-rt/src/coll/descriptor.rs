@@ -85,6 +85,7 @@ const fn op_code(op: Operation) -> u64 {
         Operation::Broadcast => 2,
         Operation::Collect => 3,
         Operation::Fcollect => 4,
+        Operation::Alltoall => 6,
         Operation::Reduce(r) => {
             5 | (match r {
                 ReduceOp::And => 1,
@@ -105,6 +106,7 @@ fn op_from(code: u64) -> Result<Operation, Undecodable> {
         (2, 0) => Operation::Broadcast,
         (3, 0) => Operation::Collect,
         (4, 0) => Operation::Fcollect,
+        (6, 0) => Operation::Alltoall,
         (5, r) => Operation::Reduce(match r {
             1 => ReduceOp::And,
             2 => ReduceOp::Or,
@@ -123,6 +125,7 @@ const COLLECT: u64 = op_code(Operation::Collect);
 const BROADCAST: u64 = op_code(Operation::Broadcast);
 const BARRIER: u64 = op_code(Operation::Barrier);
 const FCOLLECT: u64 = op_code(Operation::Fcollect);
+const ALLTOALL: u64 = op_code(Operation::Alltoall);
 
 /// One member's descriptor of one call, in its wire form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,6 +240,11 @@ impl Descriptor {
                 capacity: data_off,
                 needed: self.nelems(),
             },
+            5 => Unable::SourceTooSmall {
+                len: capacity,
+                needed: data_off,
+            },
+            6 => Unable::ZeroStride,
             _ => return Err(Undecodable),
         }))
     }
@@ -264,6 +272,12 @@ impl Descriptor {
                 self.tail[0] = capacity;
                 4
             }
+            Unable::SourceTooSmall { len, needed } => {
+                self.tail[0] = needed;
+                self.tail[1] = len;
+                5
+            }
+            Unable::ZeroStride => 6,
         };
         self.set_field(UNABLE_SHIFT, 0xf, code);
         self.set_location(Location::Nothing);
@@ -372,7 +386,8 @@ impl Descriptor {
         }
     }
 
-    /// Reduction: the target's symmetric offset.
+    /// Reduction: the target's symmetric offset; alltoalls: the source's stride in
+    /// elements.
     #[inline]
     pub(crate) fn extra(&self) -> u64 {
         self.tail[2]
@@ -457,7 +472,7 @@ pub(crate) fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Fie
     if op != BARRIER && (mine.head[1] != theirs.head[1] || size(m) != size(t)) {
         return Some(Field::ElementType);
     }
-    let equal_counts = op == BROADCAST || op == FCOLLECT || op & 0xf == 5;
+    let equal_counts = op == BROADCAST || op == FCOLLECT || op == ALLTOALL || op & 0xf == 5;
     if equal_counts && mine.head[2] != theirs.head[2] {
         return Some(Field::Nelems);
     }

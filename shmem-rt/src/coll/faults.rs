@@ -7,13 +7,15 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 9] = [
     "barrier",
     "broadcast",
     "collect",
     "fcollect",
     "reduce",
     "finalize",
+    "sync",
+    "alltoall",
     "a collective",
 ];
 
@@ -69,6 +71,7 @@ fn operation_code(op: Operation) -> u64 {
         Operation::Collect => 2,
         Operation::Fcollect => 3,
         Operation::Reduce(r) => 4 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
+        Operation::Alltoall => 11,
     }
 }
 
@@ -79,6 +82,7 @@ fn operation_from(code: u64) -> Option<Operation> {
         2 => Operation::Collect,
         3 => Operation::Fcollect,
         c @ 4..=10 => Operation::Reduce(REDUCE_OPS[c as usize - 4]),
+        11 => Operation::Alltoall,
         _ => return None,
     })
 }
@@ -141,6 +145,8 @@ pub(crate) fn encode(err: &CollectiveError) -> Option<[u64; FAULT_WORDS]> {
                 Unable::RootOutOfRange { root, size } => (1, root, size),
                 Unable::Overlap => (2, 0, 0),
                 Unable::WorkTooSmall { capacity, needed } => (3, capacity, needed),
+                Unable::SourceTooSmall { len, needed } => (4, len, needed),
+                Unable::ZeroStride => (5, 0, 0),
             };
             w[0] = UNABLE | name_code(during) << 8 | kind << 16;
             w[1] = *pe as u64;
@@ -241,6 +247,11 @@ pub(crate) fn decode(w: &[u64; FAULT_WORDS]) -> Option<CollectiveError> {
                     capacity: w[2],
                     needed: w[3],
                 },
+                4 => Unable::SourceTooSmall {
+                    len: w[2],
+                    needed: w[3],
+                },
+                5 => Unable::ZeroStride,
                 _ => return None,
             },
         },

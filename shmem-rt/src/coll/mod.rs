@@ -1,5 +1,5 @@
-//! Collective algorithms over bytes — barrier, broadcast, collect/fcollect, reductions —
-//! on an active set, written against the transport seam.
+//! Collective algorithms over bytes — barrier, broadcast, collect/fcollect, reductions,
+//! alltoall(s) — on an active set, written against the transport seam.
 //!
 //! Every call follows one scheme (see [`ctx`] for epochs and alternation):
 //! 1. each member checks its own arguments, puts a small contribution into its arrival
@@ -17,6 +17,7 @@
 //! into a hang; epochs stay aligned, so the set remains usable. Members that did not see
 //! it learn of it at their next contact with the set ([`ctx`]).
 
+mod alltoall;
 mod barrier;
 mod broadcast;
 pub(crate) mod ctx;
@@ -29,6 +30,8 @@ pub(crate) mod select;
 pub(crate) mod sets;
 pub(crate) mod sweep;
 
+pub(crate) use alltoall::alltoall;
+pub use alltoall::Blocks;
 pub(crate) use barrier::barrier;
 pub(crate) use broadcast::broadcast;
 pub(crate) use gather::{collect, fcollect};

@@ -8,7 +8,7 @@ use crate::coll::ctx::{CallEnv, SetCtx, StageArea, SyncAt};
 use crate::coll::deadlock::{Awaited, Watch};
 use crate::coll::descriptor::ElemType;
 use crate::coll::sets::{self, SetSpec};
-use crate::coll::{self, Combine, Span};
+use crate::coll::{self, Blocks, Combine, Span};
 use crate::error::{CollectiveError, ReduceOp, RtError, RtResult, WaitSite};
 use crate::memory::layout::{self, SLOT_STAGE, STAGE_BYTES};
 use crate::sync::wait::{self, Blocker};
@@ -321,7 +321,16 @@ impl Runtime {
     /// `shmem_barrier` on `set`: returns when every member has entered; every earlier
     /// local store and remote update of every member is then complete and visible.
     pub fn barrier(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
+        with_transport!(&self.transport, t => t.complete_for_barrier());
         run_call!(self, set, work, "barrier", |ctx| coll::barrier(&ctx))
+    }
+
+    /// `shmem_sync` on `set`: returns when every member has entered; unlike
+    /// [`Runtime::barrier`] it does not complete this PE's outstanding puts first (a
+    /// program orders them with `quiet`, or sees them through waits). Members' calls
+    /// match each other's barriers: a barrier is a quiet and a sync.
+    pub fn sync(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
+        run_call!(self, set, work, "sync", |ctx| coll::barrier(&ctx))
     }
 
     /// `shmem_broadcast`: member `root`'s `source` into every other member's `target`.
@@ -369,6 +378,24 @@ impl Runtime {
         self.check_spans(elem, [target, source])?;
         run_call!(self, set, work, "collect", |ctx| coll::collect(
             &ctx, elem, target, source
+        ))
+    }
+
+    /// `shmem_alltoall` / `shmem_alltoalls`: block `i` of every member's `source` (of
+    /// `blocks.nelems` elements at its stride) into block `j` of member `i`'s `target`,
+    /// where `j` is the sender's index.
+    pub fn alltoall(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+        blocks: Blocks,
+    ) -> RtResult<()> {
+        self.check_spans(elem, [target, source])?;
+        run_call!(self, set, work, "alltoall", |ctx| coll::alltoall(
+            &ctx, elem, target, source, blocks
         ))
     }
 

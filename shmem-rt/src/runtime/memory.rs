@@ -1,5 +1,4 @@
-//! The runtime's memory calls: collective allocation that every PE agrees on, and
-//! checked remote access.
+//! The runtime's allocation calls: collective allocation that every PE agrees on.
 //!
 //! Allocation is collective: every PE runs the same deterministic allocator on its own
 //! copy of the metadata, so the same calls give the same offsets. Every call ends by
@@ -16,8 +15,6 @@ use crate::coll::sets::SetSpec;
 use crate::error::{AllocMismatch, RtError, RtResult};
 use crate::memory::alloc::HeapAllocator;
 use crate::memory::layout::{self, AllocRecord};
-use crate::sync::wait::{self, Blocker};
-use crate::transport::amo::{AtomicOp, AtomicWidth};
 use crate::transport::{with_transport, Transport};
 
 /// This PE's allocator and the sequence number of its allocation calls.
@@ -262,148 +259,6 @@ impl Runtime {
             };
             let ctx = SetCtx::enter(t, &self.env, world, self.me, at, "symmetric allocation")?;
             crate::coll::barrier(&ctx)
-        })
-    }
-
-    // ----- remote access ---------------------------------------------------------------
-
-    /// Checks that `pe` exists and `offset..offset+len` lies in the user heap.
-    #[inline]
-    pub fn check_access(&self, pe: usize, offset: usize, len: usize) -> RtResult<()> {
-        if pe >= self.npes {
-            return Err(self.pe_out_of_range(pe));
-        }
-        let end = offset.checked_add(len);
-        if offset < self.user_start || end.is_none_or(|e| e > self.part_size) {
-            return Err(self.out_of_bounds(offset, len));
-        }
-        Ok(())
-    }
-
-    #[cold]
-    fn pe_out_of_range(&self, pe: usize) -> RtError {
-        RtError::PeOutOfRange {
-            pe,
-            npes: self.npes,
-        }
-    }
-
-    #[cold]
-    pub(super) fn out_of_bounds(&self, offset: usize, len: usize) -> RtError {
-        RtError::OutOfBounds {
-            offset,
-            len,
-            heap: self.part_size,
-        }
-    }
-
-    /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem`), then wakes `pe` if
-    /// it sleeps in a wait. Complete on return (blocking put).
-    pub fn put(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
-        self.check_access(pe, offset, src.len())?;
-        with_transport!(&self.transport, t => {
-            // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
-            // memory of this process (a slice the caller owns), so it does not overlap.
-            unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
-            wait::notify(t, pe);
-        });
-        Ok(())
-    }
-
-    /// Performs the atomic operation `op` on the `width`-byte word at `offset` of PE
-    /// `pe` (checked to lie in its user heap, aligned to the word's size) and returns the
-    /// value the word held before (`shmem_atomic_*`); wakes `pe` if the operation may
-    /// have changed the word and `pe` sleeps in a wait. Complete on return.
-    pub fn atomic(
-        &self,
-        pe: usize,
-        offset: usize,
-        width: AtomicWidth,
-        op: AtomicOp,
-    ) -> RtResult<u64> {
-        let len = width.bytes();
-        self.check_access(pe, offset, len)?;
-        if offset % len != 0 {
-            return Err(RtError::Misaligned { offset, len });
-        }
-        Ok(with_transport!(&self.transport, t => {
-            let old = t.atomic(t.place(pe, offset), width, op);
-            if op.writes() {
-                wait::notify(t, pe);
-            }
-            old
-        }))
-    }
-
-    /// Copies PE `pe`'s memory at `offset` into `dst` (`shmem_getmem`).
-    pub fn get(&self, pe: usize, offset: usize, dst: &mut [u8]) -> RtResult<()> {
-        self.check_access(pe, offset, dst.len())?;
-        with_transport!(&self.transport, t => {
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            // SAFETY: the range lies in PE `pe`'s user heap (checked); `dst` is an
-            // exclusive slice of private memory.
-            unsafe { t.get(t.place(pe, offset), dst.as_mut_ptr(), dst.len()) };
-        });
-        Ok(())
-    }
-
-    /// Address of `len` bytes at `offset` of this PE's own partition (checked to lie in
-    /// the user heap): what the typed layer's `unsafe` zero-copy views point into.
-    pub fn local_address(&self, offset: usize, len: usize) -> RtResult<*mut u8> {
-        self.check_access(self.me, offset, len)?;
-        let base = with_transport!(&self.transport, t => t.direct(self.me));
-        let base = base.ok_or_else(|| RtError::Config("no local mapping".into()))?;
-        Ok(base.wrapping_add(offset))
-    }
-
-    /// Address of `len` bytes at `offset` of PE `pe`'s partition (`shmem_ptr`), if this
-    /// process can load and store it directly (always on one node).
-    pub fn peer_address(&self, pe: usize, offset: usize, len: usize) -> RtResult<Option<*mut u8>> {
-        self.check_access(pe, offset, len)?;
-        let base = with_transport!(&self.transport, t => t.direct(pe));
-        Ok(base.map(|b| b.wrapping_add(offset)))
-    }
-
-    /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones.
-    pub fn fence(&mut self) {
-        with_transport!(&self.transport, t => t.fence());
-    }
-
-    /// `shmem_quiet`: every earlier put of this PE is complete and visible.
-    pub fn quiet(&mut self) {
-        with_transport!(&self.transport, t => t.quiet());
-    }
-
-    /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
-    /// checked to lie there and to be aligned to `len` (a power of two up to 8): words
-    /// the caller may load atomically while other PEs update them (`shmem_test`).
-    pub fn local_words(&self, offset: usize, len: usize, count: usize) -> RtResult<*const u8> {
-        if !len.is_power_of_two() || len > 8 || offset % len != 0 {
-            return Err(RtError::Misaligned { offset, len });
-        }
-        let bytes = len
-            .checked_mul(count)
-            .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
-        Ok(self.local_address(offset, bytes)?.cast_const())
-    }
-
-    /// Waits until `ready(address)` holds, where `address` is `count` words of `len` bytes
-    /// at `offset` of this PE's own user heap (checked, and aligned to `len`, a power of
-    /// two up to 8, so that the caller can load each word atomically) that other PEs
-    /// update (`shmem_wait_until` and its `_all`/`_any`/`_some` forms). Fails if the job
-    /// aborts, or if no PE can satisfy the wait any more (every other PE has left or is
-    /// blocked too).
-    pub fn wait_local(
-        &mut self,
-        offset: usize,
-        len: usize,
-        count: usize,
-        during: &'static str,
-        mut ready: impl FnMut(*const u8) -> bool,
-    ) -> RtResult<()> {
-        let address = self.local_words(offset, len, count)?;
-        with_transport!(&self.transport, t => {
-            wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || ready(address))
         })
     }
 }

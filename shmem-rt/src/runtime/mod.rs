@@ -5,6 +5,8 @@
 
 mod collectives;
 mod memory;
+mod rma;
+pub use self::rma::{SignalOp, Strides};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

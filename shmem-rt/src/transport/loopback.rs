@@ -147,6 +147,9 @@ impl Transport for LoopbackTransport {
     fn quiet(&self) {
         self.shm.quiet()
     }
+    fn complete_for_barrier(&self) {
+        self.shm.complete_for_barrier()
+    }
 
     fn sleep(&self, seen: u64, timeout: Duration) {
         self.shm.sleep(seen, timeout)

@@ -84,6 +84,16 @@ pub(crate) trait Transport: Sized + 'static {
     /// # Safety
     /// `from` must be valid for reads of `len` bytes and not overlap `to`.
     unsafe fn put(&self, from: *const u8, to: Self::Place, len: usize);
+    /// Copies like [`Transport::put`], but the data need only be delivered by the next
+    /// [`Transport::quiet`]; `from` is not read after this returns. A transport whose
+    /// puts complete on return has nothing else to do.
+    ///
+    /// # Safety
+    /// As [`Transport::put`].
+    unsafe fn put_nbi(&self, from: *const u8, to: Self::Place, len: usize) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.put(from, to, len) }
+    }
     /// Sets `len` bytes at `at` to zero (race-tolerant).
     fn zero(&self, at: Self::Place, len: usize);
     /// Copies `len` bytes between two places (race-tolerant; equal places are a no-op).
@@ -104,6 +114,9 @@ pub(crate) trait Transport: Sized + 'static {
     fn fence(&self);
     /// `shmem_quiet`: every earlier put of this PE is complete and visible.
     fn quiet(&self);
+    /// Completes this PE's earlier puts before a barrier announces its arrival, whose
+    /// release store then publishes them (what makes a barrier `quiet` + `sync`).
+    fn complete_for_barrier(&self);
 
     /// Sleeps on this PE's wake word while it holds `seen`, at most `timeout`.
     fn sleep(&self, seen: u64, timeout: Duration);

@@ -27,6 +27,12 @@ static C: u64 = 0;
 static F: f64 = 0.0;
 #[symmetric]
 static W: reduce_work!(i16, 3) = ReduceWork::new();
+#[symmetric]
+static SIG: u64 = 0;
+#[symmetric]
+static SYNC: BarrierSync = BarrierSync::new();
+#[symmetric]
+static A2A: AlltoallSync = AlltoallSync::new();
 
 #[shmem_typed::main(npes = 2)]
 fn main(pe: &mut Pe) -> Result<(), ShmemError> {
@@ -71,6 +77,26 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     assert_eq!(whole, [1; N]);
     pe.fence();
     pe.quiet();
+    X.put_nbi(pe, to_pe, &data)?;
+    let f = X.get_nbi(pe, from_pe)?;
+    pe.quiet();
+    let v_all = f.into_value(pe)?;
+    assert_eq!(v_all.len(), N);
+    let (tst, sst, n2) = (2, 1, 2);
+    let src2 = [3i64, 4];
+    X.iput(pe, to_pe, tst, &src2, sst, n2)?;
+    let mut dst2 = [0i64; 4];
+    let dst_stride = 2;
+    X.iget(pe, from_pe, sst, &mut dst2, dst_stride, n2)?;
+    pe.barrier_all()?;
+    X.put_signal(pe, to_pe, &data, &SIG, 1, SignalOp::Add)?;
+    X.put_signal_nbi(pe, to_pe, &data, &SIG, 1, SignalOp::Set)?;
+    pe.quiet();
+    assert!(pe.signal_wait_until(&SIG, Cmp::Ge, 1)? >= 1);
+    let _sig = pe.signal_fetch(&SIG)?;
+    assert!(pe.pe_accessible(pe_no));
+    assert!(X.accessible(pe, pe_no));
+    pe.barrier_all()?;
 
     // Atomics.
     let ticket = C.atomic_fetch_inc(pe, pe_no)?;
@@ -118,5 +144,12 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     assert_eq!(total, 3);
     reduce::<Xor, i16>(pe, &set, &T16, &S16)?;
     reduce_with::<Xor, i16>(pe, &set, &T16, &S16, &W)?;
+    pe.sync_all()?;
+    sync(pe, &set)?;
+    sync_with(pe, &set, &SYNC)?;
+    let n1 = 2;
+    alltoall::<u64>(pe, &set, &T, &S, n1)?;
+    alltoalls::<u32>(pe, &set, &T32, &S32, 2, 1, 1)?;
+    alltoall_with::<u64>(pe, &set, &T, &S, 1, &A2A)?;
     Ok(())
 }

@@ -220,6 +220,10 @@ impl Transport for ShmTransport {
     fn quiet(&self) {
         std::sync::atomic::fence(Ordering::SeqCst);
     }
+    #[inline]
+    fn complete_for_barrier(&self) {
+        // Puts are complete when they return: nothing is outstanding.
+    }
 
     fn sleep(&self, seen: u64, timeout: Duration) {
         let word = self.place(

@@ -1,0 +1,302 @@
+//! The runtime's remote memory access: checked puts and gets (blocking, non-blocking,
+//! strided), put-with-signal, atomics, ordering and completion (`fence`, `quiet`), and
+//! waits on this PE's own words. Every call checks that its PE exists and that its
+//! range lies in the user heap before the transport sees it.
+
+use super::Runtime;
+use crate::error::{RtError, RtResult};
+use crate::job::state;
+use crate::memory::layout::PeState;
+use crate::sync::wait::{self, Blocker};
+use crate::transport::amo::{AtomicOp, AtomicWidth};
+use crate::transport::{with_transport, Transport};
+
+/// How a strided transfer (`shmem_iput`/`shmem_iget`) walks memory: `count` elements of
+/// `elem` bytes, `remote` bytes apart in the symmetric buffer and `local` bytes apart in
+/// the private one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strides {
+    /// Bytes of one element.
+    pub elem: usize,
+    /// Elements moved.
+    pub count: usize,
+    /// Bytes from one element to the next in the symmetric buffer.
+    pub remote: usize,
+    /// Bytes from one element to the next in the private buffer.
+    pub local: usize,
+}
+
+impl Strides {
+    /// Bytes from the first element's start to the last one's end, `stride` bytes
+    /// apart (0 for no elements; `None` if it overflows).
+    fn extent(&self, stride: usize) -> Option<usize> {
+        match self.count {
+            0 => Some(0),
+            n => (n - 1).checked_mul(stride)?.checked_add(self.elem),
+        }
+    }
+}
+
+/// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalOp {
+    /// Stores the value.
+    Set,
+    /// Adds the value (wrapping).
+    Add,
+}
+
+impl Runtime {
+    /// Checks that `pe` exists and `offset..offset+len` lies in the user heap.
+    #[inline]
+    pub fn check_access(&self, pe: usize, offset: usize, len: usize) -> RtResult<()> {
+        if pe >= self.npes {
+            return Err(self.pe_out_of_range(pe));
+        }
+        let end = offset.checked_add(len);
+        if offset < self.user_start || end.is_none_or(|e| e > self.part_size) {
+            return Err(self.out_of_bounds(offset, len));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn pe_out_of_range(&self, pe: usize) -> RtError {
+        RtError::PeOutOfRange {
+            pe,
+            npes: self.npes,
+        }
+    }
+
+    #[cold]
+    pub(super) fn out_of_bounds(&self, offset: usize, len: usize) -> RtError {
+        RtError::OutOfBounds {
+            offset,
+            len,
+            heap: self.part_size,
+        }
+    }
+
+    /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem`), then wakes `pe` if
+    /// it sleeps in a wait. Complete on return (blocking put).
+    pub fn put(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
+        self.check_access(pe, offset, src.len())?;
+        with_transport!(&self.transport, t => {
+            // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
+            // memory of this process (a slice the caller owns), so it does not overlap.
+            unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
+            wait::notify(t, pe);
+        });
+        Ok(())
+    }
+
+    /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem_nbi`): delivered by
+    /// the next [`Runtime::quiet`] (or barrier); `src` may be reused as soon as this
+    /// returns.
+    pub fn put_nbi(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
+        self.check_access(pe, offset, src.len())?;
+        with_transport!(&self.transport, t => {
+            // SAFETY: as in `put`.
+            unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
+            wait::notify(t, pe);
+        });
+        Ok(())
+    }
+
+    /// Strided put (`shmem_iput`): element `i` of `src` (at byte `i * strides.local`)
+    /// to byte `offset + i * strides.remote` of PE `pe`, for `i < strides.count`. The
+    /// whole walk is checked to lie in `src` and in the user heap first.
+    pub fn iput(&self, pe: usize, offset: usize, src: &[u8], strides: Strides) -> RtResult<()> {
+        self.check_strided(pe, offset, src.len(), strides, "iput")?;
+        with_transport!(&self.transport, t => {
+            for i in 0..strides.count {
+                let from = src[i * strides.local..].as_ptr();
+                // SAFETY: element `i` lies inside `src` and inside PE `pe`'s user heap
+                // (the extents were checked); `src` is private memory.
+                unsafe { t.put(from, t.place(pe, offset + i * strides.remote), strides.elem) };
+            }
+            wait::notify(t, pe);
+        });
+        Ok(())
+    }
+
+    /// Strided get (`shmem_iget`): byte `offset + i * strides.remote` of PE `pe` into
+    /// element `i` of `dst` (at byte `i * strides.local`), for `i < strides.count`.
+    pub fn iget(&self, pe: usize, offset: usize, dst: &mut [u8], strides: Strides) -> RtResult<()> {
+        self.check_strided(pe, offset, dst.len(), strides, "iget")?;
+        with_transport!(&self.transport, t => {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            for i in 0..strides.count {
+                let to = dst[i * strides.local..].as_mut_ptr();
+                // SAFETY: as in `iput`, the other way round; `dst` is exclusive.
+                unsafe { t.get(t.place(pe, offset + i * strides.remote), to, strides.elem) };
+            }
+        });
+        Ok(())
+    }
+
+    /// Checks a strided walk: the remote extent lies in PE `pe`'s user heap, the local
+    /// one in the `local_len` bytes of the private buffer.
+    fn check_strided(
+        &self,
+        pe: usize,
+        offset: usize,
+        local_len: usize,
+        strides: Strides,
+        during: &'static str,
+    ) -> RtResult<()> {
+        let remote = strides
+            .extent(strides.remote)
+            .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
+        self.check_access(pe, offset, remote)?;
+        match strides.extent(strides.local) {
+            Some(local) if local <= local_len => Ok(()),
+            _ => Err(RtError::Config(format!(
+                "{during}: {} elements of {} bytes, {} bytes apart, do not fit the {local_len}-byte private buffer",
+                strides.count, strides.elem, strides.local
+            ))),
+        }
+    }
+
+    /// Copies `src` into PE `pe`'s memory at `offset`, then updates the 8-byte signal word
+    /// at `signal` on that PE with `op` and `value` (`shmem_put_signal`): a PE that sees
+    /// the signal's new value sees the data. Wakes `pe` if it sleeps in a wait.
+    pub fn put_signal(
+        &self,
+        pe: usize,
+        offset: usize,
+        src: &[u8],
+        signal: usize,
+        op: SignalOp,
+        value: u64,
+    ) -> RtResult<()> {
+        self.check_access(pe, offset, src.len())?;
+        self.check_access(pe, signal, 8)?;
+        if signal % 8 != 0 {
+            return Err(RtError::Misaligned {
+                offset: signal,
+                len: 8,
+            });
+        }
+        let update = match op {
+            SignalOp::Set => AtomicOp::Set(value),
+            SignalOp::Add => AtomicOp::Add(value),
+        };
+        with_transport!(&self.transport, t => {
+            // SAFETY: as in `put`.
+            unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
+            // The data is delivered before the signal changes.
+            t.fence();
+            t.atomic(t.place(pe, signal), AtomicWidth::Bits64, update);
+            wait::notify(t, pe);
+        });
+        Ok(())
+    }
+
+    /// Whether PE `pe` can be reached by puts, gets and atomics (`shmem_pe_accessible`):
+    /// it exists and has neither finished nor failed.
+    pub fn pe_accessible(&self, pe: usize) -> bool {
+        pe < self.npes
+            && with_transport!(&self.transport, t => {
+                let failed = state::recorded_failure(t).is_some_and(|(who, _)| who == pe);
+                !failed && matches!(state::state_of(t, pe), PeState::Running | PeState::Finalizing)
+            })
+    }
+
+    /// Performs the atomic operation `op` on the `width`-byte word at `offset` of PE
+    /// `pe` (checked to lie in its user heap, aligned to the word's size) and returns the
+    /// value the word held before (`shmem_atomic_*`); wakes `pe` if the operation may
+    /// have changed the word and `pe` sleeps in a wait. Complete on return.
+    pub fn atomic(
+        &self,
+        pe: usize,
+        offset: usize,
+        width: AtomicWidth,
+        op: AtomicOp,
+    ) -> RtResult<u64> {
+        let len = width.bytes();
+        self.check_access(pe, offset, len)?;
+        if offset % len != 0 {
+            return Err(RtError::Misaligned { offset, len });
+        }
+        Ok(with_transport!(&self.transport, t => {
+            let old = t.atomic(t.place(pe, offset), width, op);
+            if op.writes() {
+                wait::notify(t, pe);
+            }
+            old
+        }))
+    }
+
+    /// Copies PE `pe`'s memory at `offset` into `dst` (`shmem_getmem`).
+    pub fn get(&self, pe: usize, offset: usize, dst: &mut [u8]) -> RtResult<()> {
+        self.check_access(pe, offset, dst.len())?;
+        with_transport!(&self.transport, t => {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            // SAFETY: the range lies in PE `pe`'s user heap (checked); `dst` is an
+            // exclusive slice of private memory.
+            unsafe { t.get(t.place(pe, offset), dst.as_mut_ptr(), dst.len()) };
+        });
+        Ok(())
+    }
+
+    /// Address of `len` bytes at `offset` of this PE's own partition (checked to lie in
+    /// the user heap): what the typed layer's `unsafe` zero-copy views point into.
+    pub fn local_address(&self, offset: usize, len: usize) -> RtResult<*mut u8> {
+        self.check_access(self.me, offset, len)?;
+        let base = with_transport!(&self.transport, t => t.direct(self.me));
+        let base = base.ok_or_else(|| RtError::Config("no local mapping".into()))?;
+        Ok(base.wrapping_add(offset))
+    }
+
+    /// Address of `len` bytes at `offset` of PE `pe`'s partition (`shmem_ptr`), if this
+    /// process can load and store it directly (always on one node).
+    pub fn peer_address(&self, pe: usize, offset: usize, len: usize) -> RtResult<Option<*mut u8>> {
+        self.check_access(pe, offset, len)?;
+        let base = with_transport!(&self.transport, t => t.direct(pe));
+        Ok(base.map(|b| b.wrapping_add(offset)))
+    }
+
+    /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones.
+    pub fn fence(&mut self) {
+        with_transport!(&self.transport, t => t.fence());
+    }
+
+    /// `shmem_quiet`: every earlier put of this PE is complete and visible.
+    pub fn quiet(&mut self) {
+        with_transport!(&self.transport, t => t.quiet());
+    }
+
+    /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
+    /// checked to lie there and to be aligned to `len` (a power of two up to 8): words
+    /// the caller may load atomically while other PEs update them (`shmem_test`).
+    pub fn local_words(&self, offset: usize, len: usize, count: usize) -> RtResult<*const u8> {
+        if !len.is_power_of_two() || len > 8 || offset % len != 0 {
+            return Err(RtError::Misaligned { offset, len });
+        }
+        let bytes = len
+            .checked_mul(count)
+            .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
+        Ok(self.local_address(offset, bytes)?.cast_const())
+    }
+
+    /// Waits until `ready(address)` holds, where `address` is `count` words of `len` bytes
+    /// at `offset` of this PE's own user heap (checked, and aligned to `len`, a power of
+    /// two up to 8, so that the caller can load each word atomically) that other PEs
+    /// update (`shmem_wait_until` and its `_all`/`_any`/`_some` forms). Fails if the job
+    /// aborts, or if no PE can satisfy the wait any more (every other PE has left or is
+    /// blocked too).
+    pub fn wait_local(
+        &mut self,
+        offset: usize,
+        len: usize,
+        count: usize,
+        during: &'static str,
+        mut ready: impl FnMut(*const u8) -> bool,
+    ) -> RtResult<()> {
+        let address = self.local_words(offset, len, count)?;
+        with_transport!(&self.transport, t => {
+            wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || ready(address))
+        })
+    }
+}

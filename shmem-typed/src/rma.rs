@@ -1,0 +1,246 @@
+//! The rest of remote memory access on symmetric buffers: non-blocking puts and gets
+//! completed by [`Pe::quiet`], strided transfers (`iput`/`iget`), put-with-signal, and the
+//! accessibility queries. The blocking `put`/`get`/`p`/`g` are
+//! [`SymmetricBufferExt`](crate::SymmetricBufferExt)'s.
+//!
+//! ```no_run
+//! use shmem_typed::prelude::*;
+//!
+//! #[symmetric]
+//! static BLOCK: [f64; 256] = [0.0; 256];
+//! #[symmetric]
+//! static READY: u64 = 0;
+//!
+//! #[shmem_typed::main]
+//! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+//!     let (me, n) = (pe.my_pe(), pe.n_pes());
+//!     // Send a block to the right neighbour and raise its flag in one call: the
+//!     // neighbour sees the data once it sees the signal.
+//!     let data = [me as f64; 256];
+//!     BLOCK.put_signal(pe, (me + 1) % n, &data, &READY, 1, SignalOp::Add)?;
+//!     pe.signal_wait_until(&READY, Cmp::Ge, 1)?;
+//!     assert_eq!(BLOCK.to_vec(pe)[0], ((me + n - 1) % n) as f64);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! On one node every transfer here is a copy into (or out of) the shared mapping,
+//! complete when it returns; the non-blocking forms keep C's completion rule
+//! (delivered by `quiet`) so that a program stays correct on a transport that does
+//! overlap them. A non-blocking get returns its data as a [`Fetched`] value, which
+//! can be read only after `quiet`, so no code can look at it too early.
+
+use bytemuck::Zeroable;
+pub use shmem_rt::__private::SignalOp;
+use shmem_rt::__private::Strides;
+
+use crate::atomic::Fetched;
+use crate::error::{Result, ShmemError};
+use crate::pe::Pe;
+use crate::symmetric::{check_disjoint, check_fits, SymmetricBuffer, SymmetricBufferExt as _};
+use crate::sync::WaitInt;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u64 {}
+}
+
+/// The element type of a signal: OpenSHMEM's signals are `uint64_t`, so `u64` alone.
+/// A signal is element 0 of a symmetric buffer of them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a signal: signals are `u64` words",
+    label = "a signal of `{Self}`",
+    note = "declare the signal as `#[symmetric] static SIGNAL: u64 = 0;` (OpenSHMEM's `uint64_t` signal), or use an element of a `u64` buffer: `FLAGS.at(i)?`"
+)]
+pub trait SignalWord: WaitInt + sealed::Sealed {
+    /// The signal's value.
+    #[doc(hidden)]
+    fn value(self) -> u64;
+    /// The word holding `value`.
+    #[doc(hidden)]
+    fn from_value(value: u64) -> Self;
+}
+
+impl SignalWord for u64 {
+    fn value(self) -> u64 {
+        self
+    }
+    fn from_value(value: u64) -> Self {
+        value
+    }
+}
+
+/// Non-blocking, strided and signalling transfers on a symmetric buffer, and whether
+/// another PE's copy of it can be reached. In the prelude.
+pub trait SymmetricRma: SymmetricBuffer {
+    /// `shmem_put_nbi`: copies `src` into PE `target_pe`'s buffer from element 0;
+    /// delivered once this PE calls [`Pe::quiet`] (or a barrier). `src` may be reused as
+    /// soon as this returns. Errors as [`put`](crate::SymmetricBufferExt::put).
+    fn put_nbi(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
+        check_fits(src.len(), self.sym_len())?;
+        Ok(pe
+            .rt()
+            .put_nbi(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+    }
+
+    /// `shmem_get_nbi`: PE `source_pe`'s elements of this buffer, readable with
+    /// [`Fetched::into_value`] after this PE's next [`Pe::quiet`] (or
+    /// [`Pe::barrier_all`]). Take a [`range`](crate::SymmetricBufferExt::range) to fetch
+    /// part of a buffer.
+    fn get_nbi(&self, pe: &Pe, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
+        let mut data = vec![Self::Elem::zeroed(); self.sym_len()];
+        pe.rt().get(
+            source_pe,
+            self.sym_offset(),
+            bytemuck::cast_slice_mut(&mut data),
+        )?;
+        Ok(Fetched::issued(data, pe))
+    }
+
+    /// `shmem_iput`: element `i * src_stride` of `src` to element `i * target_stride` of
+    /// PE `target_pe`'s buffer, for `i < nelems`. Strides count elements and are at least
+    /// 1; errors if either walk leaves its buffer.
+    fn iput(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        target_stride: usize,
+        src: &[Self::Elem],
+        src_stride: usize,
+        nelems: usize,
+    ) -> Result<()> {
+        let strides = strides::<Self>(self, target_stride, src.len(), src_stride, nelems)?;
+        Ok(pe.rt().iput(
+            target_pe,
+            self.sym_offset(),
+            bytemuck::cast_slice(src),
+            strides,
+        )?)
+    }
+
+    /// `shmem_iget`: element `i * source_stride` of PE `source_pe`'s buffer to element
+    /// `i * dst_stride` of `dst`, for `i < nelems`. Strides as in
+    /// [`iput`](SymmetricRma::iput).
+    fn iget(
+        &self,
+        pe: &Pe,
+        source_pe: usize,
+        source_stride: usize,
+        dst: &mut [Self::Elem],
+        dst_stride: usize,
+        nelems: usize,
+    ) -> Result<()> {
+        let strides = strides::<Self>(self, source_stride, dst.len(), dst_stride, nelems)?;
+        Ok(pe.rt().iget(
+            source_pe,
+            self.sym_offset(),
+            bytemuck::cast_slice_mut(dst),
+            strides,
+        )?)
+    }
+
+    /// `shmem_put_signal`: copies `src` into PE `target_pe`'s buffer from element 0, then
+    /// updates element 0 of its `signal` with `value` (`SignalOp::Set` stores it,
+    /// `SignalOp::Add` adds it). A PE that sees the signal change (with
+    /// [`Pe::signal_wait_until`], [`Pe::wait_until`] or [`Pe::signal_fetch`]) sees the
+    /// data. Errors if `src` is longer than the buffer, the signal is empty or shares a
+    /// byte with the data, or the PE does not exist.
+    fn put_signal(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        src: &[Self::Elem],
+        signal: &(impl SymmetricBuffer<Elem: SignalWord> + ?Sized),
+        value: u64,
+        op: SignalOp,
+    ) -> Result<()> {
+        check_fits(src.len(), self.sym_len())?;
+        let word = signal.range(0..1)?;
+        check_disjoint(self, &word)?;
+        Ok(pe.rt().put_signal(
+            target_pe,
+            self.sym_offset(),
+            bytemuck::cast_slice(src),
+            word.sym_offset(),
+            op,
+            value,
+        )?)
+    }
+
+    /// `shmem_put_signal_nbi`: [`put_signal`](SymmetricRma::put_signal) whose data and
+    /// signal are delivered by this PE's next [`Pe::quiet`]; `src` may be reused at once.
+    fn put_signal_nbi(
+        &self,
+        pe: &mut Pe,
+        target_pe: usize,
+        src: &[Self::Elem],
+        signal: &(impl SymmetricBuffer<Elem: SignalWord> + ?Sized),
+        value: u64,
+        op: SignalOp,
+    ) -> Result<()> {
+        // Delivering earlier than `quiet` keeps the promise; no transport of this build
+        // defers it.
+        self.put_signal(pe, target_pe, src, signal, value, op)
+    }
+
+    /// `shmem_addr_accessible`: whether this buffer on PE `target_pe` can be reached by
+    /// puts, gets and atomics from this PE (the PE exists and is running, and the buffer
+    /// lies in its symmetric heap). Always true for a live PE on one node.
+    fn accessible(&self, pe: &Pe, target_pe: usize) -> bool {
+        let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
+        pe.pe_accessible(target_pe)
+            && pe
+                .rt()
+                .check_access(target_pe, self.sym_offset(), bytes)
+                .is_ok()
+    }
+}
+
+impl<B: SymmetricBuffer + ?Sized> SymmetricRma for B {}
+
+impl Pe {
+    /// `shmem_pe_accessible`: whether PE `pe` exists and can be reached by puts, gets and
+    /// atomics (it has not finished or failed).
+    pub fn pe_accessible(&self, pe: usize) -> bool {
+        self.rt().pe_accessible(pe)
+    }
+}
+
+/// The runtime's walk of a strided transfer over `buffer` (stride `remote`) and a
+/// private slice of `local_len` elements (stride `local`), after checking both in
+/// elements.
+fn strides<B: SymmetricBuffer + ?Sized>(
+    buffer: &B,
+    remote: usize,
+    local_len: usize,
+    local: usize,
+    nelems: usize,
+) -> Result<Strides> {
+    for (stride, which) in [(remote, "symmetric"), (local, "local")] {
+        if stride == 0 {
+            return Err(ShmemError::ZeroStride { which });
+        }
+    }
+    let last = |stride: usize| (nelems - 1).checked_mul(stride);
+    if nelems > 0 {
+        for (stride, len) in [(remote, buffer.sym_len()), (local, local_len)] {
+            match last(stride) {
+                Some(i) if i < len => {}
+                i => {
+                    return Err(ShmemError::RangeOutOfBounds {
+                        start: 0,
+                        end: i.map_or(usize::MAX, |i| i + 1),
+                        len,
+                    })
+                }
+            }
+        }
+    }
+    let elem = std::mem::size_of::<B::Elem>();
+    Ok(Strides {
+        elem,
+        count: nelems,
+        remote: remote.saturating_mul(elem),
+        local: local.saturating_mul(elem),
+    })
+}
