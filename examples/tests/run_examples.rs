@@ -546,6 +546,33 @@ fn workqueue_with_a_bad_chunk_fails_and_says_why() {
     );
 }
 
+#[test]
+fn transpose() {
+    for (npes, n) in [(1, 7), (3, 60), (8, 96)] {
+        let run = run("transpose", Start::Direct(Some(npes)), &[&n.to_string()]);
+        run.assert_success();
+        assert_eq!(
+            run.line_starting("transpose:"),
+            format!(
+                "transpose: {n}x{n} matrix on {npes} PEs ({} rows each), transposed twice by alltoall; every element in place",
+                n / npes
+            )
+        );
+    }
+}
+
+#[test]
+fn transpose_with_a_size_the_pes_do_not_divide_fails_and_says_why() {
+    let run = run("transpose", Start::Direct(Some(3)), &["100"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("N is a positive multiple of the PE count 3, not \"100\""),
+        "{}",
+        run.stderr
+    );
+}
+
 /// Runs examples under a launcher, as `shmemrun -n N example ARGS…` does. The launcher
 /// is this test binary, started again to run only this test with `EXAMPLES_TEST_LAUNCH_*`
 /// set: it then calls what shmemrun's `main` calls (`JobSpec::from_env`, `run_job`), and
