@@ -337,3 +337,37 @@ fn sync_after_quiet_publishes_puts(pe: &mut Pe) -> Result<(), ShmemError> {
     }
     pe.barrier_all()
 }
+
+#[symmetric]
+static WIDE_SRC: [u64; 40] = [0; 40];
+#[symmetric]
+static WIDE_DST: [u64; 40] = [0; 40];
+
+/// Twenty PEs (oversubscribed 10:1 on two cores): random cases, then one PE making a
+/// different collective where the others make an alltoall — every member reports the
+/// disagreement — and the set working again afterwards.
+#[shmem_testkit::test(npes = 20)]
+fn twenty_pes_and_a_member_making_another_collective(pe: &mut Pe) -> Result<(), ShmemError> {
+    run_cases(pe, 6)?;
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    let world = pe.world();
+    let result = if me == 3 {
+        fcollect::<u64>(pe, &world, &WIDE_DST.range(..n)?, &WIDE_SRC.range(..1)?)
+    } else {
+        alltoall::<u64>(pe, &world, &WIDE_DST, &WIDE_SRC, 2)
+    };
+    let err = result.expect_err("one member made another collective");
+    assert!(
+        matches!(err, ShmemError::ArgumentMismatch { .. }),
+        "PE {me}: {err}"
+    );
+    WIDE_SRC.write(pe, std::array::from_fn(|i| (me * 100 + i) as u64));
+    alltoall::<u64>(pe, &world, &WIDE_DST, &WIDE_SRC, 2)?;
+    let got = WIDE_DST.read(pe);
+    for j in 0..n {
+        for k in 0..2 {
+            assert_eq!(got[j * 2 + k], (j * 100 + me * 2 + k) as u64);
+        }
+    }
+    Ok(())
+}
