@@ -54,10 +54,10 @@ use crate::active_set::ActiveSet;
 use crate::error::{Disagreement, EarlierCall, Result, ShmemError, WorkArraySets};
 use crate::ops::{Combiner, ReduceOp, Scalars};
 use crate::pe::Pe;
-use crate::symmetric::{Symmetric, SymmetricBuffer, SymmetricType};
+use crate::symmetric::{SymmetricBuffer, SymmetricType};
 use crate::work::{
     check_work_fits, reduce_work, sync_work, AlltoallSync, BarrierSync, BroadcastSync, CollectSync,
-    KnownLen, ReduceWorkArray,
+    KnownLen, ReduceWorkArray, ServesAs, WorkArray,
 };
 
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
@@ -76,7 +76,11 @@ pub fn barrier_all(pe: &mut Pe) -> Result<()> {
 }
 
 /// `shmem_barrier` with an explicit work array.
-pub fn barrier_with(pe: &mut Pe, set: &ActiveSet, sync: &Symmetric<BarrierSync>) -> Result<()> {
+pub fn barrier_with(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    sync: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
+) -> Result<()> {
     let me = pe.my_pe();
     pe.rt_mut()
         .barrier(set.spec(), sync_work(sync))
@@ -112,7 +116,7 @@ pub fn broadcast_with<T: SymmetricType>(
     root: usize,
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
-    sync: &Symmetric<BroadcastSync>,
+    sync: &(impl WorkArray<Kind: ServesAs<BroadcastSync>> + ?Sized),
 ) -> Result<()> {
     broadcast_on(
         pe,
@@ -142,7 +146,11 @@ pub fn sync_all(pe: &mut Pe) -> Result<()> {
 }
 
 /// `shmem_sync` with an explicit work array (`pSync` of `SHMEM_BARRIER_SYNC_SIZE`).
-pub fn sync_with(pe: &mut Pe, set: &ActiveSet, work: &Symmetric<BarrierSync>) -> Result<()> {
+pub fn sync_with(
+    pe: &mut Pe,
+    set: &ActiveSet,
+    work: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
+) -> Result<()> {
     let me = pe.my_pe();
     pe.rt_mut()
         .sync(set.spec(), sync_work(work))
@@ -191,7 +199,7 @@ pub fn fcollect_with<T: SymmetricType>(
     set: &ActiveSet,
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
-    sync: &Symmetric<CollectSync>,
+    sync: &(impl WorkArray<Kind: ServesAs<CollectSync>> + ?Sized),
 ) -> Result<()> {
     fcollect_on(
         pe,
@@ -243,7 +251,7 @@ pub fn collect_with<T: SymmetricType>(
     set: &ActiveSet,
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
-    sync: &Symmetric<CollectSync>,
+    sync: &(impl WorkArray<Kind: ServesAs<CollectSync>> + ?Sized),
 ) -> Result<usize> {
     collect_on(
         pe,
@@ -296,7 +304,7 @@ pub fn alltoall_with<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     nelems: usize,
-    work: &Symmetric<AlltoallSync>,
+    work: &(impl WorkArray<Kind: ServesAs<AlltoallSync>> + ?Sized),
 ) -> Result<()> {
     let blocks = Blocks {
         nelems,
@@ -337,7 +345,7 @@ pub fn alltoalls_with<T: SymmetricType>(
     target_stride: usize,
     source_stride: usize,
     nelems: usize,
-    work: &Symmetric<AlltoallSync>,
+    work: &(impl WorkArray<Kind: ServesAs<AlltoallSync>> + ?Sized),
 ) -> Result<()> {
     let blocks = Blocks {
         nelems,
@@ -399,7 +407,7 @@ pub fn reduce_with<Op, T>(
     set: &ActiveSet,
     target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
     source: &(impl KnownLen<Elem: Scalars<T>> + ?Sized),
-    work: &Symmetric<impl ReduceWorkArray<T>>,
+    work: &(impl WorkArray<Kind: ReduceWorkArray<T>> + ?Sized),
 ) -> Result<()>
 where
     Op: ReduceOp<T>,

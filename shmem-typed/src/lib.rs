@@ -78,7 +78,10 @@ pub use symmetric::{
     SymmetricType,
 };
 pub use sync::{Cmp, WaitInt};
-pub use work::{AlltoallSync, BarrierSync, BroadcastSync, CollectSync, ReduceWork};
+pub use work::{
+    AlltoallSync, BarrierSync, BroadcastSync, CollectSync, ReduceWork, ServesAs, WorkArray,
+    WorkArrays, WorkKind, WorkRef,
+};
 
 /// Everything a typical program uses.
 pub mod prelude {
@@ -91,7 +94,7 @@ pub mod prelude {
     };
     pub use crate::{
         symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
-        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, WaitInt,
+        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, WaitInt, WorkArrays,
     };
     pub use bytemuck::{Pod, Zeroable};
     pub use num_complex::Complex;

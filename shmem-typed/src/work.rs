@@ -13,6 +13,10 @@
 //! static SYNC: BroadcastSync = BroadcastSync::new();
 //! ```
 //!
+//! They may live in the symmetric heap as well, as C programs `shmem_malloc` their
+//! `pSync`s: [`Pe::alloc_work`](crate::Pe::alloc_work) allocates any number of any kind,
+//! ready to use, and [`WorkArrays::get`] names one of them.
+//!
 //! Nothing is sized or initialised by hand: [`reduce_work!`](crate::reduce_work) computes
 //! the `pWrk` length `max(nreduce / 2 + 1, MIN_WRKDATA)` (rounded up to whole cache lines)
 //! from the element type and `nreduce`, and a work array starts ready to use. Each one holds both buffer sets and alternates them by
@@ -140,12 +144,142 @@ sync_type!(
     AlltoallSync
 );
 
-/// The sync-only work arrays: what the runtime needs to know about them.
-pub(crate) trait WorkLayout {}
-impl WorkLayout for AlltoallSync {}
-impl WorkLayout for BarrierSync {}
-impl WorkLayout for BroadcastSync {}
-impl WorkLayout for CollectSync {}
+mod kind_sealed {
+    pub trait Sealed {}
+    impl Sealed for super::AlltoallSync {}
+    impl Sealed for super::BarrierSync {}
+    impl Sealed for super::BroadcastSync {}
+    impl Sealed for super::CollectSync {}
+    impl<T: bytemuck::Pod, const N: usize, const L: usize> Sealed for super::ReduceWork<T, N, L> {}
+}
+
+/// The work array types ([`BarrierSync`], [`BroadcastSync`], [`CollectSync`],
+/// [`AlltoallSync`], [`ReduceWork`]): what [`Pe::alloc_work`] allocates. Sealed.
+pub trait WorkKind: crate::symmetric::SymmetricStatic + kind_sealed::Sealed {}
+impl<W: crate::symmetric::SymmetricStatic + kind_sealed::Sealed> WorkKind for W {}
+
+/// Says that a work array of kind `Self` serves where a `K` is needed: only `K` itself
+/// does (the man pages size `pSync` per routine).
+#[diagnostic::on_unimplemented(
+    message = "this work array is a `{Self}`, and this call takes a `{K}`",
+    label = "not `{K}`",
+    note = "each collective's `_with` form takes its own kind of work array: barrier and sync a `BarrierSync`, broadcast a `BroadcastSync`, collect and fcollect a `CollectSync`, alltoall(s) an `AlltoallSync`, reductions a `reduce_work!(T, N)`"
+)]
+pub trait ServesAs<K> {}
+impl<K: WorkKind> ServesAs<K> for K {}
+
+mod array_sealed {
+    pub trait Sealed {}
+    impl<W: super::WorkKind> Sealed for crate::symmetric::Symmetric<W> {}
+    impl<W: super::WorkKind> Sealed for super::WorkRef<'_, W> {}
+}
+
+/// A work array the `_with` collectives take: a `#[symmetric] static` of a work array
+/// type, or one of the work arrays of a heap allocation ([`WorkArrays::get`]). Sealed.
+pub trait WorkArray: array_sealed::Sealed {
+    /// The work array type.
+    type Kind: WorkKind;
+    /// Symmetric offset of its words.
+    #[doc(hidden)]
+    fn work_offset(&self) -> usize;
+}
+
+impl<W: WorkKind> WorkArray for Symmetric<W> {
+    type Kind = W;
+    fn work_offset(&self) -> usize {
+        self.offset()
+    }
+}
+
+/// Work arrays in the symmetric heap, as C programs `shmem_malloc` their `pSync`s and
+/// index into them: `len` work arrays of type `W`, each ready to use (zeroed), made by
+/// [`Pe::alloc_work`] and freed by [`Pe::free_work`] (collective calls; dropping it
+/// without freeing keeps the memory until the job ends). As a static one, each serves
+/// the active set of its first use.
+#[derive(Debug)]
+pub struct WorkArrays<W> {
+    offset: usize,
+    len: usize,
+    _kind: PhantomData<W>,
+}
+
+/// One of the work arrays of a [`WorkArrays`], for a `_with` collective.
+#[derive(Debug)]
+pub struct WorkRef<'a, W> {
+    offset: usize,
+    _arrays: PhantomData<&'a WorkArrays<W>>,
+}
+
+impl<W> Clone for WorkRef<'_, W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<W> Copy for WorkRef<'_, W> {}
+
+impl<W: WorkKind> WorkArray for WorkRef<'_, W> {
+    type Kind = W;
+    fn work_offset(&self) -> usize {
+        self.offset
+    }
+}
+
+impl<W: WorkKind> WorkArrays<W> {
+    /// The number of work arrays.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Work array `index` (errors if there are not that many).
+    pub fn get(&self, index: usize) -> crate::Result<WorkRef<'_, W>> {
+        if index >= self.len {
+            return Err(crate::ShmemError::RangeOutOfBounds {
+                start: index,
+                end: index + 1,
+                len: self.len,
+            });
+        }
+        Ok(WorkRef {
+            offset: self.offset + index * size_of::<W>(),
+            _arrays: PhantomData,
+        })
+    }
+}
+
+impl crate::Pe {
+    /// Collectively allocates `len` work arrays of type `W` in the symmetric heap
+    /// (`shmem_malloc` of `pSync`s), each ready to use. Every PE must make the same call;
+    /// ends with a barrier. Errors on every PE (allocating nothing) if the calls differ or
+    /// the heap cannot hold them.
+    pub fn alloc_work<W: WorkKind>(&mut self, len: usize) -> crate::Result<WorkArrays<W>> {
+        // Every work array type is whole cache lines, aligned to one: an array of them
+        // keeps each one's sync words aligned.
+        const { assert!(size_of::<W>() % WORK_SYNC_ALIGN == 0) };
+        let bytes = len.checked_mul(size_of::<W>()).ok_or_else(|| {
+            crate::ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
+                "{len} work arrays of {} bytes overflow",
+                size_of::<W>()
+            )))
+        })?;
+        let align = std::mem::align_of::<W>().max(WORK_SYNC_ALIGN);
+        let offset = self.rt_mut().alloc(bytes, align)?;
+        Ok(WorkArrays {
+            offset,
+            len,
+            _kind: PhantomData,
+        })
+    }
+
+    /// Collectively frees work arrays made by [`Pe::alloc_work`]; starts with a barrier.
+    pub fn free_work<W>(&mut self, arrays: WorkArrays<W>) -> crate::Result<()> {
+        Ok(self.rt_mut().free(arrays.offset)?)
+    }
+}
 
 /// The work array of [`crate::reduce_with`] for up to `NREDUCE` reductions of `T`: two
 /// `pSync` sets and two `pWrk` buffers of `max(NREDUCE / 2 + 1, MIN_WRKDATA)` elements
@@ -265,40 +399,44 @@ impl<B: KnownLen + ?Sized> KnownLen for &B {
 
 /// Fails to compile when a source of known length holds more `T`s than the work array
 /// serves.
-pub(crate) fn check_work_fits<S, W, T>(_: &S, _: &Symmetric<W>)
+pub(crate) fn check_work_fits<S, W, T>(_: &S, _: &W)
 where
     S: KnownLen + ?Sized,
     S::Elem: Scalars<T>,
-    W: ReduceWorkArray<T>,
+    W: WorkArray<Kind: ReduceWorkArray<T>> + ?Sized,
     T: Pod,
 {
     const {
         if let Some(len) = S::FIXED_LEN {
             assert!(
-                len * <S::Elem as Scalars<T>>::COUNT <= <W as ReduceWorkArray<T>>::NREDUCE,
+                len * <S::Elem as Scalars<T>>::COUNT
+                    <= <W::Kind as ReduceWorkArray<T>>::NREDUCE,
                 "the work array is too small for this reduction: reduce_work!(T, N) serves at most N values of T, and the source holds more (an array element counts as all the T values in it)"
             );
         }
     }
 }
 
-/// The runtime's view of a sync-only work array static.
-pub(crate) fn sync_work<W: WorkLayout>(work: &Symmetric<W>) -> Work {
+/// The runtime's view of a sync-only work array (the public signatures take only sync
+/// kinds here).
+pub(crate) fn sync_work<W: WorkArray + ?Sized>(work: &W) -> Work {
     Work::Explicit {
-        offset: work.offset(),
+        offset: work.work_offset(),
         stage: StageArea::NONE,
         max_nelems: usize::MAX,
     }
 }
 
-/// The runtime's view of a reduction work array static: its sync words, its `pWrk`
-/// buffers as staging area, and how many elements it serves.
-pub(crate) fn reduce_work<T: Pod, W: ReduceWorkArray<T>>(work: &Symmetric<W>) -> Work {
-    let offset = work.offset();
+/// The runtime's view of a reduction work array: its sync words, its `pWrk` buffers as
+/// staging area, and how many elements it serves.
+pub(crate) fn reduce_work<T: Pod, W: WorkArray<Kind: ReduceWorkArray<T>> + ?Sized>(
+    work: &W,
+) -> Work {
+    let offset = work.work_offset();
     Work::Explicit {
         offset,
-        stage: W::stage(offset),
-        max_nelems: W::NREDUCE,
+        stage: W::Kind::stage(offset),
+        max_nelems: <W::Kind as ReduceWorkArray<T>>::NREDUCE,
     }
 }
 

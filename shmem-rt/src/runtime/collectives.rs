@@ -74,6 +74,12 @@ impl SetTable {
         }
     }
 
+    /// Forgets the work arrays in `range` of the heap (freed memory): a work array
+    /// allocated there later is a new one, bound to the set of its own first use.
+    pub(super) fn forget_work_in(&mut self, range: std::ops::Range<usize>) {
+        self.explicit.retain(|(offset, _)| !range.contains(offset));
+    }
+
     /// The first `n` zeros.
     pub(super) fn zeros(&self, n: usize) -> &[u32] {
         &self.zeros[..n]

@@ -128,6 +128,7 @@ impl Runtime {
             )))
         };
         self.settle(request, result)?;
+        self.forget_block(offset);
         self.heap.allocator.free(offset)
     }
 
@@ -159,6 +160,7 @@ impl Runtime {
             }),
         };
         let new = self.settle(request, result)?;
+        self.forget_block(offset);
         self.heap.allocator.free(offset)?;
         Ok(new)
     }
@@ -166,6 +168,13 @@ impl Runtime {
     /// Size of the live allocation at `offset`.
     pub fn alloc_size(&self, offset: usize) -> Option<usize> {
         self.heap.allocator.size_of(offset)
+    }
+
+    /// Forgets what the runtime knows of the live block at `offset`, about to be freed
+    /// (work arrays that lived there).
+    fn forget_block(&mut self, offset: usize) {
+        let len = self.heap.allocator.size_of(offset).unwrap_or(0);
+        self.sets.forget_work_in(offset..offset + len);
     }
 
     /// Zeroes the block just allocated at `offset` on this PE.

@@ -151,5 +151,9 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     alltoall::<u64>(pe, &set, &T, &S, n1)?;
     alltoalls::<u32>(pe, &set, &T32, &S32, 2, 1, 1)?;
     alltoall_with::<u64>(pe, &set, &T, &S, 1, &A2A)?;
+    let (k, i) = (3, 2);
+    let syncs: WorkArrays<BarrierSync> = pe.alloc_work(k)?;
+    barrier_with(pe, &set, &syncs.get(i)?)?;
+    pe.free_work(syncs)?;
     Ok(())
 }
