@@ -29,7 +29,8 @@
  *
  * Output (stdout, one line per measurement, no header):
  *   impl,op,bytes,npes,usec
- * Barriers have no payload and are reported with bytes = 0.
+ * Barriers have no payload and are reported with bytes = 0; atomics are
+ * measured on one 64-bit word, bytes = 8, whatever the sweep.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -47,6 +48,10 @@
 #define DEFAULT_MAX_BYTES (1024 * 1024)
 #define DEFAULT_ITERS 1000
 #define DEFAULT_STEP 2
+
+/* op_desc.bytes of an operation measured at every size of the sweep (the
+ * others are measured at that one size: 0 for barriers, 8 for atomics). */
+#define SWEEP (-1L)
 
 struct bench_args {
     size_t min_bytes;
@@ -111,6 +116,16 @@ static inline int bench_parse_args(int argc, char **argv, struct bench_args *a,
         return -1;
     }
     return 0;
+}
+
+/* Private memory of `bytes` (at least 1) aligned to `align`; NULL when out
+ * of memory. */
+static inline void *bench_private_alloc(size_t bytes, size_t align)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, align, bytes ? bytes : 1) != 0)
+        return NULL;
+    return p;
 }
 
 /* Calls per timed batch for a payload of `bytes` (0 = barrier). */

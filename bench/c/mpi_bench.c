@@ -1,7 +1,7 @@
 /*
- * mpi_bench.c - OSU-style collective latency baseline over MPI, the
- * two-sided counterpart of oshmem_bench.c (built with mpicc, run with
- * mpirun).
+ * mpi_bench.c - OSU-style latency baseline over MPI, the counterpart of
+ * oshmem_bench.c (built with mpicc, run with mpirun): collectives, and
+ * MPI-3 one-sided communication for the point-to-point operations.
  *
  * Measures the per-call latency of
  *   barrier         MPI_Barrier                      (bytes = 0)
@@ -11,10 +11,23 @@
  *   reduce_xor_i64  MPI_Allreduce MPI_BXOR, MPI_LONG bytes = buffer size
  *   reduce_max_i64  MPI_Allreduce MPI_MAX,  MPI_LONG bytes = buffer size
  *   reduce_sum_f64  MPI_Allreduce MPI_SUM, MPI_DOUBLE bytes = buffer size
+ *   put             MPI_Put + MPI_Win_flush          bytes = message
+ *   get             MPI_Get + MPI_Win_flush          bytes = message
+ *   atomic_fetch_add     MPI_Fetch_and_op MPI_SUM + MPI_Win_flush  bytes = 8
+ *   atomic_compare_swap  MPI_Compare_and_swap + MPI_Win_flush      bytes = 8
  * and prints "mpi,op,bytes,npes,usec" CSV lines on stdout (rank 0 only).
  * See bench_common.h for the command line and the timing method, which are
  * the same as for oshmem_bench.c.  (There is no separate barrier_all: in
  * MPI both are MPI_Barrier on MPI_COMM_WORLD.)
+ *
+ * The point-to-point operations go from every rank to the next one
+ * ((me + 1) % npes), all ranks at once, on one window made by
+ * MPI_Win_allocate (shared memory on one node: osc/sm) and held in a
+ * passive-target epoch (MPI_Win_lock_all) for the whole run, as an
+ * OpenSHMEM over MPI-3 does: puts from a private buffer into the next
+ * rank's window, gets from the next rank's window into a private buffer,
+ * atomics on a word of the next rank's window.  MPI_Win_flush completes
+ * each call at the origin, as shmem_quiet does for a put.
  *
  * Before timing each (op, size) the result of one call is checked; a wrong
  * result aborts the run with a message on stderr.
@@ -41,6 +54,20 @@ struct ctx {
     double *ddst;                 /* [max_elems]                            */
     int *counts;                  /* [npes] Allgatherv receive counts        */
     int *displs;                  /* [npes] Allgatherv displacements         */
+
+    /* The window of the point-to-point operations: a page holding the
+     * atomics' word, then a source (of gets) and a target (of puts) of one
+     * message each, page aligned.  Puts send from src, gets land in dst. */
+    MPI_Win win;
+    long *wword;                  /* at displacement word_disp              */
+    long *wsrc;                   /* at displacement src_disp               */
+    long *wdst;                   /* at displacement dst_disp               */
+    MPI_Aint word_disp;
+    MPI_Aint src_disp;
+    MPI_Aint dst_disp;
+    int next;                     /* the point-to-point peer: (me + 1) % npes */
+    long swap_cond;               /* what the next compare-and-swap expects  */
+    long fetched;                 /* what the last atomic returned           */
 };
 
 /* ------------------------------------------------------------------ */
@@ -97,26 +124,68 @@ static void op_sum(struct ctx *c, size_t n)
                   MPI_COMM_WORLD);
 }
 
+static void op_put(struct ctx *c, size_t n)
+{
+    MPI_Put(c->src, (int)(n * 8), MPI_BYTE, c->next, c->dst_disp,
+            (int)(n * 8), MPI_BYTE, c->win);
+    MPI_Win_flush(c->next, c->win);
+}
+
+static void op_get(struct ctx *c, size_t n)
+{
+    MPI_Get(c->dst, (int)(n * 8), MPI_BYTE, c->next, c->src_disp,
+            (int)(n * 8), MPI_BYTE, c->win);
+    MPI_Win_flush(c->next, c->win);
+}
+
+static void op_fetch_add(struct ctx *c, size_t n)
+{
+    long one = 1;
+    (void)n;
+    MPI_Fetch_and_op(&one, &c->fetched, MPI_LONG, c->next, c->word_disp,
+                     MPI_SUM, c->win);
+    MPI_Win_flush(c->next, c->win);
+}
+
+/* A swap that succeeds (see op_compare_swap in oshmem_bench.c). */
+static void op_compare_swap(struct ctx *c, size_t n)
+{
+    long cond = c->swap_cond, value = cond + 1;
+    (void)n;
+    MPI_Compare_and_swap(&value, &cond, &c->fetched, MPI_LONG, c->next,
+                         c->word_disp, c->win);
+    MPI_Win_flush(c->next, c->win);
+    c->swap_cond = c->fetched == cond ? cond + 1 : c->fetched;
+}
+
 /* ------------------------------------------------------------------ */
 /* Input patterns and result checks (same as oshmem_bench.c).          */
 /* ------------------------------------------------------------------ */
 
+static inline long pat(int p, size_t i)
+{
+    return ((long)p << 32) | (long)i;
+}
+
+/* Also fills this rank's window; the caller makes that visible to the
+ * other ranks (MPI_Win_sync, then a barrier). */
 static void fill(struct ctx *c, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++) {
-        c->src[i] = ((long)c->me << 32) | (long)i;
+        c->src[i] = pat(c->me, i);
+        c->wsrc[i] = pat(c->me, i);
         c->dsrc[i] = (double)c->me + 0.25 * (double)(i % 8);
     }
     for (i = 0; i < n * (size_t)c->npes; i++)
         c->dst[i] = -1;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         c->ddst[i] = -1.0;
-}
-
-static inline long pat(int p, size_t i)
-{
-    return ((long)p << 32) | (long)i;
+        c->wdst[i] = -1;
+    }
+    *c->wword = pat(c->me, 0);
+    c->swap_cond = pat(c->next, 0);
+    c->fetched = -1;
 }
 
 static int check_broadcast(const struct ctx *c, size_t n)
@@ -174,6 +243,35 @@ static int check_sum(const struct ctx *c, size_t n)
     return 0;
 }
 
+static int check_put(const struct ctx *c, size_t n)
+{
+    int prev = (c->me + c->npes - 1) % c->npes;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (c->wdst[i] != pat(prev, i))
+            return -1;
+    return 0;
+}
+
+static int check_get(const struct ctx *c, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (c->dst[i] != pat(c->next, i))
+            return -1;
+    return 0;
+}
+
+/* Both atomics fetched the next rank's initial word, and the previous rank
+ * added one to (or swapped in one more than) this rank's. */
+static int check_atomic(const struct ctx *c, size_t n)
+{
+    (void)n;
+    if (c->fetched != pat(c->next, 0) || *c->wword != pat(c->me, 0) + 1)
+        return -1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Timing                                                              */
 /* ------------------------------------------------------------------ */
@@ -214,14 +312,52 @@ static double measure(struct ctx *c, void (*op)(struct ctx *, size_t),
 /* Page-aligned allocation (see sym_alloc() in oshmem_bench.c for why). */
 static void *xalloc(size_t bytes)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, BUF_ALIGN, bytes ? bytes : 1) != 0)
-        p = NULL;
+    void *p = bench_private_alloc(bytes, BUF_ALIGN);
     if (p == NULL) {
         fprintf(stderr, IMPL "_bench: out of memory (%zu bytes)\n", bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     return p;
+}
+
+/* The window of the point-to-point operations, locked for the whole run.
+ * With alloc_shared_noncontig, osc/sm gives each rank a segment at a whole
+ * number of pages from the start of one shared mapping, which is not itself
+ * page aligned (a header comes first); every rank therefore skips the same
+ * `pad` bytes to put its buffers on page boundaries. */
+static void win_init(struct ctx *c, size_t max_bytes)
+{
+    MPI_Aint msg =
+        (MPI_Aint)((max_bytes + BUF_ALIGN - 1) / BUF_ALIGN * BUF_ALIGN);
+    MPI_Info info;
+    char *base = NULL;
+    long pad, pad_min, pad_max;
+
+    c->next = (c->me + 1) % c->npes;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    if (MPI_Win_allocate(2 * BUF_ALIGN + 2 * msg, 1, info, MPI_COMM_WORLD,
+                         &base, &c->win) != MPI_SUCCESS) {
+        fprintf(stderr, IMPL "_bench: MPI_Win_allocate failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Info_free(&info);
+    pad = (long)((BUF_ALIGN - (size_t)base % BUF_ALIGN) % BUF_ALIGN);
+    MPI_Allreduce(&pad, &pad_min, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&pad, &pad_max, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (pad_min != pad_max) {
+        if (c->me == 0)
+            fprintf(stderr, IMPL "_bench: warning: the ranks' windows are "
+                    "aligned differently: large puts and gets may be slow\n");
+        pad = 0;
+    }
+    c->word_disp = pad;
+    c->src_disp = pad + BUF_ALIGN;
+    c->dst_disp = pad + BUF_ALIGN + msg;
+    c->wword = (long *)(base + c->word_disp);
+    c->wsrc = (long *)(base + c->src_disp);
+    c->wdst = (long *)(base + c->dst_disp);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, c->win);
 }
 
 static void ctx_init(struct ctx *c, size_t max_bytes)
@@ -243,36 +379,65 @@ static void ctx_init(struct ctx *c, size_t max_bytes)
     c->ddst = xalloc(c->max_elems * sizeof(double));
     c->counts = xalloc((size_t)c->npes * sizeof(int));
     c->displs = xalloc((size_t)c->npes * sizeof(int));
+    win_init(c, max_bytes);
 }
 
 struct op_desc {
     const char *name;
     void (*run)(struct ctx *, size_t);
     int (*check)(const struct ctx *, size_t);   /* NULL: no payload */
+    long bytes;                   /* the one size it is measured at, or SWEEP */
 };
 
 static const struct op_desc ops[] = {
-    { "barrier", op_barrier, NULL },
-    { "broadcast", op_broadcast, check_broadcast },
-    { "fcollect", op_fcollect, check_collect },
-    { "collect", op_collect, check_collect },
-    { "reduce_xor_i64", op_xor, check_xor },
-    { "reduce_max_i64", op_max, check_max },
-    { "reduce_sum_f64", op_sum, check_sum },
+    { "barrier", op_barrier, NULL, 0 },
+    { "broadcast", op_broadcast, check_broadcast, SWEEP },
+    { "fcollect", op_fcollect, check_collect, SWEEP },
+    { "collect", op_collect, check_collect, SWEEP },
+    { "reduce_xor_i64", op_xor, check_xor, SWEEP },
+    { "reduce_max_i64", op_max, check_max, SWEEP },
+    { "reduce_sum_f64", op_sum, check_sum, SWEEP },
+    { "put", op_put, check_put, SWEEP },
+    { "get", op_get, check_get, SWEEP },
+    { "atomic_fetch_add", op_fetch_add, check_atomic, 8 },
+    { "atomic_compare_swap", op_compare_swap, check_atomic, 8 },
 };
 
-/* Run one checked call of `op` with `n` elements; abort on a bad result. */
+/* Run one checked call of `op` with `n` elements; abort on a bad result.
+ * The first barrier keeps fill() from racing with the previous
+ * measurement's calls into this rank's window (measure() ends with an
+ * MPI_Reduce, which other ranks may leave before rank 0 is done).
+ * MPI_Win_sync orders this rank's loads and stores of its window memory
+ * with the other ranks' accesses (separated by the barriers). */
 static void verify(struct ctx *c, const struct op_desc *op, size_t n)
 {
+    MPI_Barrier(MPI_COMM_WORLD);
     fill(c, n);
+    MPI_Win_sync(c->win);
     MPI_Barrier(MPI_COMM_WORLD);
     op->run(c, n);
+    MPI_Barrier(MPI_COMM_WORLD);  /* puts and atomics into this rank are done */
+    MPI_Win_sync(c->win);
     if (op->check(c, n) != 0) {
         fprintf(stderr, IMPL "_bench: rank %d: wrong result for %s, %zu bytes\n",
                 c->me, op->name, n * 8);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Check (when `op` has a payload), time and print `op` at `bytes`. */
+static void run_one(struct ctx *c, const struct op_desc *op, size_t bytes,
+                    const struct bench_args *a)
+{
+    size_t n = bytes / 8;
+    double us;
+
+    if (op->check != NULL)
+        verify(c, op, n);
+    us = measure(c, op->run, n, iters_for_size(a->iters, bytes));
+    if (c->me == 0)
+        bench_emit(IMPL, op->name, bytes, c->npes, us);
 }
 
 int main(int argc, char **argv)
@@ -302,27 +467,19 @@ int main(int argc, char **argv)
 
         if (!bench_op_selected(op->name))
             continue;
-
-        if (op->check == NULL) {  /* barrier: no payload, bytes = 0 */
-            double us = measure(&c, op->run, 0, a.iters);
-            if (c.me == 0)
-                bench_emit(IMPL, op->name, 0, c.npes, us);
+        if (op->bytes != SWEEP) {  /* barrier (0 bytes), atomics (8) */
+            run_one(&c, op, (size_t)op->bytes, &a);
             continue;
         }
         for (bytes = a.min_bytes; bytes <= a.max_bytes;
-             bytes *= (size_t)a.step) {
-            size_t n = bytes / 8;
-            double us;
-
-            verify(&c, op, n);
-            us = measure(&c, op->run, n, iters_for_size(a.iters, bytes));
-            if (c.me == 0)
-                bench_emit(IMPL, op->name, bytes, c.npes, us);
-        }
+             bytes *= (size_t)a.step)
+            run_one(&c, op, bytes, &a);
     }
 
     fflush(stdout);
     fflush(stderr);
+    MPI_Win_unlock_all(c.win);
+    MPI_Win_free(&c.win);
     free(c.src);
     free(c.dst);
     free(c.dsrc);

@@ -1,5 +1,5 @@
 /*
- * oshmem_bench.c - OSU-style collective latency baseline over OpenSHMEM
+ * oshmem_bench.c - OSU-style latency baseline over OpenSHMEM
  * (built against Open MPI's OSHMEM with oshcc, run with oshrun).
  *
  * Measures the per-call latency of
@@ -11,14 +11,22 @@
  *   reduce_xor_i64  shmem_long_xor_to_all            bytes = target size
  *   reduce_max_i64  shmem_long_max_to_all            bytes = target size
  *   reduce_sum_f64  shmem_double_sum_to_all          bytes = target size
+ *   put             shmem_putmem + shmem_quiet       bytes = message
+ *   get             shmem_getmem                     bytes = message
+ *   atomic_fetch_add     shmem_long_atomic_fetch_add     bytes = 8
+ *   atomic_compare_swap  shmem_long_atomic_compare_swap  bytes = 8
  * and prints "oshmem,op,bytes,npes,usec" CSV lines on stdout (PE 0 only).
  * See bench_common.h for the command line and the timing method.
  *
  * All collectives use the world active set (PE_start 0, logPE_stride 0,
- * PE_size npes).  pSync/pWrk arrays are symmetric, sized with the SHMEM_*
- * constants, initialised to SHMEM_SYNC_VALUE, and two sets are alternated
- * between consecutive calls, so that a call never reuses the pSync/pWrk of
- * the call immediately before it (OpenSHMEM 1.4, section 9.9).
+ * PE_size npes).  The point-to-point operations go from every PE to the
+ * next one ((me + 1) % npes), all PEs at once: puts from a private buffer
+ * into the next PE's symmetric target, gets from the next PE's symmetric
+ * source into a private buffer, atomics on the next PE's symmetric word.
+ * pSync/pWrk arrays are symmetric, sized with the SHMEM_* constants,
+ * initialised to SHMEM_SYNC_VALUE, and two sets are alternated between
+ * consecutive calls, so that a call never reuses the pSync/pWrk of the call
+ * immediately before it (OpenSHMEM 1.4, section 9.9).
  *
  * Before timing each (op, size) the result of one call is checked; a wrong
  * result aborts the run with a message on stderr.
@@ -49,6 +57,12 @@ struct ctx {
     long *dst;                    /* [max_elems * npes] (collect target)     */
     double *dsrc;                 /* [max_elems]                            */
     double *ddst;                 /* [max_elems]                            */
+    long *word;                   /* [1] target of the atomics              */
+    long *priv_src;               /* [max_elems] private source of puts      */
+    long *priv_dst;               /* [max_elems] private target of gets      */
+    int next;                     /* the point-to-point peer: (me + 1) % npes */
+    long swap_cond;               /* what the next compare-and-swap expects  */
+    long fetched;                 /* what the last atomic returned           */
 
     /* Two alternating sets of every pSync/pWrk kind. */
     long *psync_barrier[2];       /* [SHMEM_BARRIER_SYNC_SIZE]              */
@@ -126,29 +140,64 @@ static void op_sum(struct ctx *c, size_t n)
                             c->pwrk_double[s], c->psync_reduce[s]);
 }
 
+static void op_put(struct ctx *c, size_t n)
+{
+    shmem_putmem(c->dst, c->priv_src, n * 8, c->next);
+    shmem_quiet();
+}
+
+static void op_get(struct ctx *c, size_t n)
+{
+    shmem_getmem(c->priv_dst, c->src, n * 8, c->next);
+}
+
+static void op_fetch_add(struct ctx *c, size_t n)
+{
+    (void)n;
+    c->fetched = shmem_long_atomic_fetch_add(c->word, 1, c->next);
+}
+
+/* A swap that succeeds: only this PE changes the next PE's word, so it
+ * holds one more than this PE swapped in last.  A wrong guess fails one
+ * swap and is corrected from the value fetched. */
+static void op_compare_swap(struct ctx *c, size_t n)
+{
+    long cond = c->swap_cond;
+    long old = shmem_long_atomic_compare_swap(c->word, cond, cond + 1, c->next);
+    (void)n;
+    c->swap_cond = old == cond ? cond + 1 : old;
+    c->fetched = old;
+}
+
 /* ------------------------------------------------------------------ */
 /* Input patterns and result checks (one checked call per op/size).    */
 /* ------------------------------------------------------------------ */
 
 /* Fill the inputs with a PE- and index-dependent pattern, and the
  * outputs with a sentinel, so that a check cannot pass by accident. */
-static void fill(struct ctx *c, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        c->src[i] = ((long)c->me << 32) | (long)i;
-        c->dsrc[i] = (double)c->me + 0.25 * (double)(i % 8);
-    }
-    for (i = 0; i < n * (size_t)c->npes; i++)
-        c->dst[i] = -1;
-    for (i = 0; i < n; i++)
-        c->ddst[i] = -1.0;
-}
-
 /* The pattern on PE p at index i (as written by fill()). */
 static inline long pat(int p, size_t i)
 {
     return ((long)p << 32) | (long)i;
+}
+
+static void fill(struct ctx *c, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        c->src[i] = pat(c->me, i);
+        c->priv_src[i] = pat(c->me, i);
+        c->dsrc[i] = (double)c->me + 0.25 * (double)(i % 8);
+    }
+    for (i = 0; i < n * (size_t)c->npes; i++)
+        c->dst[i] = -1;
+    for (i = 0; i < n; i++) {
+        c->ddst[i] = -1.0;
+        c->priv_dst[i] = -1;
+    }
+    *c->word = pat(c->me, 0);
+    c->swap_cond = pat(c->next, 0);
+    c->fetched = -1;
 }
 
 static int check_broadcast(const struct ctx *c, size_t n)
@@ -204,6 +253,35 @@ static int check_sum(const struct ctx *c, size_t n)
     for (i = 0; i < n; i++)
         if (c->ddst[i] != base + (double)c->npes * 0.25 * (double)(i % 8))
             return -1;
+    return 0;
+}
+
+static int check_put(const struct ctx *c, size_t n)
+{
+    int prev = (c->me + c->npes - 1) % c->npes;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (c->dst[i] != pat(prev, i))
+            return -1;
+    return 0;
+}
+
+static int check_get(const struct ctx *c, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (c->priv_dst[i] != pat(c->next, i))
+            return -1;
+    return 0;
+}
+
+/* Both atomics fetched the next PE's initial word, and the previous PE
+ * added one to (or swapped in one more than) this PE's. */
+static int check_atomic(const struct ctx *c, size_t n)
+{
+    (void)n;
+    if (c->fetched != pat(c->next, 0) || *c->word != pat(c->me, 0) + 1)
+        return -1;
     return 0;
 }
 
@@ -296,6 +374,14 @@ static void ctx_init(struct ctx *c, size_t max_bytes)
     c->dsrc = sym_alloc(c->max_elems * sizeof(double), "dsrc");
     c->ddst = sym_alloc(c->max_elems * sizeof(double), "ddst");
     c->times = sym_alloc((size_t)c->npes * sizeof(double), "times");
+    c->word = sym_alloc(sizeof(long), "word");
+    c->next = (c->me + 1) % c->npes;
+    c->priv_src = bench_private_alloc(c->max_elems * sizeof(long), BUF_ALIGN);
+    c->priv_dst = bench_private_alloc(c->max_elems * sizeof(long), BUF_ALIGN);
+    if (c->priv_src == NULL || c->priv_dst == NULL) {
+        fprintf(stderr, IMPL "_bench: out of memory\n");
+        shmem_global_exit(1);
+    }
 
     /* pWrk needs max(nreduce/2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE). */
     nwrk = c->max_elems / 2 + 1;
@@ -319,17 +405,22 @@ struct op_desc {
     const char *name;
     void (*run)(struct ctx *, size_t);
     int (*check)(const struct ctx *, size_t);   /* NULL: no payload */
+    long bytes;                   /* the one size it is measured at, or SWEEP */
 };
 
 static const struct op_desc ops[] = {
-    { "barrier_all", op_barrier_all, NULL },
-    { "barrier", op_barrier, NULL },
-    { "broadcast", op_broadcast, check_broadcast },
-    { "fcollect", op_fcollect, check_collect },
-    { "collect", op_collect, check_collect },
-    { "reduce_xor_i64", op_xor, check_xor },
-    { "reduce_max_i64", op_max, check_max },
-    { "reduce_sum_f64", op_sum, check_sum },
+    { "barrier_all", op_barrier_all, NULL, 0 },
+    { "barrier", op_barrier, NULL, 0 },
+    { "broadcast", op_broadcast, check_broadcast, SWEEP },
+    { "fcollect", op_fcollect, check_collect, SWEEP },
+    { "collect", op_collect, check_collect, SWEEP },
+    { "reduce_xor_i64", op_xor, check_xor, SWEEP },
+    { "reduce_max_i64", op_max, check_max, SWEEP },
+    { "reduce_sum_f64", op_sum, check_sum, SWEEP },
+    { "put", op_put, check_put, SWEEP },
+    { "get", op_get, check_get, SWEEP },
+    { "atomic_fetch_add", op_fetch_add, check_atomic, 8 },
+    { "atomic_compare_swap", op_compare_swap, check_atomic, 8 },
 };
 
 /* Run one checked call of `op` with `n` elements; abort on a bad result. */
@@ -338,12 +429,27 @@ static void verify(struct ctx *c, const struct op_desc *op, size_t n)
     fill(c, n);
     shmem_barrier_all();          /* inputs and sentinels ready everywhere */
     op->run(c, n);
+    shmem_barrier_all();          /* puts and atomics into this PE are done */
     if (op->check(c, n) != 0) {
         fprintf(stderr, IMPL "_bench: PE %d: wrong result for %s, %zu bytes\n",
                 c->me, op->name, n * 8);
         shmem_global_exit(1);
     }
     shmem_barrier_all();
+}
+
+/* Check (when `op` has a payload), time and print `op` at `bytes`. */
+static void run_one(struct ctx *c, const struct op_desc *op, size_t bytes,
+                    const struct bench_args *a)
+{
+    size_t n = bytes / 8;
+    double us;
+
+    if (op->check != NULL)
+        verify(c, op, n);
+    us = measure(c, op->run, n, iters_for_size(a->iters, bytes));
+    if (c->me == 0)
+        bench_emit(IMPL, op->name, bytes, c->npes, us);
 }
 
 int main(int argc, char **argv)
@@ -370,23 +476,13 @@ int main(int argc, char **argv)
 
         if (!bench_op_selected(op->name))
             continue;
-
-        if (op->check == NULL) {  /* barriers: no payload, bytes = 0 */
-            double us = measure(&c, op->run, 0, a.iters);
-            if (c.me == 0)
-                bench_emit(IMPL, op->name, 0, c.npes, us);
+        if (op->bytes != SWEEP) {  /* barriers (0 bytes), atomics (8) */
+            run_one(&c, op, (size_t)op->bytes, &a);
             continue;
         }
         for (bytes = a.min_bytes; bytes <= a.max_bytes;
-             bytes *= (size_t)a.step) {
-            size_t n = bytes / 8;
-            double us;
-
-            verify(&c, op, n);
-            us = measure(&c, op->run, n, iters_for_size(a.iters, bytes));
-            if (c.me == 0)
-                bench_emit(IMPL, op->name, bytes, c.npes, us);
-        }
+             bytes *= (size_t)a.step)
+            run_one(&c, op, bytes, &a);
     }
 
     /* Results are out before finalize (see the note at the top). */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh - build and run the C collective-latency baselines (OSHMEM and MPI).
+# run.sh - build and run the C latency baselines (OSHMEM and MPI).
 #
 # usage: bench/c/run.sh [build_dir [npes [min_bytes [max_bytes [iters [step]]]]]]
 #   build_dir  where the binaries go           (default /tmp/shmem-bench-c)
@@ -23,11 +23,15 @@
 #   --allow-run-as-root   we are root
 #   --oversubscribe       allow npes > cores
 #   --mca btl self,vader  shared memory only (else btl/tcp opens sockets too)
-#   --mca osc ^rdma       oshrun only: without it Debian's OSHMEM 4.1.4
-#                         segfaults in shmem_finalize (a memory hook left by
-#                         osc/rdma); the benchmark flushes its results before
-#                         finalizing anyway, and we accept a crashed exit
-#                         status as long as the results were printed.
+#   --mca osc ^rdma       oshrun: without it Debian's OSHMEM 4.1.4 segfaults
+#                         in shmem_finalize (a memory hook left by osc/rdma);
+#                         the benchmark flushes its results before finalizing
+#                         anyway, and we accept a crashed exit status as long
+#                         as the results were printed.  mpirun: osc/rdma
+#                         (chosen by default for MPI_Win_allocate over vader)
+#                         segfaults in MPI_Compare_and_swap; with it excluded
+#                         the window is osc/sm's: loads and stores on shared
+#                         memory, as on OSHMEM's heap and ours.
 #   --bind-to core        when npes <= cores (steady latencies), else
 #   --bind-to none --mca mpi_yield_when_idle 1   when oversubscribed: without
 #                         yielding, busy-polling ranks starve each other
@@ -80,7 +84,7 @@ status=0
 for impl in $impls; do
     case $impl in
         oshmem) cc=oshcc; launcher=oshrun; extra_mca=(--mca osc ^rdma) ;;
-        mpi)    cc=mpicc; launcher=mpirun; extra_mca=() ;;
+        mpi)    cc=mpicc; launcher=mpirun; extra_mca=(--mca osc ^rdma) ;;
         *) log "unknown implementation '$impl' in BENCH_IMPLS"; exit 2 ;;
     esac
     bin="$build_dir/${impl}_bench"

@@ -7,8 +7,9 @@ use clap::Parser;
 
 use crate::ops::Op;
 
-/// OSU-style latency of typed SHMEM collectives beside this machine's floors (cache-line
-/// round trip, memcpy bandwidth) and, when Open MPI is installed, its OSHMEM and MPI.
+/// OSU-style latency of typed SHMEM collectives, puts, gets and atomics beside this
+/// machine's floors (cache-line round trip, memcpy bandwidth) and, when Open MPI is
+/// installed, its OSHMEM and MPI.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "shmem-bench", version)]
 pub(crate) struct Args {
@@ -37,7 +38,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub quick: bool,
 
-    /// Only these operations (comma-separated), e.g. `--ops barrier,broadcast`.
+    /// Only these operations (comma-separated), e.g. `--ops barrier,broadcast` or
+    /// `--ops put,get,atomic_fetch_add,atomic_compare_swap`. Default: all.
     #[arg(long, value_delimiter = ',', value_parser = parse_op)]
     pub ops: Vec<Op>,
 

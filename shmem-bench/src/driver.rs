@@ -132,9 +132,11 @@ fn run_job_into(
 }
 
 /// Symmetric heap per PE the job needs: the message buffers (one target of `npes`
-/// messages, three of one), their alignment, and room for the runtime's own use.
+/// messages, three of one), the atomics' word, their alignment, and room for the
+/// runtime's own use and the copies-alone floors.
 fn heap_needed(args: &Args) -> usize {
-    (args.npes + 3) * (args.max + crate::ours::BUFFER_ALIGN) + (16 << 20)
+    let align = crate::ours::BUFFER_ALIGN;
+    (args.npes + 3) * (args.max + align) + 2 * align + (16 << 20)
 }
 
 /// A warning when other work kept the CPUs at least 20% busy during the second before

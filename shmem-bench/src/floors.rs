@@ -1,14 +1,17 @@
 //! The machine's floors, measured in the same run as the operations: the round trip of
-//! one cache line between PE 0 and PE 1 over the shared mapping (in the job), and
-//! `memcpy` bandwidth between page-aligned buffers (in the driver, while no PE runs).
+//! one cache line between PE 0 and PE 1 over the shared mapping (in the job), `memcpy`
+//! bandwidth between page-aligned buffers (in the driver, while no PE runs), and the
+//! copies of an operation's data movement alone (in the job, beside the rows that carry
+//! a bandwidth target).
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use shmem_typed::prelude::*;
 
+use crate::ops::Op;
 use crate::ours::BUFFER_ALIGN;
+use crate::page_buffer::PageBuffer;
 use crate::timing::{self, Timer};
 
 /// Round trips per timed batch.
@@ -57,18 +60,30 @@ pub(crate) fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, S
     Ok(result)
 }
 
-/// The data movement of an fcollect of `bytes` per PE and nothing else, in µs per call,
-/// timed by the shared rule: every PE copies, with `memcpy`, its own source and then
-/// every other PE's source (read over the shared mapping) into its blocks of its target,
-/// all PEs at once, with no synchronization between the copies. Any fcollect that moves
-/// each byte once takes at least this long; its %memcpy is the ceiling of the fcollect
-/// rows. Collective.
-pub(crate) fn gather_copy(
+/// The data movement of one call of `op` on `bytes` and nothing else, in µs per call,
+/// timed by the shared rule with `calls` calls per batch, all PEs copying at once: what
+/// any implementation of `op` that moves each byte once takes at least; its %memcpy is
+/// the ceiling of the operation's rows. `None` for an operation without such a floor.
+/// Collective.
+pub(crate) fn copies_alone(
     pe: &mut Pe,
     timer: &Timer,
+    op: Op,
     bytes: usize,
     calls: usize,
-) -> Result<f64, ShmemError> {
+) -> Result<Option<f64>, ShmemError> {
+    match op {
+        Op::Fcollect => gather_copy(pe, timer, bytes, calls).map(Some),
+        Op::Put => point_copy(pe, timer, Direction::ToNext, bytes, calls).map(Some),
+        Op::Get => point_copy(pe, timer, Direction::FromNext, bytes, calls).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The copies of an fcollect of `bytes` per PE: every PE copies, with `memcpy`, its own
+/// source and then every other PE's source (read over the shared mapping) into its
+/// blocks of its target, all PEs at once, with no synchronization between the copies.
+fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result<f64, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
     let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
@@ -97,42 +112,62 @@ pub(crate) fn gather_copy(
     result
 }
 
-/// A zeroed, page-aligned heap buffer (the alignment of the symmetric buffers).
-struct PageBuffer {
-    ptr: *mut u8,
-    layout: Layout,
+/// Which way a point-to-point copy goes.
+#[derive(Debug, Clone, Copy)]
+enum Direction {
+    /// From a private buffer into the next PE's symmetric buffer (a put).
+    ToNext,
+    /// From the next PE's symmetric buffer into a private buffer (a get).
+    FromNext,
 }
 
-impl PageBuffer {
-    fn new(bytes: usize) -> PageBuffer {
-        let layout = Layout::from_size_align(bytes.max(1), 4096).expect("buffer layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+/// The copy of a put or a get of `bytes`: every PE copies, with `memcpy`, between a
+/// private page-aligned buffer and the next PE's copy of a page-aligned symmetric buffer
+/// over the shared mapping, all PEs at once, with nothing else (no completion, no wake).
+fn point_copy(
+    pe: &mut Pe,
+    timer: &Timer,
+    direction: Direction,
+    bytes: usize,
+    calls: usize,
+) -> Result<f64, ShmemError> {
+    let next = (pe.my_pe() + 1) % pe.n_pes();
+    let shared = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
+    let mut private = PageBuffer::new(bytes);
+    let remote = shared.remote_ptr(pe, next)?;
+    let local = private.as_mut_ptr();
+    let copy = |_: &mut Pe| {
+        // SAFETY: both buffers hold `bytes` bytes and do not overlap (one is this
+        // process's private memory). While the measurement runs, the next PE's copy of
+        // `shared` is accessed by this PE alone (each PE copies to or from its next PE's
+        // copy only), and `private` is this PE's; `shared` is freed after the
+        // measurement.
+        unsafe {
+            match direction {
+                Direction::ToNext => std::ptr::copy_nonoverlapping(local, remote, bytes),
+                Direction::FromNext => std::ptr::copy_nonoverlapping(remote, local, bytes),
+            }
         }
-        PageBuffer { ptr, layout }
-    }
-}
-
-impl Drop for PageBuffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr, self.layout) }
-    }
+        Ok(())
+    };
+    let result = timer.measure(pe, calls, copy);
+    drop(private);
+    pe.free(shared)?;
+    result
 }
 
 /// Local `memcpy` bandwidth for copies of `bytes` between page-aligned buffers, in GB/s
 /// (10^9 bytes/s): the median over batches of about 32 MiB (at most 100 000 copies).
 pub(crate) fn memcpy_bandwidth(bytes: usize) -> f64 {
-    let (src, dst) = (PageBuffer::new(bytes), PageBuffer::new(bytes));
+    let (src, mut dst) = (PageBuffer::new(bytes), PageBuffer::new(bytes));
+    let dst_ptr = dst.as_mut_ptr();
     let copies = ((32usize << 20) / bytes.max(1)).clamp(1, 100_000);
     let copy = || {
         // SAFETY: both buffers hold `bytes` bytes and do not overlap.
         unsafe {
-            std::ptr::copy_nonoverlapping(std::hint::black_box(src.ptr), dst.ptr, bytes);
+            std::ptr::copy_nonoverlapping(std::hint::black_box(src.as_ptr()), dst_ptr, bytes);
         }
-        std::hint::black_box(dst.ptr);
+        std::hint::black_box(dst_ptr);
     };
     for _ in 0..timing::warmup_for(copies) {
         copy();

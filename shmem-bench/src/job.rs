@@ -1,9 +1,9 @@
 //! The jobs of the benchmark: what every PE runs. The floor job (2 PEs, nothing else
 //! running) measures the cache-line round trip; the operations job measures each
-//! selected operation at each size (one checked call, then the timed batches) and, next
-//! to an fcollect with a bandwidth target, the same copies without the collective. PE 0
-//! writes the figures as `impl,op,bytes,npes,usec` lines (the C baselines' format) to
-//! the file the driver named.
+//! selected operation at each of its sizes (one checked call, then the timed batches)
+//! and, next to a row with a bandwidth target, the same copies without the operation
+//! (fcollect, put, get). PE 0 writes the figures as `impl,op,bytes,npes,usec` lines (the
+//! C baselines' format) to the file the driver named.
 
 use std::io::Write;
 use std::path::Path;
@@ -43,36 +43,39 @@ fn floor(pe: &mut Pe, timer: &Timer) -> Result<Vec<Sample>, String> {
     Ok(vec![Sample::new(Impl::Floor, RTT_OP, 64, pe.n_pes(), rtt)])
 }
 
-/// Every selected operation at every size of the sweep.
+/// Every selected operation at each of its sizes (see [`Op::sizes`]).
 fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, String> {
     let me = pe.my_pe();
     let npes = pe.n_pes();
     let err = |e: ShmemError| e.to_string();
     let mut samples = Vec::new();
-    let sizes = args.sizes();
-    let buffers = Buffers::new(pe, args.max).map_err(err)?;
+    let sweep = args.sizes();
+    let mut buffers = Buffers::new(pe, args.max).map_err(err)?;
     for op in args.selected_ops() {
-        let sizes = if op.has_payload() { &sizes[..] } else { &[0] };
-        for &bytes in sizes {
+        for bytes in op.sizes_of(&sweep) {
             let n = bytes / 8;
             if op.has_payload() {
                 buffers.verify(op, pe, n)?;
             }
             let calls = iters_for_size(args.iters(), bytes);
-            let message = buffers.message(n).map_err(err)?;
+            let mut message = buffers.message(n).map_err(err)?;
             let usec = timer
                 .measure(pe, calls, |pe| message.run(op, pe))
                 .map_err(|e| format!("{op}, {bytes} bytes: {e}"))?;
             if me == 0 {
-                eprintln!("shmem-bench: ours {op:<14} {bytes:>8} B {usec:>10.3} us");
+                eprintln!("shmem-bench: ours {op:<19} {bytes:>8} B {usec:>10.3} us");
             }
             samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
-            if needs_copy_floor(op, bytes, npes) {
-                let floor = floors::gather_copy(pe, timer, bytes, calls).map_err(err)?;
-                if me == 0 {
-                    eprintln!("shmem-bench: copies alone     {bytes:>8} B {floor:>10.3} us");
+            if has_bandwidth_target(op, bytes, npes) {
+                let floor = floors::copies_alone(pe, timer, op, bytes, calls).map_err(err)?;
+                if let Some(floor) = floor {
+                    if me == 0 {
+                        eprintln!(
+                            "shmem-bench: copies alone             {bytes:>8} B {floor:>10.3} us"
+                        );
+                    }
+                    samples.push(Sample::new(Impl::Floor, op.name(), bytes, npes, floor));
                 }
-                samples.push(Sample::new(Impl::Floor, op.name(), bytes, npes, floor));
             }
         }
     }
@@ -80,13 +83,12 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
     Ok(samples)
 }
 
-/// Whether a row of `op` at `bytes` has a bandwidth target that the copies alone may
-/// not allow: an fcollect's (each PE copies its own block as well as receiving).
-fn needs_copy_floor(op: Op, bytes: usize, npes: usize) -> bool {
-    op == Op::Fcollect
-        && targets::limits_for(op, bytes, npes)
-            .iter()
-            .any(|l| matches!(l, Limit::PctMemcpyAtLeast(_)))
+/// Whether a row of `op` at `bytes` has a bandwidth target, beside which the copies of
+/// its data movement alone are measured (when the operation has such a floor).
+fn has_bandwidth_target(op: Op, bytes: usize, npes: usize) -> bool {
+    targets::limits_for(op, bytes, npes)
+        .iter()
+        .any(|l| matches!(l, Limit::PctMemcpyAtLeast(_)))
 }
 
 fn write_samples(path: &Path, samples: &[Sample]) -> std::io::Result<()> {

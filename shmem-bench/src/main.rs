@@ -1,5 +1,5 @@
-//! `shmem-bench`: OSU-style latency of typed SHMEM collectives beside this machine's
-//! floors and Open MPI's OSHMEM and MPI.
+//! `shmem-bench`: OSU-style latency of typed SHMEM collectives, puts, gets and atomics
+//! beside this machine's floors and Open MPI's OSHMEM and MPI.
 //!
 //! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--out DIR]` (see `--help`).
 //! The program is the driver the user starts and, re-run by it with the hidden
@@ -13,6 +13,7 @@ mod job;
 mod ops;
 mod ours;
 mod output;
+mod page_buffer;
 mod plot;
 mod report;
 mod results;

@@ -1,28 +1,37 @@
 //! Our side of the comparison: the typed SHMEM calls measured, their page-aligned
-//! symmetric buffers, and the one checked call that precedes every measurement (the same
-//! input patterns and checks as the C baselines, so a wrong result cannot pass).
+//! buffers, and the one checked call that precedes every measurement (the same input
+//! patterns and checks as the C baselines, so a wrong result cannot pass).
 
 use shmem_typed::prelude::*;
 use shmem_typed::SymRange;
 
 use crate::ops::Op;
+use crate::page_buffer::PageBuffer;
 
 /// Alignment of every benchmark buffer (see bench/c/README.md: misaligned copies run up
 /// to 4× slower on this machine, and the baselines align theirs too).
 pub(crate) const BUFFER_ALIGN: usize = 4096;
 
-/// The symmetric buffers of every operation, sized for the largest message.
+/// The buffers of every operation, sized for the largest message.
 pub(crate) struct Buffers {
-    /// `i64` source: one message.
+    /// `i64` source: one message (the source of gets from this PE).
     src: SymSlice<i64>,
-    /// `i64` target: one message per PE (collect targets).
+    /// `i64` target: one message per PE (collect targets; the target of puts to this PE).
     dst: SymSlice<i64>,
     /// `f64` source of the sum reduction.
     fsrc: SymSlice<f64>,
     /// `f64` target of the sum reduction.
     fdst: SymSlice<f64>,
-    /// The world set, the active set of every operation.
+    /// The word of the atomics.
+    word: SymSlice<i64>,
+    /// Private source of puts: one message.
+    put_src: PageBuffer,
+    /// Private target of gets: one message.
+    get_dst: PageBuffer,
+    /// The world set, the active set of every collective.
     world: ActiveSet,
+    /// The PE of the point-to-point operations: the next one.
+    next: usize,
 }
 
 impl Buffers {
@@ -35,7 +44,11 @@ impl Buffers {
             dst: pe.alloc_slice_aligned(elems * npes, BUFFER_ALIGN)?,
             fsrc: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
             fdst: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
+            word: pe.alloc_slice_aligned(1, BUFFER_ALIGN)?,
+            put_src: PageBuffer::new(elems * 8),
+            get_dst: PageBuffer::new(elems * 8),
             world: pe.world(),
+            next: (pe.my_pe() + 1) % npes,
         })
     }
 
@@ -44,42 +57,58 @@ impl Buffers {
         pe.free(self.src)?;
         pe.free(self.dst)?;
         pe.free(self.fsrc)?;
-        pe.free(self.fdst)
+        pe.free(self.fdst)?;
+        pe.free(self.word)
     }
 
     /// The buffers' first `n` elements (first `n · npes` of the collect target): one
     /// message of each operation, ready to be passed again and again.
-    pub(crate) fn message(&self, n: usize) -> Result<Message<'_>, ShmemError> {
+    pub(crate) fn message(&mut self, n: usize) -> Result<Message<'_>, ShmemError> {
         Ok(Message {
             src: self.src.range(..n)?,
             dst: self.dst.range(..n)?,
             dst_all: self.dst.range(..n * self.world.size())?,
             fsrc: self.fsrc.range(..n)?,
             fdst: self.fdst.range(..n)?,
+            word: self.word.range(..1)?,
+            put_src: &bytemuck::cast_slice(self.put_src.bytes())[..n],
+            get_dst: &mut bytemuck::cast_slice_mut(self.get_dst.bytes_mut())[..n],
             world: self.world,
+            next: self.next,
+            swap_cond: pattern(self.next, 0),
+            fetched: 0,
         })
     }
 
     /// Runs one call of `op` on `n` elements between patterned inputs and sentinel
     /// outputs, and checks this PE's result. Collective; `Err` names what is wrong.
-    pub(crate) fn verify(&self, op: Op, pe: &mut Pe, n: usize) -> Result<(), String> {
+    pub(crate) fn verify(&mut self, op: Op, pe: &mut Pe, n: usize) -> Result<(), String> {
         let me = pe.my_pe();
         let npes = pe.n_pes();
+        let (next, prev) = (self.next, (me + npes - 1) % npes);
+        let src: Vec<i64> = (0..n).map(|i| pattern(me, i)).collect();
+        let fsrc: Vec<f64> = (0..n).map(|i| fpattern(me, i)).collect();
+        bytemuck::cast_slice_mut(self.put_src.bytes_mut())[..n].copy_from_slice(&src);
+        bytemuck::cast_slice_mut::<u8, i64>(self.get_dst.bytes_mut()).fill(-1);
         let prepare = |pe: &mut Pe| -> Result<(), ShmemError> {
-            let src: Vec<i64> = (0..n).map(|i| pattern(me, i)).collect();
-            let fsrc: Vec<f64> = (0..n).map(|i| fpattern(me, i)).collect();
             self.src.write_local(pe, &src)?;
             self.fsrc.write_local(pe, &fsrc)?;
             self.dst.write_local(pe, &vec![-1; self.dst.len()])?;
             self.fdst.write_local(pe, &vec![-1.0; self.fdst.len()])?;
+            self.word.write_local(pe, &[pattern(me, 0)])?;
             pe.barrier_all()
         };
         prepare(pe).map_err(|e| e.to_string())?;
-        self.message(n)
-            .and_then(|m| m.run(op, pe))
+        let fetched = self
+            .message(n)
+            .and_then(|mut m| m.run(op, pe).map(|()| m.fetched))
             .map_err(|e| format!("{op}: {e}"))?;
+        // Puts and atomics write other PEs' buffers: the barrier completes them.
+        pe.barrier_all().map_err(|e| e.to_string())?;
         let dst = &self.dst.to_vec(pe)[..n * npes];
         let fdst = &self.fdst.to_vec(pe)[..n];
+        let get_dst: &[i64] = &bytemuck::cast_slice(self.get_dst.bytes())[..n];
+        let word = self.word.to_vec(pe)[0];
         let wrong = |what: &str, i: usize| {
             format!("{op} on {n} elements: wrong result at {what} index {i} on PE {me}")
         };
@@ -117,27 +146,59 @@ impl Buffers {
                     return Err(wrong("target", i));
                 }
             }
+            Op::Put => {
+                // The previous PE's source, put here.
+                if let Some(i) = (0..n).find(|&i| dst[i] != pattern(prev, i)) {
+                    return Err(wrong("target", i));
+                }
+            }
+            Op::Get => {
+                if let Some(i) = (0..n).find(|&i| get_dst[i] != pattern(next, i)) {
+                    return Err(wrong("private target", i));
+                }
+            }
+            Op::AtomicFetchAdd | Op::AtomicCompareSwap => {
+                // Each fetched the next PE's initial word, and the previous PE added one
+                // to (or swapped in one more than) this PE's.
+                if fetched != pattern(next, 0) {
+                    return Err(wrong("fetched value", 0));
+                }
+                if word != pattern(me, 0) + 1 {
+                    return Err(wrong("word", 0));
+                }
+            }
         }
         pe.barrier_all().map_err(|e| e.to_string())
     }
 }
 
-/// One message size's buffers, as the collectives take them.
+/// One message size's buffers, as the operations take them.
 pub(crate) struct Message<'a> {
     src: SymRange<'a, i64>,
-    /// Target of broadcast and reductions.
+    /// Target of broadcast, reductions and puts.
     dst: SymRange<'a, i64>,
     /// Target of the collects (`npes` messages).
     dst_all: SymRange<'a, i64>,
     fsrc: SymRange<'a, f64>,
     fdst: SymRange<'a, f64>,
+    word: SymRange<'a, i64>,
+    put_src: &'a [i64],
+    get_dst: &'a mut [i64],
     world: ActiveSet,
+    next: usize,
+    /// The value the next compare-and-swap expects: one more than the value it swapped
+    /// in last, so that every swap succeeds (only this PE changes the next PE's word).
+    /// A wrong guess fails one swap and corrects itself from the value fetched.
+    swap_cond: i64,
+    /// The value the last atomic fetched.
+    fetched: i64,
 }
 
 impl Message<'_> {
-    /// One call of `op` on this message, over the world set (broadcast root: PE 0).
+    /// One call of `op` on this message: a collective over the world set (broadcast
+    /// root: PE 0), or a point-to-point call to the next PE.
     #[inline]
-    pub(crate) fn run(&self, op: Op, pe: &mut Pe) -> Result<(), ShmemError> {
+    pub(crate) fn run(&mut self, op: Op, pe: &mut Pe) -> Result<(), ShmemError> {
         let world = &self.world;
         match op {
             Op::BarrierAll => barrier_all(pe),
@@ -148,6 +209,25 @@ impl Message<'_> {
             Op::ReduceXorI64 => reduce::<Xor, i64>(pe, world, &self.dst, &self.src),
             Op::ReduceMaxI64 => reduce::<Max, i64>(pe, world, &self.dst, &self.src),
             Op::ReduceSumF64 => reduce::<Sum, f64>(pe, world, &self.fdst, &self.fsrc),
+            Op::Put => {
+                self.dst.put(pe, self.next, self.put_src)?;
+                pe.quiet();
+                Ok(())
+            }
+            Op::Get => self.src.get(pe, self.next, self.get_dst),
+            Op::AtomicFetchAdd => {
+                self.fetched = self.word.atomic_fetch_add(pe, self.next, 1)?;
+                Ok(())
+            }
+            Op::AtomicCompareSwap => {
+                let cond = self.swap_cond;
+                let old = self
+                    .word
+                    .atomic_compare_swap(pe, self.next, cond, cond + 1)?;
+                self.swap_cond = if old == cond { cond + 1 } else { old };
+                self.fetched = old;
+                Ok(())
+            }
         }
     }
 }

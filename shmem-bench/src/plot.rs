@@ -1,6 +1,7 @@
-//! The figure: one panel per operation. Payload operations show latency against message
-//! size (log–log) for ours, OSHMEM, MPI and the floors (cache-line round trip, and
-//! memcpy of the bytes each PE receives); barriers show one bar per implementation.
+//! The figure: one panel per operation. Operations measured over the sweep show latency
+//! against message size (log–log) for ours, OSHMEM, MPI and the floors (cache-line round
+//! trip, and memcpy of the bytes each PE receives); those measured at one size (barriers,
+//! atomics) show one bar per implementation.
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::ops::Op;
+use crate::ops::{Op, Sizes};
 use crate::output::bytes_label;
 use crate::report::Report;
 
@@ -48,10 +49,9 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     draw_legend(&key, report)?;
     let panels = body.split_evenly((rows_of_panels, COLUMNS));
     for (op, panel) in ops.into_iter().zip(panels.iter()) {
-        if op.has_payload() {
-            size_panel(report, op, panel)?;
-        } else {
-            barrier_panel(report, op, panel)?;
+        match op.sizes() {
+            Sizes::Sweep => size_panel(report, op, panel)?,
+            Sizes::Fixed(_) => bar_panel(report, op, panel)?,
         }
     }
     root.present()?;
@@ -166,7 +166,7 @@ fn log_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
     (lo / 1.6, hi * 1.6)
 }
 
-/// Latency against size for a payload operation.
+/// Latency against size for an operation measured over the sweep.
 fn size_panel<DB: DrawingBackend>(
     report: &Report,
     op: Op,
@@ -246,8 +246,9 @@ where
     Ok(())
 }
 
-/// One bar per implementation (and the round-trip floor) for a barrier.
-fn barrier_panel<DB: DrawingBackend>(
+/// One bar per implementation (and the round-trip floor) for an operation measured at
+/// one size.
+fn bar_panel<DB: DrawingBackend>(
     report: &Report,
     op: Op,
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -340,6 +341,8 @@ mod tests {
             Sample::new(Impl::Floor, RTT_OP, 64, 2, 0.1),
             Sample::new(Impl::Ours, "barrier_all", 0, 2, 0.15),
             Sample::new(Impl::Oshmem, "barrier_all", 0, 2, 0.28),
+            Sample::new(Impl::Ours, "atomic_fetch_add", 8, 2, 0.05),
+            Sample::new(Impl::Mpi, "atomic_fetch_add", 8, 2, 0.4),
         ];
         for (i, bytes) in [8usize, 64, 512, 4096].into_iter().enumerate() {
             samples.push(Sample::new(
@@ -367,6 +370,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(svg.contains("barrier_all"), "no barrier panel");
         assert!(svg.contains("fcollect"), "no fcollect panel");
+        assert!(svg.contains("atomic_fetch_add"), "no atomic panel");
         assert!(
             svg.contains("memcpy of the bytes each PE receives"),
             "no memcpy floor"

@@ -32,8 +32,8 @@ pub(crate) struct Row {
     /// MPI's, if measured.
     pub mpi_us: Option<f64>,
     /// The copies of this row's data movement alone, µs per call: the floor sample of
-    /// the row's operation and size (fcollect rows with a bandwidth target; see
-    /// [`crate::floors::gather_copy`]).
+    /// the row's operation and size (fcollect, put and get rows with a bandwidth target;
+    /// see [`crate::floors::copies_alone`]).
     pub copy_floor_us: Option<f64>,
     /// The target bounds of this row, evaluated.
     pub checks: Vec<Check>,
@@ -227,6 +227,32 @@ mod tests {
         assert_eq!(fcollect.checks.len(), 1);
         assert_eq!(fcollect.checks[0].met(), Some(true));
         assert_eq!(fcollect.copy_floor_us, None);
+    }
+
+    #[test]
+    fn point_to_point_rows_count_the_message_and_atomics_only_latency() {
+        let samples = vec![
+            sample(Impl::Ours, "put", 262144, 5.0),
+            sample(Impl::Floor, "put", 262144, 4.9),
+            sample(Impl::Oshmem, "put", 262144, 5.5),
+            sample(Impl::Mpi, "put", 262144, 4.0),
+            sample(Impl::Ours, "atomic_fetch_add", 8, 0.02),
+            sample(Impl::Mpi, "atomic_fetch_add", 8, 0.04),
+        ];
+        assert_eq!(memcpy_sizes_needed(&samples, 2), vec![262144]);
+        let memcpy = BTreeMap::from([(262144, 55.0)]);
+        let report = Report::new(2, &samples, memcpy, vec![]);
+        let put = report.rows_of(Op::Put).next().unwrap();
+        // 262144 bytes in 5 µs = 52.4 GB/s = 95.3% of 55 GB/s.
+        assert_eq!(put.received, 262144);
+        assert!((put.pct_memcpy().unwrap() - 95.325).abs() < 1e-3);
+        assert_eq!(put.copy_floor_us, Some(4.9));
+        assert_eq!(put.per_mpi(), Some(1.25));
+        assert_eq!(put.checks.len(), 1);
+        assert_eq!(put.checks[0].met(), Some(true));
+        let atomic = report.rows_of(Op::AtomicFetchAdd).next().unwrap();
+        assert_eq!((atomic.received, atomic.gbps()), (0, None));
+        assert_eq!(atomic.per_mpi(), Some(0.5));
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub(crate) enum Impl {
     /// Open MPI's MPI.
     Mpi,
     /// A floor: of the machine (the cache-line round trip, [`RTT_OP`]), or of an
-    /// operation, under its name (its copies alone, [`crate::floors::gather_copy`]).
+    /// operation, under its name (its copies alone, [`crate::floors::copies_alone`]).
     Floor,
 }
 

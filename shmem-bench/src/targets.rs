@@ -3,8 +3,8 @@
 //! At 2 PEs: barriers ≤ 1.2× the cache-line round trip and ≤ 0.5× OSHMEM; 8 B
 //! broadcast, fcollect, collect, xor/max reduce ≤ 0.5× OSHMEM and ≤ 0.6× MPI; 256 KiB
 //! broadcast and fcollect ≥ 50% of memcpy bandwidth for the bytes each PE receives;
-//! 256 KiB xor/max reduce ≤ 0.5× MPI_Allreduce. At 8 PEs (on 2 cores): barriers and 8 B
-//! reductions ≤ 0.5× OSHMEM.
+//! 256 KiB xor/max reduce ≤ 0.5× MPI_Allreduce; 256 KiB put and get ≥ 90% of memcpy
+//! bandwidth. At 8 PEs (on 2 cores): barriers and 8 B reductions ≤ 0.5× OSHMEM.
 
 use crate::ops::Op;
 
@@ -78,6 +78,7 @@ const SMALL_DATA: &[Op] = &[
 const BULK_MOVES: &[Op] = &[Op::Broadcast, Op::Fcollect];
 const BITWISE_AND_ORDER_REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64];
 const REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64, Op::ReduceSumF64];
+const POINT_MOVES: &[Op] = &[Op::Put, Op::Get];
 
 /// Every performance target.
 pub(crate) const TARGETS: &[Target] = &[
@@ -116,6 +117,12 @@ pub(crate) const TARGETS: &[Target] = &[
         ops: BITWISE_AND_ORDER_REDUCES,
         bytes: 256 << 10,
         limit: Limit::PerMpiAtMost(0.5),
+    },
+    Target {
+        npes: 2,
+        ops: POINT_MOVES,
+        bytes: 256 << 10,
+        limit: Limit::PctMemcpyAtLeast(90.0),
     },
     Target {
         npes: 8,
@@ -192,6 +199,11 @@ mod tests {
             limits_for(Op::Fcollect, 256 << 10, 2),
             vec![Limit::PctMemcpyAtLeast(50.0)]
         );
+        assert_eq!(
+            limits_for(Op::Get, 256 << 10, 2),
+            vec![Limit::PctMemcpyAtLeast(90.0)]
+        );
+        assert!(limits_for(Op::AtomicFetchAdd, 8, 2).is_empty());
         assert_eq!(
             limits_for(Op::ReduceSumF64, 8, 8),
             vec![Limit::PerOshmemAtMost(0.5)]
