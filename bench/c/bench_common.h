@@ -30,7 +30,8 @@
  * Output (stdout, one line per measurement, no header):
  *   impl,op,bytes,npes,usec
  * Barriers have no payload and are reported with bytes = 0; atomics are
- * measured on one 64-bit word, bytes = 8, whatever the sweep.
+ * measured on one 64-bit word, bytes = 8, whatever the sweep; alltoall (bytes
+ * = block per PE) stops at ALLTOALL_MAX_BYTES.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -50,8 +51,12 @@
 #define DEFAULT_STEP 2
 
 /* op_desc.bytes of an operation measured at every size of the sweep (the
- * others are measured at that one size: 0 for barriers, 8 for atomics). */
+ * others are measured at that one size: 0 for barriers, 8 for atomics), or
+ * at every size of the sweep up to `max` bytes (max >= 8; alltoall, whose
+ * buffers hold npes blocks). */
 #define SWEEP (-1L)
+#define SWEEP_UP_TO(max) (-(long)(max))
+#define ALLTOALL_MAX_BYTES (64 * 1024)   /* largest alltoall block       */
 
 struct bench_args {
     size_t min_bytes;
@@ -126,6 +131,14 @@ static inline void *bench_private_alloc(size_t bytes, size_t align)
     if (posix_memalign(&p, align, bytes ? bytes : 1) != 0)
         return NULL;
     return p;
+}
+
+/* The largest size an op_desc.bytes of SWEEP or SWEEP_UP_TO(max) is
+ * measured at in a sweep up to `sweep_max`. */
+static inline size_t bench_sweep_max(long desc_bytes, size_t sweep_max)
+{
+    size_t cap = desc_bytes == SWEEP ? sweep_max : (size_t)-desc_bytes;
+    return cap < sweep_max ? cap : sweep_max;
 }
 
 /* Calls per timed batch for a payload of `bytes` (0 = barrier). */

@@ -11,14 +11,20 @@
  *   reduce_xor_i64  MPI_Allreduce MPI_BXOR, MPI_LONG bytes = buffer size
  *   reduce_max_i64  MPI_Allreduce MPI_MAX,  MPI_LONG bytes = buffer size
  *   reduce_sum_f64  MPI_Allreduce MPI_SUM, MPI_DOUBLE bytes = buffer size
+ *   alltoall        MPI_Alltoall                     bytes = block per rank
  *   put             MPI_Put + MPI_Win_flush          bytes = message
  *   get             MPI_Get + MPI_Win_flush          bytes = message
+ *   put_signal      MPI_Put + MPI_Win_flush + MPI_Accumulate MPI_SUM
+ *                   (signal +1) + MPI_Win_flush      bytes = message
  *   atomic_fetch_add     MPI_Fetch_and_op MPI_SUM + MPI_Win_flush  bytes = 8
  *   atomic_compare_swap  MPI_Compare_and_swap + MPI_Win_flush      bytes = 8
  * and prints "mpi,op,bytes,npes,usec" CSV lines on stdout (rank 0 only).
  * See bench_common.h for the command line and the timing method, which are
  * the same as for oshmem_bench.c.  (There is no separate barrier_all: in
- * MPI both are MPI_Barrier on MPI_COMM_WORLD.)
+ * MPI both are MPI_Barrier on MPI_COMM_WORLD.)  Alltoall blocks stop at
+ * 64 KiB (ALLTOALL_MAX_BYTES).  MPI has no put-with-signal: put_signal is
+ * its usual emulation, the data, a flush that completes it at the target,
+ * then an atomic add of 1 to a signal word and a flush.
  *
  * The point-to-point operations go from every rank to the next one
  * ((me + 1) % npes), all ranks at once, on one window made by
@@ -49,20 +55,26 @@ struct ctx {
     size_t max_elems;             /* 64-bit elements in the largest message */
 
     long *src;                    /* [max_elems]                            */
-    long *dst;                    /* [max_elems * npes] (allgather target)   */
+    long *dst;                    /* [max_elems * npes] (allgather, alltoall
+                                   * target)                                */
+    long *a2a_src;                /* [a2a_elems * npes] alltoall source      */
+    size_t a2a_elems;             /* 64-bit elements in the largest block    */
     double *dsrc;                 /* [max_elems]                            */
     double *ddst;                 /* [max_elems]                            */
     int *counts;                  /* [npes] Allgatherv receive counts        */
     int *displs;                  /* [npes] Allgatherv displacements         */
 
     /* The window of the point-to-point operations: a page holding the
-     * atomics' word, then a source (of gets) and a target (of puts) of one
-     * message each, page aligned.  Puts send from src, gets land in dst. */
+     * atomics' word and the put_signal signal, then a source (of gets) and
+     * a target (of puts) of one message each, page aligned.  Puts send from
+     * src, gets land in dst. */
     MPI_Win win;
     long *wword;                  /* at displacement word_disp              */
+    long *wsignal;                /* at displacement signal_disp            */
     long *wsrc;                   /* at displacement src_disp               */
     long *wdst;                   /* at displacement dst_disp               */
     MPI_Aint word_disp;
+    MPI_Aint signal_disp;
     MPI_Aint src_disp;
     MPI_Aint dst_disp;
     int next;                     /* the point-to-point peer: (me + 1) % npes */
@@ -124,6 +136,12 @@ static void op_sum(struct ctx *c, size_t n)
                   MPI_COMM_WORLD);
 }
 
+static void op_alltoall(struct ctx *c, size_t n)
+{
+    MPI_Alltoall(c->a2a_src, (int)(n * 8), MPI_BYTE, c->dst, (int)(n * 8),
+                 MPI_BYTE, MPI_COMM_WORLD);
+}
+
 static void op_put(struct ctx *c, size_t n)
 {
     MPI_Put(c->src, (int)(n * 8), MPI_BYTE, c->next, c->dst_disp,
@@ -135,6 +153,19 @@ static void op_get(struct ctx *c, size_t n)
 {
     MPI_Get(c->dst, (int)(n * 8), MPI_BYTE, c->next, c->src_disp,
             (int)(n * 8), MPI_BYTE, c->win);
+    MPI_Win_flush(c->next, c->win);
+}
+
+/* shmem_put_signal(..., 1, SHMEM_SIGNAL_ADD, next) over MPI-3: the first
+ * flush completes the data at the target before the signal can change. */
+static void op_put_signal(struct ctx *c, size_t n)
+{
+    long one = 1;
+    MPI_Put(c->src, (int)(n * 8), MPI_BYTE, c->next, c->dst_disp,
+            (int)(n * 8), MPI_BYTE, c->win);
+    MPI_Win_flush(c->next, c->win);
+    MPI_Accumulate(&one, 1, MPI_LONG, c->next, c->signal_disp, 1, MPI_LONG,
+                   MPI_SUM, c->win);
     MPI_Win_flush(c->next, c->win);
 }
 
@@ -179,11 +210,16 @@ static void fill(struct ctx *c, size_t n)
     }
     for (i = 0; i < n * (size_t)c->npes; i++)
         c->dst[i] = -1;
+    /* Block b of the alltoall source: pat(me, b * n + k), k < n. */
+    if (n <= c->a2a_elems)
+        for (i = 0; i < n * (size_t)c->npes; i++)
+            c->a2a_src[i] = pat(c->me, i);
     for (i = 0; i < n; i++) {
         c->ddst[i] = -1.0;
         c->wdst[i] = -1;
     }
     *c->wword = pat(c->me, 0);
+    *c->wsignal = 0;
     c->swap_cond = pat(c->next, 0);
     c->fetched = -1;
 }
@@ -243,6 +279,18 @@ static int check_sum(const struct ctx *c, size_t n)
     return 0;
 }
 
+/* Block j came from rank j's block me. */
+static int check_alltoall(const struct ctx *c, size_t n)
+{
+    size_t i;
+    int p;
+    for (p = 0; p < c->npes; p++)
+        for (i = 0; i < n; i++)
+            if (c->dst[(size_t)p * n + i] != pat(p, (size_t)c->me * n + i))
+                return -1;
+    return 0;
+}
+
 static int check_put(const struct ctx *c, size_t n)
 {
     int prev = (c->me + c->npes - 1) % c->npes;
@@ -251,6 +299,14 @@ static int check_put(const struct ctx *c, size_t n)
         if (c->wdst[i] != pat(prev, i))
             return -1;
     return 0;
+}
+
+/* The previous rank's data, and its one signal. */
+static int check_put_signal(const struct ctx *c, size_t n)
+{
+    if (*c->wsignal != 1)
+        return -1;
+    return check_put(c, n);
 }
 
 static int check_get(const struct ctx *c, size_t n)
@@ -352,9 +408,11 @@ static void win_init(struct ctx *c, size_t max_bytes)
         pad = 0;
     }
     c->word_disp = pad;
+    c->signal_disp = pad + 64;    /* another cache line of the same page */
     c->src_disp = pad + BUF_ALIGN;
     c->dst_disp = pad + BUF_ALIGN + msg;
     c->wword = (long *)(base + c->word_disp);
+    c->wsignal = (long *)(base + c->signal_disp);
     c->wsrc = (long *)(base + c->src_disp);
     c->wdst = (long *)(base + c->dst_disp);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, c->win);
@@ -375,6 +433,9 @@ static void ctx_init(struct ctx *c, size_t max_bytes)
 
     c->src = xalloc(c->max_elems * sizeof(long));
     c->dst = xalloc(c->max_elems * (size_t)c->npes * sizeof(long));
+    c->a2a_elems =
+        bench_sweep_max(SWEEP_UP_TO(ALLTOALL_MAX_BYTES), max_bytes) / 8;
+    c->a2a_src = xalloc(c->a2a_elems * (size_t)c->npes * sizeof(long));
     c->dsrc = xalloc(c->max_elems * sizeof(double));
     c->ddst = xalloc(c->max_elems * sizeof(double));
     c->counts = xalloc((size_t)c->npes * sizeof(int));
@@ -386,7 +447,7 @@ struct op_desc {
     const char *name;
     void (*run)(struct ctx *, size_t);
     int (*check)(const struct ctx *, size_t);   /* NULL: no payload */
-    long bytes;                   /* the one size it is measured at, or SWEEP */
+    long bytes;         /* the one size it is measured at, SWEEP or SWEEP_UP_TO */
 };
 
 static const struct op_desc ops[] = {
@@ -397,8 +458,10 @@ static const struct op_desc ops[] = {
     { "reduce_xor_i64", op_xor, check_xor, SWEEP },
     { "reduce_max_i64", op_max, check_max, SWEEP },
     { "reduce_sum_f64", op_sum, check_sum, SWEEP },
+    { "alltoall", op_alltoall, check_alltoall, SWEEP_UP_TO(ALLTOALL_MAX_BYTES) },
     { "put", op_put, check_put, SWEEP },
     { "get", op_get, check_get, SWEEP },
+    { "put_signal", op_put_signal, check_put_signal, SWEEP },
     { "atomic_fetch_add", op_fetch_add, check_atomic, 8 },
     { "atomic_compare_swap", op_compare_swap, check_atomic, 8 },
 };
@@ -445,7 +508,7 @@ int main(int argc, char **argv)
     struct bench_args a = { 0, 0, 0, 0 };
     struct ctx c;
     int me;
-    size_t k, bytes;
+    size_t k, bytes, max;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -467,12 +530,12 @@ int main(int argc, char **argv)
 
         if (!bench_op_selected(op->name))
             continue;
-        if (op->bytes != SWEEP) {  /* barrier (0 bytes), atomics (8) */
+        if (op->bytes >= 0) {      /* barrier (0 bytes), atomics (8) */
             run_one(&c, op, (size_t)op->bytes, &a);
             continue;
         }
-        for (bytes = a.min_bytes; bytes <= a.max_bytes;
-             bytes *= (size_t)a.step)
+        max = bench_sweep_max(op->bytes, a.max_bytes);
+        for (bytes = a.min_bytes; bytes <= max; bytes *= (size_t)a.step)
             run_one(&c, op, bytes, &a);
     }
 
@@ -482,6 +545,7 @@ int main(int argc, char **argv)
     MPI_Win_free(&c.win);
     free(c.src);
     free(c.dst);
+    free(c.a2a_src);
     free(c.dsrc);
     free(c.ddst);
     free(c.counts);

@@ -11,11 +11,14 @@
  *   reduce_xor_i64  shmem_long_xor_to_all            bytes = target size
  *   reduce_max_i64  shmem_long_max_to_all            bytes = target size
  *   reduce_sum_f64  shmem_double_sum_to_all          bytes = target size
+ *   alltoall        shmem_alltoall64                 bytes = block per PE
  *   put             shmem_putmem + shmem_quiet       bytes = message
  *   get             shmem_getmem                     bytes = message
  *   atomic_fetch_add     shmem_long_atomic_fetch_add     bytes = 8
  *   atomic_compare_swap  shmem_long_atomic_compare_swap  bytes = 8
  * and prints "oshmem,op,bytes,npes,usec" CSV lines on stdout (PE 0 only).
+ * Alltoall blocks stop at 64 KiB (ALLTOALL_MAX_BYTES).  put_signal has no
+ * row here: OSHMEM 4.1.4 has no shmem_put_signal.
  * See bench_common.h for the command line and the timing method.
  *
  * All collectives use the world active set (PE_start 0, logPE_stride 0,
@@ -54,7 +57,9 @@ struct ctx {
     size_t max_elems;             /* 64-bit elements in the largest message */
 
     long *src;                    /* [max_elems]                            */
-    long *dst;                    /* [max_elems * npes] (collect target)     */
+    long *dst;                    /* [max_elems * npes] (collect, alltoall target) */
+    long *a2a_src;                /* [a2a_elems * npes] alltoall source      */
+    size_t a2a_elems;             /* 64-bit elements in the largest block    */
     double *dsrc;                 /* [max_elems]                            */
     double *ddst;                 /* [max_elems]                            */
     long *word;                   /* [1] target of the atomics              */
@@ -69,6 +74,7 @@ struct ctx {
     long *psync_bcast[2];         /* [SHMEM_BCAST_SYNC_SIZE]                */
     long *psync_collect[2];       /* [SHMEM_COLLECT_SYNC_SIZE]              */
     long *psync_reduce[2];        /* [SHMEM_REDUCE_SYNC_SIZE]               */
+    long *psync_alltoall[2];      /* [SHMEM_ALLTOALL_SYNC_SIZE]             */
     long *pwrk_long[2];           /* [max(n/2+1, MIN_WRKDATA)]              */
     double *pwrk_double[2];       /* [max(n/2+1, MIN_WRKDATA)]              */
     int parity;                   /* which set the next call uses            */
@@ -140,6 +146,12 @@ static void op_sum(struct ctx *c, size_t n)
                             c->pwrk_double[s], c->psync_reduce[s]);
 }
 
+static void op_alltoall(struct ctx *c, size_t n)
+{
+    shmem_alltoall64(c->dst, c->a2a_src, n, 0, 0, c->npes,
+                     c->psync_alltoall[next_set(c)]);
+}
+
 static void op_put(struct ctx *c, size_t n)
 {
     shmem_putmem(c->dst, c->priv_src, n * 8, c->next);
@@ -191,6 +203,10 @@ static void fill(struct ctx *c, size_t n)
     }
     for (i = 0; i < n * (size_t)c->npes; i++)
         c->dst[i] = -1;
+    /* Block b of the alltoall source: pat(me, b * n + k), k < n. */
+    if (n <= c->a2a_elems)
+        for (i = 0; i < n * (size_t)c->npes; i++)
+            c->a2a_src[i] = pat(c->me, i);
     for (i = 0; i < n; i++) {
         c->ddst[i] = -1.0;
         c->priv_dst[i] = -1;
@@ -253,6 +269,18 @@ static int check_sum(const struct ctx *c, size_t n)
     for (i = 0; i < n; i++)
         if (c->ddst[i] != base + (double)c->npes * 0.25 * (double)(i % 8))
             return -1;
+    return 0;
+}
+
+/* Block j came from PE j's block me. */
+static int check_alltoall(const struct ctx *c, size_t n)
+{
+    size_t i;
+    int p;
+    for (p = 0; p < c->npes; p++)
+        for (i = 0; i < n; i++)
+            if (c->dst[(size_t)p * n + i] != pat(p, (size_t)c->me * n + i))
+                return -1;
     return 0;
 }
 
@@ -375,6 +403,10 @@ static void ctx_init(struct ctx *c, size_t max_bytes)
     c->ddst = sym_alloc(c->max_elems * sizeof(double), "ddst");
     c->times = sym_alloc((size_t)c->npes * sizeof(double), "times");
     c->word = sym_alloc(sizeof(long), "word");
+    c->a2a_elems =
+        bench_sweep_max(SWEEP_UP_TO(ALLTOALL_MAX_BYTES), max_bytes) / 8;
+    c->a2a_src = sym_alloc(c->a2a_elems * (size_t)c->npes * sizeof(long),
+                           "a2a_src");
     c->next = (c->me + 1) % c->npes;
     c->priv_src = bench_private_alloc(c->max_elems * sizeof(long), BUF_ALIGN);
     c->priv_dst = bench_private_alloc(c->max_elems * sizeof(long), BUF_ALIGN);
@@ -393,6 +425,7 @@ static void ctx_init(struct ctx *c, size_t max_bytes)
         c->psync_bcast[s] = alloc_psync(SHMEM_BCAST_SYNC_SIZE, "pSync");
         c->psync_collect[s] = alloc_psync(SHMEM_COLLECT_SYNC_SIZE, "pSync");
         c->psync_reduce[s] = alloc_psync(SHMEM_REDUCE_SYNC_SIZE, "pSync");
+        c->psync_alltoall[s] = alloc_psync(SHMEM_ALLTOALL_SYNC_SIZE, "pSync");
         c->pwrk_long[s] = sym_alloc(nwrk * sizeof(long), "pWrk");
         c->pwrk_double[s] = sym_alloc(nwrk * sizeof(double), "pWrk");
     }
@@ -405,7 +438,7 @@ struct op_desc {
     const char *name;
     void (*run)(struct ctx *, size_t);
     int (*check)(const struct ctx *, size_t);   /* NULL: no payload */
-    long bytes;                   /* the one size it is measured at, or SWEEP */
+    long bytes;         /* the one size it is measured at, SWEEP or SWEEP_UP_TO */
 };
 
 static const struct op_desc ops[] = {
@@ -417,6 +450,7 @@ static const struct op_desc ops[] = {
     { "reduce_xor_i64", op_xor, check_xor, SWEEP },
     { "reduce_max_i64", op_max, check_max, SWEEP },
     { "reduce_sum_f64", op_sum, check_sum, SWEEP },
+    { "alltoall", op_alltoall, check_alltoall, SWEEP_UP_TO(ALLTOALL_MAX_BYTES) },
     { "put", op_put, check_put, SWEEP },
     { "get", op_get, check_get, SWEEP },
     { "atomic_fetch_add", op_fetch_add, check_atomic, 8 },
@@ -456,7 +490,7 @@ int main(int argc, char **argv)
 {
     struct bench_args a = { 0, 0, 0, 0 };
     struct ctx c;
-    size_t k, bytes;
+    size_t k, bytes, max;
 
     shmem_init();
 
@@ -476,12 +510,12 @@ int main(int argc, char **argv)
 
         if (!bench_op_selected(op->name))
             continue;
-        if (op->bytes != SWEEP) {  /* barriers (0 bytes), atomics (8) */
+        if (op->bytes >= 0) {      /* barriers (0 bytes), atomics (8) */
             run_one(&c, op, (size_t)op->bytes, &a);
             continue;
         }
-        for (bytes = a.min_bytes; bytes <= a.max_bytes;
-             bytes *= (size_t)a.step)
+        max = bench_sweep_max(op->bytes, a.max_bytes);
+        for (bytes = a.min_bytes; bytes <= max; bytes *= (size_t)a.step)
             run_one(&c, op, bytes, &a);
     }
 

@@ -194,6 +194,6 @@ mod tests {
     fn ops_filter_keeps_table_order() {
         let args = Args::parse_from(["x", "--ops", "broadcast,barrier_all"]);
         assert_eq!(args.selected_ops(), vec![Op::BarrierAll, Op::Broadcast]);
-        assert!(Args::try_parse_from(["x", "--ops", "alltoall"]).is_err());
+        assert!(Args::try_parse_from(["x", "--ops", "alltoalls"]).is_err());
     }
 }

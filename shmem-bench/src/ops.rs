@@ -24,12 +24,18 @@ pub(crate) enum Op {
     ReduceMaxI64,
     /// Sum reduction of `f64`s; bytes = array bytes.
     ReduceSumF64,
+    /// All-to-all exchange of `i64` blocks; bytes = block per PE (so `npes` blocks per
+    /// source and per target), at most [`ALLTOALL_MAX_BYTES`].
+    Alltoall,
     /// Blocking put from a private buffer into the next PE's symmetric buffer, then quiet;
     /// bytes = message.
     Put,
     /// Blocking get from the next PE's symmetric buffer into a private buffer; bytes =
     /// message.
     Get,
+    /// Put with signal (add 1 to a `u64` of the next PE once the data is there), then
+    /// quiet; bytes = message.
+    PutSignal,
     /// Fetch-and-add of 1 on a 64-bit word of the next PE; bytes = 8.
     AtomicFetchAdd,
     /// Compare-and-swap on a 64-bit word of the next PE (a swap that succeeds); bytes = 8.
@@ -43,7 +49,13 @@ pub(crate) enum Sizes {
     Fixed(usize),
     /// Every size of the sweep (`--min` … `--max`).
     Sweep,
+    /// Every size of the sweep up to this many bytes (an operation whose buffers grow
+    /// with `npes ×` the size).
+    SweepUpTo(usize),
 }
+
+/// Largest alltoall block measured: its source and target hold `npes` blocks each.
+pub(crate) const ALLTOALL_MAX_BYTES: usize = 64 << 10;
 
 /// Which bytes of one call reach each receiving PE from other PEs: the figure of the
 /// bandwidth columns.
@@ -51,9 +63,10 @@ pub(crate) enum Sizes {
 enum Received {
     /// None counted: a latency figure only (barriers, atomics).
     Nothing,
-    /// The message (broadcast, put, get).
+    /// The message (broadcast, put, get, put with signal).
     Message,
-    /// Every other PE's message (collects, and the arrays a reduction combines).
+    /// Every other PE's message (collects, alltoall, and the arrays a reduction
+    /// combines).
     PeersMessages,
 }
 
@@ -71,7 +84,7 @@ struct Spec {
 
 impl Op {
     /// Every operation, in table order.
-    pub(crate) const ALL: [Op; 12] = [
+    pub(crate) const ALL: [Op; 14] = [
         Op::BarrierAll,
         Op::Barrier,
         Op::Broadcast,
@@ -80,15 +93,17 @@ impl Op {
         Op::ReduceXorI64,
         Op::ReduceMaxI64,
         Op::ReduceSumF64,
+        Op::Alltoall,
         Op::Put,
         Op::Get,
+        Op::PutSignal,
         Op::AtomicFetchAdd,
         Op::AtomicCompareSwap,
     ];
 
     fn spec(self) -> Spec {
         use Received::{Message, Nothing, PeersMessages};
-        use Sizes::{Fixed, Sweep};
+        use Sizes::{Fixed, Sweep, SweepUpTo};
         let (name, sizes, received) = match self {
             Op::BarrierAll => ("barrier_all", Fixed(0), Nothing),
             Op::Barrier => ("barrier", Fixed(0), Nothing),
@@ -98,8 +113,10 @@ impl Op {
             Op::ReduceXorI64 => ("reduce_xor_i64", Sweep, PeersMessages),
             Op::ReduceMaxI64 => ("reduce_max_i64", Sweep, PeersMessages),
             Op::ReduceSumF64 => ("reduce_sum_f64", Sweep, PeersMessages),
+            Op::Alltoall => ("alltoall", SweepUpTo(ALLTOALL_MAX_BYTES), PeersMessages),
             Op::Put => ("put", Sweep, Message),
             Op::Get => ("get", Sweep, Message),
+            Op::PutSignal => ("put_signal", Sweep, Message),
             Op::AtomicFetchAdd => ("atomic_fetch_add", Fixed(8), Nothing),
             Op::AtomicCompareSwap => ("atomic_compare_swap", Fixed(8), Nothing),
         };
@@ -136,13 +153,23 @@ impl Op {
         match self.sizes() {
             Sizes::Fixed(bytes) => vec![bytes],
             Sizes::Sweep => sweep.to_vec(),
+            Sizes::SweepUpTo(max) => sweep.iter().copied().filter(|&b| b <= max).collect(),
+        }
+    }
+
+    /// The largest byte count the operation is measured at in a sweep up to `max`.
+    pub(crate) fn max_bytes(self, max: usize) -> usize {
+        match self.sizes() {
+            Sizes::Fixed(bytes) => bytes,
+            Sizes::Sweep => max,
+            Sizes::SweepUpTo(cap) => max.min(cap),
         }
     }
 
     /// Bytes that reach each receiving PE from other PEs in one call of `bytes`, the
-    /// figure of the bandwidth columns: broadcast, put and get `bytes`; collects and
-    /// reductions `(npes − 1) · bytes` (the peers' contributions, or the peers' arrays a
-    /// reduction combines). 0 for barriers and atomics, which are latency figures only.
+    /// figure of the bandwidth columns: broadcast, put, get and put with signal `bytes`;
+    /// collects, alltoall and reductions `(npes − 1) · bytes` (the peers' contributions
+    /// or blocks, or the peers' arrays a reduction combines). 0 for barriers and atomics, which are latency figures only.
     pub(crate) fn received_bytes(self, bytes: usize, npes: usize) -> usize {
         match self.spec().received {
             Received::Nothing => 0,
@@ -167,7 +194,7 @@ mod tests {
         for op in Op::ALL {
             assert_eq!(Op::from_name(op.name()), Some(op));
         }
-        assert_eq!(Op::from_name("alltoall"), None);
+        assert_eq!(Op::from_name("alltoalls"), None);
     }
 
     #[test]
@@ -179,6 +206,8 @@ mod tests {
         assert_eq!(Op::Put.received_bytes(4096, 8), 4096);
         assert_eq!(Op::Get.received_bytes(4096, 2), 4096);
         assert_eq!(Op::AtomicFetchAdd.received_bytes(8, 2), 0);
+        assert_eq!(Op::Alltoall.received_bytes(1024, 4), 3 * 1024);
+        assert_eq!(Op::PutSignal.received_bytes(4096, 2), 4096);
     }
 
     #[test]
@@ -188,5 +217,15 @@ mod tests {
         assert_eq!(Op::AtomicCompareSwap.sizes_of(&sweep), vec![8]);
         assert_eq!(Op::Put.sizes_of(&sweep), sweep.to_vec());
         assert!(!Op::BarrierAll.has_payload() && Op::AtomicFetchAdd.has_payload());
+    }
+
+    #[test]
+    fn alltoall_blocks_stop_at_64_kib() {
+        let sweep = [8, 32 << 10, 64 << 10, 128 << 10, 1 << 20];
+        assert_eq!(Op::Alltoall.sizes_of(&sweep), vec![8, 32 << 10, 64 << 10]);
+        assert_eq!(Op::Alltoall.max_bytes(1 << 20), 64 << 10);
+        assert_eq!(Op::Alltoall.max_bytes(4096), 4096);
+        assert_eq!(Op::PutSignal.sizes_of(&sweep), sweep.to_vec());
+        assert!(Op::Alltoall.has_payload() && Op::PutSignal.has_payload());
     }
 }

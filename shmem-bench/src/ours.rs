@@ -24,6 +24,11 @@ pub(crate) struct Buffers {
     fdst: SymSlice<f64>,
     /// The word of the atomics.
     word: SymSlice<i64>,
+    /// The signal word of puts with signal to this PE.
+    signal: SymSlice<u64>,
+    /// Alltoall source: one block per PE, each of at most
+    /// [`ALLTOALL_MAX_BYTES`](crate::ops::ALLTOALL_MAX_BYTES) (its target is `dst`).
+    a2a_src: SymSlice<i64>,
     /// Private source of puts: one message.
     put_src: PageBuffer,
     /// Private target of gets: one message.
@@ -45,6 +50,11 @@ impl Buffers {
             fsrc: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
             fdst: pe.alloc_slice_aligned(elems, BUFFER_ALIGN)?,
             word: pe.alloc_slice_aligned(1, BUFFER_ALIGN)?,
+            signal: pe.alloc_slice_aligned(1, BUFFER_ALIGN)?,
+            a2a_src: pe.alloc_slice_aligned(
+                Op::Alltoall.max_bytes(max_bytes).div_ceil(8) * npes,
+                BUFFER_ALIGN,
+            )?,
             put_src: PageBuffer::new(elems * 8),
             get_dst: PageBuffer::new(elems * 8),
             world: pe.world(),
@@ -58,12 +68,16 @@ impl Buffers {
         pe.free(self.dst)?;
         pe.free(self.fsrc)?;
         pe.free(self.fdst)?;
-        pe.free(self.word)
+        pe.free(self.word)?;
+        pe.free(self.signal)?;
+        pe.free(self.a2a_src)
     }
 
-    /// The buffers' first `n` elements (first `n · npes` of the collect target): one
-    /// message of each operation, ready to be passed again and again.
+    /// The buffers' first `n` elements (first `n · npes` of the collect target and of
+    /// the alltoall source, when it is that long): one message of each operation, ready
+    /// to be passed again and again.
     pub(crate) fn message(&mut self, n: usize) -> Result<Message<'_>, ShmemError> {
+        let a2a_len = (n * self.world.size()).min(self.a2a_src.len());
         Ok(Message {
             src: self.src.range(..n)?,
             dst: self.dst.range(..n)?,
@@ -71,6 +85,8 @@ impl Buffers {
             fsrc: self.fsrc.range(..n)?,
             fdst: self.fdst.range(..n)?,
             word: self.word.range(..1)?,
+            signal: self.signal.range(..1)?,
+            a2a_src: self.a2a_src.range(..a2a_len)?,
             put_src: &bytemuck::cast_slice(self.put_src.bytes())[..n],
             get_dst: &mut bytemuck::cast_slice_mut(self.get_dst.bytes_mut())[..n],
             world: self.world,
@@ -96,6 +112,12 @@ impl Buffers {
             self.dst.write_local(pe, &vec![-1; self.dst.len()])?;
             self.fdst.write_local(pe, &vec![-1.0; self.fdst.len()])?;
             self.word.write_local(pe, &[pattern(me, 0)])?;
+            self.signal.write_local(pe, &[0])?;
+            if op == Op::Alltoall {
+                // Block `b` of the source holds pattern(me, b · n + k), k < n.
+                let a2a: Vec<i64> = (0..n * npes).map(|i| pattern(me, i)).collect();
+                self.a2a_src.write_local(pe, &a2a)?;
+            }
             pe.barrier_all()
         };
         prepare(pe).map_err(|e| e.to_string())?;
@@ -109,6 +131,7 @@ impl Buffers {
         let fdst = &self.fdst.to_vec(pe)[..n];
         let get_dst: &[i64] = &bytemuck::cast_slice(self.get_dst.bytes())[..n];
         let word = self.word.to_vec(pe)[0];
+        let signal = self.signal.to_vec(pe)[0];
         let wrong = |what: &str, i: usize| {
             format!("{op} on {n} elements: wrong result at {what} index {i} on PE {me}")
         };
@@ -146,8 +169,18 @@ impl Buffers {
                     return Err(wrong("target", i));
                 }
             }
-            Op::Put => {
-                // The previous PE's source, put here.
+            Op::Alltoall => {
+                // Block j came from PE j's block `me`.
+                let want = |k: usize| pattern(k / n, me * n + k % n);
+                if let Some(k) = (0..n * npes).find(|&k| dst[k] != want(k)) {
+                    return Err(wrong("target", k));
+                }
+            }
+            Op::Put | Op::PutSignal => {
+                // The previous PE's source, put here (and, for put_signal, one signal).
+                if op == Op::PutSignal && signal != 1 {
+                    return Err(wrong("signal", 0));
+                }
                 if let Some(i) = (0..n).find(|&i| dst[i] != pattern(prev, i)) {
                     return Err(wrong("target", i));
                 }
@@ -177,11 +210,14 @@ pub(crate) struct Message<'a> {
     src: SymRange<'a, i64>,
     /// Target of broadcast, reductions and puts.
     dst: SymRange<'a, i64>,
-    /// Target of the collects (`npes` messages).
+    /// Target of the collects and the alltoall (`npes` messages).
     dst_all: SymRange<'a, i64>,
     fsrc: SymRange<'a, f64>,
     fdst: SymRange<'a, f64>,
     word: SymRange<'a, i64>,
+    signal: SymRange<'a, u64>,
+    /// Source of the alltoall (`npes` blocks).
+    a2a_src: SymRange<'a, i64>,
     put_src: &'a [i64],
     get_dst: &'a mut [i64],
     world: ActiveSet,
@@ -209,12 +245,23 @@ impl Message<'_> {
             Op::ReduceXorI64 => reduce::<Xor, i64>(pe, world, &self.dst, &self.src),
             Op::ReduceMaxI64 => reduce::<Max, i64>(pe, world, &self.dst, &self.src),
             Op::ReduceSumF64 => reduce::<Sum, f64>(pe, world, &self.fdst, &self.fsrc),
+            Op::Alltoall => {
+                let n = self.src.len();
+                alltoall::<i64>(pe, world, &self.dst_all, &self.a2a_src, n)
+            }
             Op::Put => {
                 self.dst.put(pe, self.next, self.put_src)?;
                 pe.quiet();
                 Ok(())
             }
             Op::Get => self.src.get(pe, self.next, self.get_dst),
+            Op::PutSignal => {
+                let (next, src, signal) = (self.next, self.put_src, &self.signal);
+                self.dst
+                    .put_signal(pe, next, src, signal, 1, SignalOp::Add)?;
+                pe.quiet();
+                Ok(())
+            }
             Op::AtomicFetchAdd => {
                 self.fetched = self.word.atomic_fetch_add(pe, self.next, 1)?;
                 Ok(())

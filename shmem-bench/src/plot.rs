@@ -50,7 +50,7 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     let panels = body.split_evenly((rows_of_panels, COLUMNS));
     for (op, panel) in ops.into_iter().zip(panels.iter()) {
         match op.sizes() {
-            Sizes::Sweep => size_panel(report, op, panel)?,
+            Sizes::Sweep | Sizes::SweepUpTo(_) => size_panel(report, op, panel)?,
             Sizes::Fixed(_) => bar_panel(report, op, panel)?,
         }
     }
