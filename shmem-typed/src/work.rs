@@ -154,7 +154,7 @@ mod kind_sealed {
 }
 
 /// The work array types ([`BarrierSync`], [`BroadcastSync`], [`CollectSync`],
-/// [`AlltoallSync`], [`ReduceWork`]): what [`Pe::alloc_work`] allocates. Sealed.
+/// [`AlltoallSync`], [`ReduceWork`]): what [`Pe::alloc_work`](crate::Pe::alloc_work) allocates. Sealed.
 pub trait WorkKind: crate::symmetric::SymmetricStatic + kind_sealed::Sealed {}
 impl<W: crate::symmetric::SymmetricStatic + kind_sealed::Sealed> WorkKind for W {}
 
@@ -193,7 +193,7 @@ impl<W: WorkKind> WorkArray for Symmetric<W> {
 
 /// Work arrays in the symmetric heap, as C programs `shmem_malloc` their `pSync`s and
 /// index into them: `len` work arrays of type `W`, each ready to use (zeroed), made by
-/// [`Pe::alloc_work`] and freed by [`Pe::free_work`] (collective calls; dropping it
+/// [`Pe::alloc_work`](crate::Pe::alloc_work) and freed by [`Pe::free_work`](crate::Pe::free_work) (collective calls; dropping it
 /// without freeing keeps the memory until the job ends). As a static one, each serves
 /// the active set of its first use.
 #[derive(Debug)]
@@ -275,7 +275,7 @@ impl crate::Pe {
         })
     }
 
-    /// Collectively frees work arrays made by [`Pe::alloc_work`]; starts with a barrier.
+    /// Collectively frees work arrays made by [`Pe::alloc_work`](crate::Pe::alloc_work); starts with a barrier.
     pub fn free_work<W>(&mut self, arrays: WorkArrays<W>) -> crate::Result<()> {
         Ok(self.rt_mut().free(arrays.offset)?)
     }
