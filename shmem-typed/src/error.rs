@@ -160,6 +160,21 @@ pub enum ShmemError {
         "the value of a non-blocking fetch is read before `quiet` (or `barrier_all`) completed it"
     )]
     NotCompleted,
+    /// `set_lock` or `test_lock` on a lock this PE already holds: locks are not recursive
+    /// (in C the call would deadlock).
+    #[error("PE {pe} called {op} on a lock it already holds (locks are not recursive: release it with clear_lock first)")]
+    LockAlreadyHeld {
+        /// The calling PE.
+        pe: usize,
+        /// `set_lock` or `test_lock`.
+        op: &'static str,
+    },
+    /// `clear_lock` on a lock this PE does not hold.
+    #[error("PE {pe} called clear_lock on a lock it does not hold (only the PE that set a lock clears it, once)")]
+    LockNotHeld {
+        /// The calling PE.
+        pe: usize,
+    },
 }
 
 impl ShmemError {

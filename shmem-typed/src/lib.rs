@@ -54,6 +54,7 @@ pub mod atomic;
 pub mod collectives;
 mod entry;
 pub mod error;
+pub mod lock;
 pub mod ops;
 pub mod pe;
 pub mod rma;
@@ -69,6 +70,7 @@ pub use collectives::{
     sync, sync_all, sync_with,
 };
 pub use error::{EarlierCall, Result, ShmemError};
+pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use rma::{SignalOp, SignalWord, SymmetricRma};
@@ -96,6 +98,7 @@ pub mod prelude {
         symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
         SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, WaitInt, WorkArrays,
     };
+    pub use crate::{Lock, SymmetricLockExt};
     pub use bytemuck::{Pod, Zeroable};
     pub use num_complex::Complex;
 }

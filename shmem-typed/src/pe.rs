@@ -23,6 +23,8 @@ pub struct Pe {
     /// Calls that completed this PE's outstanding operations (`quiet`, `barrier_all`):
     /// what a non-blocking fetch's value waits for.
     completions: u64,
+    /// The locks this PE holds.
+    pub(crate) held_locks: crate::lock::HeldLocks,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -35,6 +37,7 @@ impl Pe {
         Ok(Pe {
             rt,
             completions: 0,
+            held_locks: Default::default(),
             _not_send: PhantomData,
         })
     }

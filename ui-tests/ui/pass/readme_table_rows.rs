@@ -30,6 +30,8 @@ static W: reduce_work!(i16, 3) = ReduceWork::new();
 #[symmetric]
 static SIG: u64 = 0;
 #[symmetric]
+static LOCK: Lock = Lock::new();
+#[symmetric]
 static SYNC: BarrierSync = BarrierSync::new();
 #[symmetric]
 static A2A: AlltoallSync = AlltoallSync::new();
@@ -95,6 +97,12 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     assert!(pe.signal_wait_until(&SIG, Cmp::Ge, 1)? >= 1);
     let _sig = pe.signal_fetch(&SIG)?;
     assert!(pe.pe_accessible(pe_no));
+    LOCK.set_lock(pe)?;
+    LOCK.clear_lock(pe)?;
+    LOCK.with_lock(pe, |pe| X.p(pe, 0, 0, 1))?;
+    if LOCK.test_lock(pe)? {
+        LOCK.clear_lock(pe)?;
+    }
     assert!(X.accessible(pe, pe_no));
     pe.barrier_all()?;
 
