@@ -9,9 +9,10 @@
 use std::fmt::Debug;
 
 use proptest::prelude::*;
-use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use shmem_typed::prelude::*;
+
+mod props;
+use props::{mix, same_cases};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -57,30 +58,6 @@ fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
                 seed,
             },
         )
-}
-
-fn cases(npes: usize, count: usize) -> Vec<Case> {
-    let config = Config {
-        failure_persistence: None,
-        max_shrink_iters: 0,
-        ..Config::default()
-    };
-    let seed = [npes as u8 ^ 0xa7; 32];
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
-    let strategy = case_strategy(npes);
-    (0..count)
-        .map(|_| strategy.new_tree(&mut runner).expect("case").current())
-        .collect()
-}
-
-/// A 64-bit hash of the case seed, a PE and an index (splitmix64).
-fn mix(seed: u64, pe: usize, i: usize) -> u64 {
-    let mut x = seed ^ (pe as u64).wrapping_mul(0xA076_1D64_78BD_642F) ^ (i as u64) << 1;
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
 
 trait TestElem: Pod + Debug + PartialEq {
@@ -155,7 +132,7 @@ fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
 
 fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
     let n = pe.n_pes();
-    for mut case in cases(n, count) {
+    for mut case in same_cases(case_strategy(n), n as u8 ^ 0xa7, count) {
         let world = (case.start, case.log_stride, case.size as usize) == (0, 0, n);
         case.explicit_work &= world;
         match case.elem {
@@ -225,6 +202,20 @@ static BIG_DST: [u32; 8] = [0; 8];
 #[symmetric]
 static SRC8: [u32; 8] = [0; 8];
 
+/// The error PE `me` reports for a call that member `failed` could not take part in
+/// because of `own`: `own` itself on that member, the failure named on the others.
+fn reported(me: usize, failed: usize, own: ShmemError) -> ShmemError {
+    if me == failed {
+        own
+    } else {
+        ShmemError::OtherPeFailed {
+            op: "alltoall",
+            pe: failed,
+            error: Box::new(own),
+        }
+    }
+}
+
 /// A member whose target is too small fails the call, and every member reports it
 /// (naming that member); the set stays usable.
 #[shmem_testkit::test(npes = 4)]
@@ -236,18 +227,12 @@ fn a_small_target_on_one_member_fails_the_call_everywhere(pe: &mut Pe) -> Result
     } else {
         alltoall::<u32>(pe, &world, &BIG_DST, &SRC8, 2)
     };
-    let err = result.expect_err("the call must fail on every member");
-    let text = err.to_string();
-    assert!(
-        text.contains("target holds 6 elements but the result needs 8"),
-        "PE {me}: {text}"
-    );
-    if me != 2 {
-        assert!(
-            matches!(err, ShmemError::OtherPeFailed { pe: 2, .. }),
-            "PE {me}: {err:?}"
-        );
-    }
+    let own = ShmemError::TargetTooSmall {
+        op: "alltoall",
+        capacity: 6,
+        needed: 8,
+    };
+    assert_eq!(result, Err(reported(me, 2, own)), "PE {me}");
     // The set is usable again.
     SRC8.write(pe, [me as u32; 8]);
     alltoall::<u32>(pe, &world, &BIG_DST, &SRC8, 2)?;
@@ -277,22 +262,38 @@ fn disagreements_and_bad_strides_are_errors_everywhere(pe: &mut Pe) -> Result<()
     );
 
     let source_stride = if me == 0 { 0 } else { 1 };
-    let err = alltoalls::<u32>(pe, &world, &BIG_DST, &SRC8, 1, source_stride, 2).unwrap_err();
-    assert!(err.to_string().contains("stride"), "PE {me}: {err}");
+    let result = alltoalls::<u32>(pe, &world, &BIG_DST, &SRC8, 1, source_stride, 2);
+    let own = ShmemError::ZeroStride {
+        which: "target or source",
+    };
+    assert_eq!(result, Err(reported(me, 0, own)), "PE {me}");
 
     // A member whose source is too short for its stride.
     let source_stride = if me == 2 { 4 } else { 1 };
-    let err = alltoalls::<u32>(pe, &world, &BIG_DST, &SRC8, 1, source_stride, 2).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("source holds 8 elements but the call reads 21"),
-        "PE {me}: {err}"
-    );
+    let result = alltoalls::<u32>(pe, &world, &BIG_DST, &SRC8, 1, source_stride, 2);
+    let own = ShmemError::SourceTooSmall {
+        op: "alltoall",
+        len: 8,
+        needed: 21,
+    };
+    assert_eq!(result, Err(reported(me, 2, own)), "PE {me}");
 
     // Target and source overlap on every member.
-    let err =
-        alltoall::<u32>(pe, &world, &BIG_DST.range(2..)?, &BIG_DST.range(..6)?, 2).unwrap_err();
-    assert!(err.to_string().contains("overlap"), "PE {me}: {err}");
+    let result = alltoall::<u32>(pe, &world, &BIG_DST.range(2..)?, &BIG_DST.range(..6)?, 2);
+    assert_eq!(
+        result,
+        Err(ShmemError::PartialOverlap { op: "alltoall" }),
+        "PE {me}"
+    );
+
+    // A count so large that the blocks' extent overflows: an error, not a panic.
+    let result = alltoall::<u32>(pe, &world, &BIG_DST, &SRC8, usize::MAX / 2);
+    let own = ShmemError::TargetTooSmall {
+        op: "alltoall",
+        capacity: 8,
+        needed: usize::MAX,
+    };
+    assert_eq!(result, Err(own), "PE {me}");
 
     // And the set still works.
     SRC8.write(pe, [10 + me as u32; 8]);

@@ -83,7 +83,7 @@ pub(crate) fn alltoall<T: Transport>(
         }
     }
     // Everything this PE sends, as one contiguous run when the source is contiguous.
-    let all = Span::new(source.off, n * blocks.nelems);
+    let all = Span::new(source.off, n.saturating_mul(blocks.nelems));
     if !mine.is_fault() {
         let carrier = if blocks.source_stride == 1 {
             ctx.env.select.gather(all.len * size, ctx.stage_capacity())

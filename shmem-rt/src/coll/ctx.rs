@@ -511,13 +511,15 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         desc.set_past(self.history.get(), self.fault_known.get());
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);
-        let bytes = source.len * desc.elem().size as usize;
         let place = match desc.location() {
             Ok(Location::Inline) => Some(self.own(sync::inline(line))),
             Ok(Location::Staged) => Some(self.stage_of(self.index)),
             _ => None,
         };
         if let Some(dst) = place {
+            // Only data that travels is counted: a member that cannot take part publishes
+            // no data, whatever (perhaps overflowing) length it was given.
+            let bytes = source.len * desc.elem().size as usize;
             // SAFETY: `source` is this PE's own (checked) buffer of `bytes`; `dst` is its
             // inline area or staging buffer of this parity, which holds `bytes` (the
             // location was chosen by size) and which no member reads before the epoch
