@@ -63,10 +63,7 @@ use crate::work::{
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
 /// store and remote update of every member is then complete and visible.
 pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    let me = pe.my_pe();
-    pe.rt_mut()
-        .barrier(set.spec(), Work::Implicit)
-        .map_err(|e| Call::new::<()>(me, set, "barrier").error(e))
+    barrier_on(pe, set, Work::Implicit, Completion::Quiet)
 }
 
 /// `shmem_barrier_all`: [`barrier`] on every PE of the job.
@@ -81,10 +78,7 @@ pub fn barrier_with(
     set: &ActiveSet,
     sync: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    let me = pe.my_pe();
-    pe.rt_mut()
-        .barrier(set.spec(), sync_work(sync))
-        .map_err(|e| Call::new::<()>(me, set, "barrier").error(e))
+    barrier_on(pe, set, sync_work(sync), Completion::Quiet)
 }
 
 /// `shmem_broadcast`: copies the source of the member with index `root` (an index within
@@ -133,10 +127,7 @@ pub fn broadcast_with<T: SymmetricType>(
 /// without completing this PE's outstanding puts first (order them with
 /// [`Pe::quiet`], or let the receivers wait on a flag). Matches the members' barriers.
 pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    let me = pe.my_pe();
-    pe.rt_mut()
-        .sync(set.spec(), Work::Implicit)
-        .map_err(|e| Call::new::<()>(me, set, "sync").error(e))
+    barrier_on(pe, set, Work::Implicit, Completion::None)
 }
 
 /// `shmem_sync_all`: [`sync`] on every PE of the job.
@@ -151,10 +142,27 @@ pub fn sync_with(
     set: &ActiveSet,
     work: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
+    barrier_on(pe, set, sync_work(work), Completion::None)
+}
+
+/// Whether a barrier completes this PE's outstanding puts first (`barrier`) or not
+/// (`sync`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Completion {
+    Quiet,
+    None,
+}
+
+/// The one call behind the barrier and sync forms.
+#[inline]
+fn barrier_on(pe: &mut Pe, set: &ActiveSet, work: Work, completion: Completion) -> Result<()> {
     let me = pe.my_pe();
-    pe.rt_mut()
-        .sync(set.spec(), sync_work(work))
-        .map_err(|e| Call::new::<()>(me, set, "sync").error(e))
+    let rt = pe.rt_mut();
+    let (result, op) = match completion {
+        Completion::Quiet => (rt.barrier(set.spec(), work), "barrier"),
+        Completion::None => (rt.sync(set.spec(), work), "sync"),
+    };
+    result.map_err(|e| Call::new::<()>(me, set, op).error(e))
 }
 
 /// The one call behind [`broadcast`] and [`broadcast_with`].

@@ -38,13 +38,12 @@
 //! only a `#[symmetric] static` of type `Lock` has the lock operations
 //! ([`SymmetricLockExt`], in the prelude).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use shmem_rt::__private::{AtomicOp, AtomicWidth, CACHE_LINE};
 
 use crate::error::{Result, ShmemError};
 use crate::pe::Pe;
 use crate::symmetric::{runtime_owned, Symmetric};
+use crate::sync::WaitInt;
 
 /// Words of one cache line.
 const LINE_WORDS: usize = CACHE_LINE / 8;
@@ -291,8 +290,7 @@ fn wait_nonzero(pe: &mut Pe, offset: usize, during: &'static str) -> Result<u64>
         // SAFETY: the runtime checked that `ptr` addresses one 8-byte, 8-aligned word of
         // this PE's symmetric heap, mapped for the job's life; lock words are accessed
         // only atomically (no safe code can reach them as data).
-        let word = unsafe { AtomicU64::from_ptr(ptr.cast::<u64>().cast_mut()) };
-        seen = word.load(Ordering::Acquire);
+        seen = unsafe { u64::load_acquire(ptr.cast()) };
         seen != 0
     })?;
     Ok(seen)

@@ -10,9 +10,10 @@
 use std::fmt::Debug;
 
 use proptest::prelude::*;
-use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use shmem_typed::prelude::*;
+
+mod props;
+use props::{mix, same_cases};
 
 /// One generated case.
 #[derive(Debug, Clone)]
@@ -54,31 +55,6 @@ fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
             root: root % size as usize,
             seed,
         })
-}
-
-/// The cases of a test: the same on every PE (fixed seed).
-fn cases(npes: usize, count: usize) -> Vec<Case> {
-    let config = Config {
-        failure_persistence: None,
-        max_shrink_iters: 0,
-        ..Config::default()
-    };
-    let seed = [npes as u8 ^ 0x5a; 32];
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
-    let strategy = case_strategy(npes);
-    (0..count)
-        .map(|_| strategy.new_tree(&mut runner).expect("case").current())
-        .collect()
-}
-
-/// A 64-bit hash of the case seed, a PE and an index (splitmix64).
-fn mix(seed: u64, pe: usize, i: usize) -> u64 {
-    let mut x = seed ^ (pe as u64).wrapping_mul(0xA076_1D64_78BD_642F) ^ (i as u64) << 1;
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
 
 /// An element type under test: how to make inputs and compare results bit for bit.
@@ -311,7 +287,8 @@ fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
 }
 
 fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
-    for case in cases(pe.n_pes(), count) {
+    let npes = pe.n_pes();
+    for case in same_cases(case_strategy(npes), npes as u8 ^ 0x5a, count) {
         match case.elem {
             0 => run_case::<u8>(pe, &case)?,
             1 => run_case::<i16>(pe, &case)?,

@@ -48,10 +48,14 @@ fn heap_work_arrays_serve_one_set_each(pe: &mut Pe) -> Result<(), ShmemError> {
         }
     }
     // One past the end is an error.
-    assert!(matches!(
-        syncs.get(3),
-        Err(ShmemError::RangeOutOfBounds { len: 3, .. })
-    ));
+    assert_eq!(
+        syncs.get(3).err(),
+        Some(ShmemError::RangeOutOfBounds {
+            start: 3,
+            end: 4,
+            len: 3
+        })
+    );
     // A heap work array is bound to the set of its first use, as a static one is.
     let world = &sets[0];
     let pair = ActiveSet::new(0, 0, 2)?;
