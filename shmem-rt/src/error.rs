@@ -500,11 +500,12 @@ pub enum CollectiveError {
         /// Elements the result has.
         needed: u64,
     },
-    /// Sync words (a work array) first used with one active set were used with another.
+    /// Sync words (a work array) serving one active set were used with another at the
+    /// same time.
     WrongSet {
         /// The operation.
         during: &'static str,
-        /// Key of the set of the first use.
+        /// Key of the set they serve.
         bound: u64,
         /// Key of the set of this call.
         used: u64,
@@ -574,12 +575,16 @@ pub enum CollectiveError {
 /// `PE_size` into one word: see `SetSpec::key`).
 pub fn describe_set_key(key: u64) -> String {
     let packed = key.wrapping_sub(1);
-    format!(
-        "the active set (PE_start {}, logPE_stride {}, PE_size {})",
-        packed >> 26,
-        (packed >> 20) & 0x3f,
-        packed & 0xf_ffff
-    )
+    let field = |n: u32| (packed >> (20 * n)) & 0xf_ffff;
+    let (start, stride, size) = (field(2), field(1), field(0));
+    if stride.is_power_of_two() {
+        format!(
+            "the active set (PE_start {start}, logPE_stride {}, PE_size {size})",
+            stride.trailing_zeros()
+        )
+    } else {
+        format!("the team of PEs {start} + i·{stride} for i < {size}")
+    }
 }
 
 /// What two members blocked on each other in a cycle disagree on: the active set, the
@@ -654,7 +659,7 @@ impl fmt::Display for CollectiveError {
                 used,
             } => write!(
                 f,
-                "{during}: this work array was first used with {} and cannot serve {} (its epochs count the first set's calls; use one work array per active set)",
+                "{during}: this work array is serving {} and cannot serve {} at the same time (one work array serves one active set at a time)",
                 describe_set_key(*bound),
                 describe_set_key(*used)
             ),

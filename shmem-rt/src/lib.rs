@@ -48,7 +48,7 @@ pub mod __private {
     pub use crate::coll::ctx::StageArea;
     pub use crate::coll::descriptor::ElemType;
     pub use crate::coll::sets::SetSpec;
-    pub use crate::coll::{Blocks, Combine, Span};
+    pub use crate::coll::{Blocks, Combine, RootTarget, Span};
     pub use crate::config::{
         active_sets_from_env, available_cpus, default_npes, env, parse_npes, parse_size,
         physical_memory, MAX_NPES,

@@ -12,6 +12,8 @@ use crate::error::{Result, ShmemError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ActiveSet {
     spec: SetSpec,
+    /// As given (the spec forgets the stride of a one-member set).
+    log_stride: u32,
 }
 
 impl ActiveSet {
@@ -23,13 +25,17 @@ impl ActiveSet {
             return Err(shmem_rt::RtError::NotLaunched.into());
         }
         SetSpec::new(pe_start, log_pe_stride, pe_size, npes)
-            .map(|spec| ActiveSet { spec })
+            .map(|spec| ActiveSet {
+                spec,
+                log_stride: log_pe_stride as u32,
+            })
             .map_err(ShmemError::InvalidActiveSet)
     }
 
     pub(crate) fn world(npes: usize) -> ActiveSet {
         ActiveSet {
             spec: SetSpec::world(npes),
+            log_stride: 0,
         }
     }
 
@@ -39,11 +45,11 @@ impl ActiveSet {
     }
     /// `logPE_stride`.
     pub fn log_stride(&self) -> u32 {
-        self.spec.log_stride()
+        self.log_stride
     }
     /// Distance between consecutive members.
     pub fn stride(&self) -> usize {
-        self.spec.stride()
+        1 << self.log_stride
     }
     /// Number of PEs (`PE_size`).
     pub fn size(&self) -> usize {

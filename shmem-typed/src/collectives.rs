@@ -47,7 +47,7 @@
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 
-use shmem_rt::__private::{Blocks, ElemType, Span, Work};
+use shmem_rt::__private::{Blocks, ElemType, RootTarget, SetSpec, Span, Work};
 use shmem_rt::{ArgValue, CollectiveError, Field, RtError};
 
 use crate::active_set::ActiveSet;
@@ -55,6 +55,7 @@ use crate::error::{Disagreement, EarlierCall, Result, ShmemError, WorkArraySets}
 use crate::ops::{Combiner, ReduceOp, Scalars};
 use crate::pe::Pe;
 use crate::symmetric::{SymmetricBuffer, SymmetricType};
+use crate::team::Team;
 use crate::work::{
     check_work_fits, reduce_work, sync_work, AlltoallSync, BarrierSync, BroadcastSync, CollectSync,
     KnownLen, ReduceWorkArray, ServesAs, WorkArray,
@@ -63,7 +64,7 @@ use crate::work::{
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
 /// store and remote update of every member is then complete and visible.
 pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    barrier_on(pe, set, Work::Implicit, Completion::Quiet)
+    barrier_on(pe, On::Set(set), Work::Implicit, Completion::Quiet)
 }
 
 /// `shmem_barrier_all`: [`barrier`] on every PE of the job.
@@ -78,7 +79,7 @@ pub fn barrier_with(
     set: &ActiveSet,
     sync: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    barrier_on(pe, set, sync_work(sync), Completion::Quiet)
+    barrier_on(pe, On::Set(set), sync_work(sync), Completion::Quiet)
 }
 
 /// `shmem_broadcast`: copies the source of the member with index `root` (an index within
@@ -94,7 +95,7 @@ pub fn broadcast<T: SymmetricType>(
 ) -> Result<()> {
     broadcast_on(
         pe,
-        set,
+        On::Set(set),
         Work::Implicit,
         root,
         span(target),
@@ -114,7 +115,7 @@ pub fn broadcast_with<T: SymmetricType>(
 ) -> Result<()> {
     broadcast_on(
         pe,
-        set,
+        On::Set(set),
         sync_work(sync),
         root,
         span(target),
@@ -127,7 +128,7 @@ pub fn broadcast_with<T: SymmetricType>(
 /// without completing this PE's outstanding puts first (order them with
 /// [`Pe::quiet`], or let the receivers wait on a flag). Matches the members' barriers.
 pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    barrier_on(pe, set, Work::Implicit, Completion::None)
+    barrier_on(pe, On::Set(set), Work::Implicit, Completion::None)
 }
 
 /// `shmem_sync_all`: [`sync`] on every PE of the job.
@@ -142,34 +143,64 @@ pub fn sync_with(
     set: &ActiveSet,
     work: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    barrier_on(pe, set, sync_work(work), Completion::None)
+    barrier_on(pe, On::Set(set), sync_work(work), Completion::None)
+}
+
+/// What a collective runs on: an active set of the man pages (OpenSHMEM 1.4 semantics)
+/// or a team (1.5: a broadcast writes the root's target too).
+#[derive(Clone, Copy)]
+pub(crate) enum On<'a> {
+    Set(&'a ActiveSet),
+    Team(&'a Team),
+}
+
+impl On<'_> {
+    fn spec(&self) -> &SetSpec {
+        match self {
+            On::Set(set) => set.spec(),
+            On::Team(team) => team.spec(),
+        }
+    }
+
+    /// The active set, for errors that name it.
+    fn set(&self) -> Option<ActiveSet> {
+        match self {
+            On::Set(set) => Some(**set),
+            On::Team(_) => None,
+        }
+    }
 }
 
 /// Whether a barrier completes this PE's outstanding puts first (`barrier`) or not
 /// (`sync`).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Completion {
+pub(crate) enum Completion {
     Quiet,
     None,
 }
 
 /// The one call behind the barrier and sync forms.
 #[inline]
-fn barrier_on(pe: &mut Pe, set: &ActiveSet, work: Work, completion: Completion) -> Result<()> {
+pub(crate) fn barrier_on(
+    pe: &mut Pe,
+    on: On<'_>,
+    work: Work,
+    completion: Completion,
+) -> Result<()> {
     let me = pe.my_pe();
     let rt = pe.rt_mut();
     let (result, op) = match completion {
-        Completion::Quiet => (rt.barrier(set.spec(), work), "barrier"),
-        Completion::None => (rt.sync(set.spec(), work), "sync"),
+        Completion::Quiet => (rt.barrier(on.spec(), work), "barrier"),
+        Completion::None => (rt.sync(on.spec(), work), "sync"),
     };
-    result.map_err(|e| Call::new::<()>(me, set, op).error(e))
+    result.map_err(|e| Call::new::<()>(me, on, op).error(e))
 }
 
 /// The one call behind [`broadcast`] and [`broadcast_with`].
 #[inline]
-fn broadcast_on(
+pub(crate) fn broadcast_on(
     pe: &mut Pe,
-    set: &ActiveSet,
+    on: On<'_>,
     work: Work,
     root: usize,
     target: Span,
@@ -177,9 +208,13 @@ fn broadcast_on(
     elem: Typed,
 ) -> Result<()> {
     let me = pe.my_pe();
+    let root_target = match on {
+        On::Set(_) => RootTarget::Untouched,
+        On::Team(_) => RootTarget::Written,
+    };
     pe.rt_mut()
-        .broadcast(set.spec(), work, elem.rt, root, target, source)
-        .map_err(|e| Call::from_typed(me, set, "broadcast", &elem).error(e))
+        .broadcast(on.spec(), work, elem.rt, root, target, source, root_target)
+        .map_err(|e| Call::from_typed(me, on, "broadcast", &elem).error(e))
 }
 
 /// `shmem_fcollect`: concatenates every member's source (all of the same length) into
@@ -193,7 +228,7 @@ pub fn fcollect<T: SymmetricType>(
 ) -> Result<()> {
     fcollect_on(
         pe,
-        set,
+        On::Set(set),
         Work::Implicit,
         span(target),
         span(source),
@@ -211,7 +246,7 @@ pub fn fcollect_with<T: SymmetricType>(
 ) -> Result<()> {
     fcollect_on(
         pe,
-        set,
+        On::Set(set),
         sync_work(sync),
         span(target),
         span(source),
@@ -220,9 +255,9 @@ pub fn fcollect_with<T: SymmetricType>(
 }
 
 #[inline]
-fn fcollect_on(
+pub(crate) fn fcollect_on(
     pe: &mut Pe,
-    set: &ActiveSet,
+    on: On<'_>,
     work: Work,
     target: Span,
     source: Span,
@@ -230,8 +265,8 @@ fn fcollect_on(
 ) -> Result<()> {
     let me = pe.my_pe();
     pe.rt_mut()
-        .fcollect(set.spec(), work, elem.rt, target, source)
-        .map_err(|e| Call::from_typed(me, set, "fcollect", &elem).error(e))
+        .fcollect(on.spec(), work, elem.rt, target, source)
+        .map_err(|e| Call::from_typed(me, on, "fcollect", &elem).error(e))
 }
 
 /// `shmem_collect`: concatenates every member's source (lengths may differ) into every
@@ -245,7 +280,7 @@ pub fn collect<T: SymmetricType>(
 ) -> Result<usize> {
     collect_on(
         pe,
-        set,
+        On::Set(set),
         Work::Implicit,
         span(target),
         span(source),
@@ -263,7 +298,7 @@ pub fn collect_with<T: SymmetricType>(
 ) -> Result<usize> {
     collect_on(
         pe,
-        set,
+        On::Set(set),
         sync_work(sync),
         span(target),
         span(source),
@@ -272,9 +307,9 @@ pub fn collect_with<T: SymmetricType>(
 }
 
 #[inline]
-fn collect_on(
+pub(crate) fn collect_on(
     pe: &mut Pe,
-    set: &ActiveSet,
+    on: On<'_>,
     work: Work,
     target: Span,
     source: Span,
@@ -282,8 +317,8 @@ fn collect_on(
 ) -> Result<usize> {
     let me = pe.my_pe();
     pe.rt_mut()
-        .collect(set.spec(), work, elem.rt, target, source)
-        .map_err(|e| Call::from_typed(me, set, "collect", &elem).error(e))
+        .collect(on.spec(), work, elem.rt, target, source)
+        .map_err(|e| Call::from_typed(me, on, "collect", &elem).error(e))
 }
 
 /// `shmem_alltoall`: block `i` of every member's source goes to member `i`, into block
@@ -302,7 +337,14 @@ pub fn alltoall<T: SymmetricType>(
         target_stride: 1,
         source_stride: 1,
     };
-    alltoall_on::<T>(pe, set, Work::Implicit, span(target), span(source), blocks)
+    alltoall_on::<T>(
+        pe,
+        On::Set(set),
+        Work::Implicit,
+        span(target),
+        span(source),
+        blocks,
+    )
 }
 
 /// [`alltoall`] with an explicit work array.
@@ -319,7 +361,14 @@ pub fn alltoall_with<T: SymmetricType>(
         target_stride: 1,
         source_stride: 1,
     };
-    alltoall_on::<T>(pe, set, sync_work(work), span(target), span(source), blocks)
+    alltoall_on::<T>(
+        pe,
+        On::Set(set),
+        sync_work(work),
+        span(target),
+        span(source),
+        blocks,
+    )
 }
 
 /// `shmem_alltoalls`: [`alltoall`] with strides. Element `k` of the block for member `i`
@@ -340,7 +389,14 @@ pub fn alltoalls<T: SymmetricType>(
         target_stride,
         source_stride,
     };
-    alltoall_on::<T>(pe, set, Work::Implicit, span(target), span(source), blocks)
+    alltoall_on::<T>(
+        pe,
+        On::Set(set),
+        Work::Implicit,
+        span(target),
+        span(source),
+        blocks,
+    )
 }
 
 /// [`alltoalls`] with an explicit work array.
@@ -360,14 +416,21 @@ pub fn alltoalls_with<T: SymmetricType>(
         target_stride,
         source_stride,
     };
-    alltoall_on::<T>(pe, set, sync_work(work), span(target), span(source), blocks)
+    alltoall_on::<T>(
+        pe,
+        On::Set(set),
+        sync_work(work),
+        span(target),
+        span(source),
+        blocks,
+    )
 }
 
 /// The one call behind the alltoall family.
 #[inline]
-fn alltoall_on<T: SymmetricType>(
+pub(crate) fn alltoall_on<T: SymmetricType>(
     pe: &mut Pe,
-    set: &ActiveSet,
+    on: On<'_>,
     work: Work,
     target: Span,
     source: Span,
@@ -376,8 +439,8 @@ fn alltoall_on<T: SymmetricType>(
     let me = pe.my_pe();
     let elem = elem_type::<T>();
     pe.rt_mut()
-        .alltoall(set.spec(), work, elem.rt, target, source, blocks)
-        .map_err(|e| Call::from_typed(me, set, "alltoall", &elem).error(e))
+        .alltoall(on.spec(), work, elem.rt, target, source, blocks)
+        .map_err(|e| Call::from_typed(me, on, "alltoall", &elem).error(e))
 }
 
 /// `shmem_TYPE_OP_to_all`: `nreduce` independent reductions with `Op` over the members'
@@ -399,7 +462,7 @@ where
 {
     reduce_on::<Op, T>(
         pe,
-        set,
+        On::Set(set),
         Work::Implicit,
         scalar_span(target),
         scalar_span(source),
@@ -424,7 +487,7 @@ where
     check_work_fits::<_, _, T>(source, work);
     reduce_on::<Op, T>(
         pe,
-        set,
+        On::Set(set),
         reduce_work::<T, _>(work),
         scalar_span(target),
         scalar_span(source),
@@ -432,9 +495,9 @@ where
 }
 
 #[inline]
-fn reduce_on<Op: ReduceOp<T>, T: SymmetricType>(
+pub(crate) fn reduce_on<Op: ReduceOp<T>, T: SymmetricType>(
     pe: &mut Pe,
-    set: &ActiveSet,
+    on: On<'_>,
     work: Work,
     target: Span,
     source: Span,
@@ -442,16 +505,16 @@ fn reduce_on<Op: ReduceOp<T>, T: SymmetricType>(
     let elem = elem_type::<T>();
     let me = pe.my_pe();
     pe.rt_mut()
-        .reduce::<Combiner<Op, T>>(set.spec(), work, Op::OP, elem.rt, target, source)
-        .map_err(|e| Call::from_typed(me, set, "reduce", &elem).error(e))
+        .reduce::<Combiner<Op, T>>(on.spec(), work, Op::OP, elem.rt, target, source)
+        .map_err(|e| Call::from_typed(me, on, "reduce", &elem).error(e))
 }
 
-fn span<B: SymmetricBuffer + ?Sized>(buffer: &B) -> Span {
+pub(crate) fn span<B: SymmetricBuffer + ?Sized>(buffer: &B) -> Span {
     Span::new(buffer.sym_offset(), buffer.sym_len())
 }
 
 /// A buffer whose elements are made of `T`s, as a span of `T`s.
-fn scalar_span<T, B>(buffer: &B) -> Span
+pub(crate) fn scalar_span<T, B>(buffer: &B) -> Span
 where
     B: SymmetricBuffer + ?Sized,
     B::Elem: Scalars<T>,
@@ -463,13 +526,13 @@ where
 }
 
 /// An element type: the runtime's view (size and fingerprint) and its name.
-struct Typed {
+pub(crate) struct Typed {
     rt: ElemType,
     name: &'static str,
 }
 
 /// The runtime's view of element type `T`: its size and a fingerprint of its identity.
-fn elem_type<T: 'static>() -> Typed {
+pub(crate) fn elem_type<T: 'static>() -> Typed {
     Typed {
         rt: ElemType {
             size: std::mem::size_of::<T>() as u32,
@@ -512,21 +575,21 @@ fn known_type_name(tag: u64) -> Option<&'static str> {
 struct Call {
     op: &'static str,
     me: usize,
-    set: ActiveSet,
+    set: Option<ActiveSet>,
     elem: &'static str,
     elem_tag: u64,
 }
 
 impl Call {
-    fn new<T: 'static>(me: usize, set: &ActiveSet, op: &'static str) -> Call {
-        Call::from_typed(me, set, op, &elem_type::<T>())
+    fn new<T: 'static>(me: usize, on: On<'_>, op: &'static str) -> Call {
+        Call::from_typed(me, on, op, &elem_type::<T>())
     }
 
-    fn from_typed(me: usize, set: &ActiveSet, op: &'static str, elem: &Typed) -> Call {
+    fn from_typed(me: usize, on: On<'_>, op: &'static str, elem: &Typed) -> Call {
         Call {
             op,
             me,
-            set: *set,
+            set: on.set(),
             elem: elem.name,
             elem_tag: elem.rt.tag,
         }
@@ -538,10 +601,22 @@ impl Call {
     fn error(&self, err: RtError) -> ShmemError {
         match err {
             RtError::Collective(err) => self.collective(*err),
-            RtError::NotInSet { pe, .. } => ShmemError::NotInActiveSet {
+            RtError::NotInSet {
                 pe,
-                op: self.op,
-                set: Box::new(self.set),
+                during,
+                set_key,
+            } => match self.set {
+                Some(set) => ShmemError::NotInActiveSet {
+                    pe,
+                    op: self.op,
+                    set: Box::new(set),
+                },
+                None => RtError::NotInSet {
+                    pe,
+                    during,
+                    set_key,
+                }
+                .into(),
             },
             other => other.into(),
         }

@@ -19,6 +19,26 @@ pub enum ShmemError {
     /// The active-set triplet is invalid for this job.
     #[error("invalid active set: {0}")]
     InvalidActiveSet(String),
+    /// A team split's arguments describe no team of the parent's PEs.
+    #[error("{op}: {why}")]
+    InvalidTeamSplit {
+        /// The split.
+        op: &'static str,
+        /// What is wrong with the arguments.
+        why: String,
+    },
+    /// The members of a team passed different arguments to a split (reported on every
+    /// member).
+    #[error(
+        "{op}: the members of the parent team passed different arguments (PE {}: {:?}; the largest passed are {:?}, the smallest {:?})",
+        args.pe, args.mine, args.largest, args.smallest
+    )]
+    TeamSplitMismatch {
+        /// The split.
+        op: &'static str,
+        /// What this PE passed, and the range the members passed.
+        args: Box<SplitArguments>,
+    },
     /// This PE called a collective on an active set it is not a member of.
     #[error("PE {pe} called {op} on {set}, which it is not a member of")]
     NotInActiveSet {
@@ -96,8 +116,9 @@ pub enum ShmemError {
         /// Elements reduced.
         needed: usize,
     },
-    /// An explicit work array first used with one active set was used with another.
-    #[error("{op}: this work array was first used with {} and cannot serve {} (its epochs count the first set's calls; use one work array per active set)", .sets.first, .sets.now)]
+    /// An explicit work array serving one active set was used with another at the same
+    /// time (a hand-over to the new set raced with a call on the old one).
+    #[error("{op}: this work array is serving {} and cannot serve {} at the same time (one work array serves one active set at a time; let the calls on one set complete on all of its PEs before the next set uses it)", .sets.first, .sets.now)]
     WorkArrayWrongSet {
         /// The collective.
         op: &'static str,
@@ -228,10 +249,24 @@ pub struct EarlierCall {
     pub error: ShmemError,
 }
 
+/// The arguments of a [`ShmemError::TeamSplitMismatch`]: the split's numbers in the
+/// order of its parameters (`start, stride, size`, or `xrange`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitArguments {
+    /// This PE.
+    pub pe: usize,
+    /// Its arguments.
+    pub mine: Vec<u64>,
+    /// The largest value passed for each argument.
+    pub largest: Vec<u64>,
+    /// The smallest value passed for each argument.
+    pub smallest: Vec<u64>,
+}
+
 /// The sets of a [`ShmemError::WorkArrayWrongSet`], described.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkArraySets {
-    /// The set of the work array's first use.
+    /// The set the work array was serving.
     pub first: String,
     /// The set of this call.
     pub now: String,

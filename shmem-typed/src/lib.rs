@@ -34,6 +34,9 @@
 
 #![warn(missing_docs)]
 
+// The crate's own `#[symmetric]` statics expand to `::shmem_typed::…` paths.
+extern crate self as shmem_typed;
+
 /// Calls `$m! { TYPE => "name", … }` with every scalar element type the crate knows
 /// (integers of every width, floats, complex floats): the one list that per-type tables
 /// and impls are built from.
@@ -60,6 +63,7 @@ pub mod pe;
 pub mod rma;
 pub mod symmetric;
 pub mod sync;
+pub mod team;
 pub mod work;
 
 pub use active_set::ActiveSet;
@@ -69,7 +73,7 @@ pub use collectives::{
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
     sync, sync_all, sync_with,
 };
-pub use error::{EarlierCall, Result, ShmemError};
+pub use error::{EarlierCall, Result, ShmemError, SplitArguments};
 pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
@@ -80,6 +84,7 @@ pub use symmetric::{
     SymmetricType,
 };
 pub use sync::{Cmp, WaitInt};
+pub use team::Team;
 pub use work::{
     AlltoallSync, BarrierSync, BroadcastSync, CollectSync, ReduceWork, ServesAs, WorkArray,
     WorkArrays, WorkKind, WorkRef,
@@ -96,7 +101,8 @@ pub mod prelude {
     };
     pub use crate::{
         symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
-        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, WaitInt, WorkArrays,
+        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, Team, WaitInt,
+        WorkArrays,
     };
     pub use crate::{Lock, SymmetricLockExt};
     pub use bytemuck::{Pod, Zeroable};

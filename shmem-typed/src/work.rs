@@ -22,7 +22,11 @@
 //! from the element type and `nreduce`, and a work array starts ready to use. Each one holds both buffer sets and alternates them by
 //! itself on every call (its sync words count calls, epochs, that never need resetting),
 //! so back-to-back calls with one work array are safe without a barrier. A work array
-//! serves the active set of its first use; using it with another set is an error.
+//! serves the active set of its first use, and may then serve another set, as in C once
+//! every call on the previous set has completed on all of its PEs: the members of the
+//! new set notice that it served another and reset it together (two syncs on the new
+//! set, once per hand-over). Two sets using one work array at the same time is an
+//! error on the calls involved (or on the PEs left waiting for them), never a hang.
 //!
 //! A work array of the wrong kind or element type does not compile, and neither does a
 //! [`ReduceWork`] too small for a source whose length is part of its type (a
@@ -195,7 +199,7 @@ impl<W: WorkKind> WorkArray for Symmetric<W> {
 /// index into them: `len` work arrays of type `W`, each ready to use (zeroed), made by
 /// [`Pe::alloc_work`](crate::Pe::alloc_work) and freed by [`Pe::free_work`](crate::Pe::free_work) (collective calls; dropping it
 /// without freeing keeps the memory until the job ends). As a static one, each serves
-/// the active set of its first use.
+/// one active set at a time (see the [module docs](crate::work)).
 #[derive(Debug)]
 pub struct WorkArrays<W> {
     offset: usize,

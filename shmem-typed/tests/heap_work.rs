@@ -1,7 +1,8 @@
 //! Work arrays in the symmetric heap, as C test suites `shmem_malloc` their `pSync`s and
 //! index into arrays of them: barriers and reductions on several active sets, each with
-//! its own heap work array, back to back; freed and allocated again for another set; and
-//! the errors (another set on a bound work array, an index past the end).
+//! its own heap work array, back to back; one work array handed from set to set, as C
+//! reuses a `pSync` once the previous call has completed; freed and allocated again for
+//! another set; and an index past the end.
 
 use shmem_typed::prelude::*;
 use shmem_typed::WorkRef;
@@ -56,16 +57,16 @@ fn heap_work_arrays_serve_one_set_each(pe: &mut Pe) -> Result<(), ShmemError> {
             len: 3
         })
     );
-    // A heap work array is bound to the set of its first use, as a static one is.
+    // Once every call on it has completed, a work array serves another set, as a C
+    // `pSync` does (the barrier_all stands for "completed on all PEs").
     let world = &sets[0];
     let pair = ActiveSet::new(0, 0, 2)?;
+    pe.barrier_all()?;
     if pair.contains(me) {
-        let err = barrier_with(pe, &pair, &syncs.get(0)?).unwrap_err();
-        assert!(
-            matches!(err, ShmemError::WorkArrayWrongSet { .. }),
-            "PE {me}: {err}"
-        );
+        barrier_with(pe, &pair, &syncs.get(0)?)?;
+        barrier_with(pe, &pair, &syncs.get(0)?)?;
     }
+    pe.barrier_all()?;
     barrier_with(pe, world, &syncs.get(0)?)?;
     pe.free_work(works)?;
     pe.free_work(syncs)?;
@@ -120,5 +121,50 @@ fn every_kind_of_work_array_lives_in_the_heap(pe: &mut Pe) -> Result<(), ShmemEr
     pe.free_work(a2a)?;
     pe.free_work(coll)?;
     pe.free_work(bcast)?;
+    Ok(())
+}
+
+#[symmetric]
+static SHARED_SYNC: BarrierSync = BarrierSync::new();
+
+/// One static and one heap work array handed from set to set (overlapping sets, sets
+/// that leave PEs out, the same set again), with several calls on each set in a row and
+/// a `barrier_all` between sets, as C programs do before reusing a `pSync`; every
+/// reduction is checked against the sum its members contributed.
+#[shmem_testkit::test(npes = 6)]
+fn one_work_array_serves_set_after_set(pe: &mut Pe) -> Result<(), ShmemError> {
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    let candidates = [
+        ActiveSet::new(0, 0, n as i64)?,
+        ActiveSet::new(0, 0, 2)?,
+        ActiveSet::new(1, 0, 2)?,
+        ActiveSet::new(0, 1, 3)?,
+        ActiveSet::new(1, 1, 3)?,
+        ActiveSet::new(2, 0, 4)?,
+        ActiveSet::new(3, 0, 1)?,
+    ];
+    let work: WorkArrays<reduce_work!(i64, 8)> = pe.alloc_work(1)?;
+    let (mut calls, mut want_calls, mut handovers) = (0, 0, 0);
+    let pick = |round: usize| (round * 5 + round * round) % candidates.len();
+    for round in 0..60usize {
+        // The same sequence on every PE, with repeats and changes.
+        let set = &candidates[pick(round)];
+        handovers += usize::from(round > 0 && pick(round) != pick(round - 1));
+        if set.contains(me) {
+            want_calls += 3;
+            for k in 0..3i64 {
+                barrier_with(pe, set, &SHARED_SYNC)?;
+                SRC.write(pe, [me as i64 * 100 + k; 8]);
+                reduce_with::<Sum, i64>(pe, set, &DST, &SRC, &work.get(0)?)?;
+                let want: i64 = set.members().map(|p| p as i64 * 100 + k).sum();
+                assert_eq!(DST.read(pe), [want; 8], "round {round}, call {k}, {set}");
+                calls += 1;
+            }
+        }
+        pe.barrier_all()?;
+    }
+    assert_eq!(calls, want_calls, "PE {me}");
+    assert!(handovers > 30, "{handovers} hand-overs");
+    pe.free_work(work)?;
     Ok(())
 }

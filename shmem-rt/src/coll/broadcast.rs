@@ -1,5 +1,6 @@
 //! Broadcast: every member but the root pulls the root's contribution straight into its
-//! own target; nobody writes another member's memory.
+//! own target; nobody writes another member's memory. The root copies its source into
+//! its own target too when the call asks for it (OpenSHMEM 1.5's team broadcast).
 
 use super::ctx::SetCtx;
 use super::descriptor::{Descriptor, ElemType, Location};
@@ -9,8 +10,8 @@ use crate::memory::layout::sync;
 use crate::transport::Transport;
 
 /// Copies the `source.len` elements of member `root`'s source into every other member's
-/// target (the root's own target is not written). Every member passes a source of the
-/// same length; a non-root's source is not read.
+/// target, and into the root's own when `root_target` says so. Every member passes a
+/// source of the same length; a non-root's source is not read.
 ///
 /// Small data travels inline or staged (the root returns at once, and learns of a reader
 /// that could not take part at its next contact with the set); large data is read from
@@ -22,10 +23,12 @@ pub(crate) fn broadcast<T: Transport>(
     root: usize,
     target: Span,
     source: Span,
+    root_target: RootTarget,
 ) -> RtResult<()> {
     let n = ctx.size();
     let bytes = source.len * elem.size as usize;
     let is_root = root == ctx.index;
+    let writes_target = !is_root || root_target == RootTarget::Written;
     let mut mine = Descriptor::new(Operation::Broadcast, ctx.set.key());
     mine.set_elem(elem);
     mine.set_nelems(source.len as u64);
@@ -36,11 +39,19 @@ pub(crate) fn broadcast<T: Transport>(
             root: root as u64,
             size: n as u64,
         });
-    } else if !is_root && target.len < source.len {
+    } else if writes_target && target.len < source.len {
         mine.set_unable(Unable::TargetTooSmall {
             capacity: target.len as u64,
             needed: source.len as u64,
         });
+    } else if is_root
+        && writes_target
+        && target.off != source.off
+        && source.overlaps(source.len, &target, source.len, elem.size as usize)
+    {
+        // The root copies its source into its own target: they may be the same buffer,
+        // but must not otherwise overlap.
+        mine.set_unable(Unable::Overlap);
     }
     if is_root && !mine.is_fault() {
         let carrier = ctx.env.select.broadcast(bytes, ctx.stage_capacity());
@@ -59,6 +70,14 @@ pub(crate) fn broadcast<T: Transport>(
             if direct {
                 wait_readers(ctx, &mine)?;
             }
+        }
+        if writes_target {
+            let (from, to) = (ctx.data_of(root, source.off), ctx.data_of(root, target.off));
+            // SAFETY: both are this PE's own symmetric memory, checked to hold
+            // `source.len` elements (the target above, the source by the runtime), and
+            // the runtime refuses a target that overlaps the source unless it is equal
+            // (then the copy is a no-op).
+            unsafe { ctx.t.copy(from, to, bytes) };
         }
         return ctx.finish(());
     }
@@ -87,6 +106,15 @@ pub(crate) fn broadcast<T: Transport>(
     // fetching its next announcement now, so the next call finds it close by.
     ctx.prefetch_next_line(root);
     ctx.finish(())
+}
+
+/// Whether a broadcast root's own target receives its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootTarget {
+    /// Left as it is (the active-set broadcast of OpenSHMEM 1.4 and the man pages).
+    Untouched,
+    /// Written like every other member's (the team broadcast of OpenSHMEM 1.5).
+    Written,
 }
 
 /// Waits for every other member's descriptor and checks it against this PE's; returns

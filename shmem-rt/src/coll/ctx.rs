@@ -147,8 +147,9 @@ impl<T: Transport> Drop for SetCtx<'_, T> {
 impl<'a, T: Transport> SetCtx<'a, T> {
     /// Starts a collective call on `set`, of which this PE is member `index`, with the
     /// sync words `at`: binds a work array to the set on first use, bumps the epoch and
-    /// returns the call's context. Fails if a work array was first used with a
-    /// different set (its epochs count that set's calls, so it cannot serve another).
+    /// returns the call's context. Fails if a work array is bound to a different set
+    /// (its epochs count that set's calls): the runtime hands a work array over before
+    /// it gets here, so this is a hand-over racing with a call on the old set.
     ///
     /// `index` must be this PE's index in `set`, `at.slots` hold one entry per member,
     /// and every member's sync words (with their staging area) lie inside its partition
@@ -275,7 +276,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     #[inline]
     fn sync_of(&self, index: usize) -> T::Place {
         if self.at.uniform {
-            self.t.shift_pe(self.first, index << self.set.log_stride())
+            self.t.shift_pe(self.first, self.set.distance(index))
         } else {
             self.t.place(self.set.member(index), self.sync_off(index))
         }

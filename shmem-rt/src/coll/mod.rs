@@ -34,6 +34,7 @@ pub(crate) use alltoall::alltoall;
 pub use alltoall::Blocks;
 pub(crate) use barrier::barrier;
 pub(crate) use broadcast::broadcast;
+pub use broadcast::RootTarget;
 pub(crate) use gather::{collect, fcollect};
 pub(crate) use reduce::reduce;
 pub use reduce::Combine;

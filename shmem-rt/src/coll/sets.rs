@@ -12,16 +12,29 @@
 use crate::error::{RtError, RtResult};
 use crate::memory::layout::Region;
 use crate::transport::Transport;
-/// A validated active set: members `start + i * 2^log_stride` for `i in 0..size`, all
-/// below the job's PE count.
+/// A validated set of PEs `start + i * stride` for `i in 0..size`, all below the job's
+/// PE count: an active set (stride `2^logPE_stride`) or a team (any stride).
+///
+/// Invariant: `stride ≥ 1`, and `stride == 1` when `size == 1` (a one-member set is the
+/// same set whatever its stride), so equal member lists give equal specs and keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SetSpec {
     start: usize,
-    log_stride: u32,
+    stride: usize,
+    /// `log2(stride)` when the stride is a power of two (index arithmetic by shifts),
+    /// else `NOT_POW2`.
+    shift: u32,
     size: usize,
     /// The set as one non-zero word (see [`SetSpec::key`]), computed once.
     key: u64,
 }
+
+/// [`SetSpec::shift`] of a stride that is not a power of two.
+const NOT_POW2: u32 = u32::MAX;
+
+/// Bits of each field in a set key (`MAX_NPES` fits).
+const KEY_FIELD_BITS: u32 = 20;
+const _: () = assert!(crate::config::MAX_NPES < 1 << KEY_FIELD_BITS);
 
 impl SetSpec {
     /// Validates the C triplet against a job of `npes` PEs.
@@ -47,19 +60,48 @@ impl SetSpec {
                 "the set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) reaches PE {last}, but the job has only {npes} PEs (0..{npes})"
             ));
         }
-        Ok(SetSpec::of(
-            start as usize,
-            log_stride as u32,
-            size as usize,
-        ))
+        Ok(SetSpec::of(start as usize, 1 << log_stride, size as usize))
     }
 
-    fn of(start: usize, log_stride: u32, size: usize) -> SetSpec {
-        // start < 2^20, log_stride < 2^6, size < 2^20 for MAX_NPES ≤ 2^20.
-        let key = 1 + ((start as u64) << 26 | (log_stride as u64) << 20 | size as u64);
+    /// The set `start + i * stride`, `i in 0..size`, of a job of `npes` PEs (a team's
+    /// members). Errors for a stride or size of 0 or a last member outside the job.
+    pub fn strided(
+        start: usize,
+        stride: usize,
+        size: usize,
+        npes: usize,
+    ) -> Result<SetSpec, String> {
+        if size == 0 {
+            return Err("a team has at least one PE (size 0)".to_string());
+        }
+        if stride == 0 && size > 1 {
+            return Err(format!("a stride of 0 repeats PE {start} {size} times"));
+        }
+        let last = (size as u128 - 1) * stride as u128 + start as u128;
+        if last >= npes as u128 {
+            return Err(format!(
+                "the PEs {start} + i·{stride} for i < {size} reach PE {last}, but the job has only {npes} PEs (0..{npes})"
+            ));
+        }
+        Ok(SetSpec::of(start, stride, size))
+    }
+
+    /// `start < npes`, `start + (size - 1) * stride < npes ≤ MAX_NPES`.
+    fn of(start: usize, stride: usize, size: usize) -> SetSpec {
+        let stride = if size == 1 { 1 } else { stride };
+        let shift = if stride.is_power_of_two() {
+            stride.trailing_zeros()
+        } else {
+            NOT_POW2
+        };
+        let key = 1
+            + ((start as u64) << (2 * KEY_FIELD_BITS)
+                | (stride as u64) << KEY_FIELD_BITS
+                | size as u64);
         SetSpec {
             start,
-            log_stride,
+            stride,
+            shift,
             size,
             key,
         }
@@ -67,18 +109,13 @@ impl SetSpec {
 
     /// Every PE of a job of `npes` PEs.
     pub fn world(npes: usize) -> SetSpec {
-        SetSpec::of(0, 0, npes)
+        SetSpec::of(0, 1, npes)
     }
 
     /// Lowest PE of the set.
     #[inline]
     pub fn start(&self) -> usize {
         self.start
-    }
-    /// log2 of the stride.
-    #[inline]
-    pub fn log_stride(&self) -> u32 {
-        self.log_stride
     }
     /// Number of PEs.
     #[inline]
@@ -88,14 +125,24 @@ impl SetSpec {
     /// Distance between consecutive members.
     #[inline]
     pub fn stride(&self) -> usize {
-        1 << self.log_stride
+        self.stride
     }
 
     /// The PE number of member `index` (`index < size`).
     #[inline]
     pub fn member(&self, index: usize) -> usize {
         debug_assert!(index < self.size);
-        self.start + (index << self.log_stride)
+        self.start + self.distance(index)
+    }
+
+    /// PEs between member 0 and member `index`.
+    #[inline]
+    pub fn distance(&self, index: usize) -> usize {
+        if self.shift != NOT_POW2 {
+            index << self.shift
+        } else {
+            index * self.stride
+        }
     }
 
     /// The index of `pe` within the set, if it is a member.
@@ -105,10 +152,17 @@ impl SetSpec {
             return None;
         }
         let rel = pe - self.start;
-        if rel & (self.stride() - 1) != 0 {
-            return None;
-        }
-        let idx = rel >> self.log_stride;
+        let idx = if self.shift != NOT_POW2 {
+            if rel & (self.stride - 1) != 0 {
+                return None;
+            }
+            rel >> self.shift
+        } else {
+            if rel % self.stride != 0 {
+                return None;
+            }
+            rel / self.stride
+        };
         (idx < self.size).then_some(idx)
     }
 
@@ -201,5 +255,32 @@ mod tests {
             crate::error::describe_set_key(s.key()),
             "the active set (PE_start 3, logPE_stride 2, PE_size 5)"
         );
+        let t = SetSpec::strided(1, 3, 4, 16).unwrap();
+        assert_eq!(
+            crate::error::describe_set_key(t.key()),
+            "the team of PEs 1 + i·3 for i < 4"
+        );
+        assert_eq!(
+            crate::error::describe_set_key(SetSpec::new(5, 7, 1, 8).unwrap().key()),
+            "the active set (PE_start 5, logPE_stride 0, PE_size 1)"
+        );
+    }
+
+    #[test]
+    fn any_stride() {
+        let t = SetSpec::strided(2, 3, 3, 12).unwrap();
+        assert_eq!(t.members().collect::<Vec<_>>(), vec![2, 5, 8]);
+        assert_eq!(
+            (t.index_of(5), t.index_of(4), t.index_of(11)),
+            (Some(1), None, None)
+        );
+        assert_eq!(t.distance(2), 6);
+        assert!(SetSpec::strided(2, 3, 4, 11).is_err());
+        assert!(SetSpec::strided(0, 0, 2, 4).is_err());
+        assert!(SetSpec::strided(0, 1, 0, 4).is_err());
+        // One member: the stride does not matter.
+        assert_eq!(SetSpec::strided(3, 0, 1, 4), SetSpec::new(3, 4, 1, 4));
+        // A power-of-two stride is the active set of its logarithm.
+        assert_eq!(SetSpec::strided(1, 4, 3, 16), SetSpec::new(1, 2, 3, 16));
     }
 }

@@ -3,7 +3,9 @@
 //! yet of a call that failed on another member. Before leaving, it waits until every
 //! other member has published its descriptor of the last call on the set — or has left
 //! — and compares, so that such a failure is an error on this PE too, and a member that
-//! left having made fewer calls on the set is named.
+//! left having made fewer calls on the set is named. A member whose copy of a work
+//! array has been handed over to another set since is done with this set: it is
+//! skipped.
 
 use super::ctx::{CallEnv, SetCtx, SyncAt};
 use super::sets::SetSpec;
@@ -33,12 +35,20 @@ pub(crate) fn sweep<T: Transport>(
         return Ok(());
     }
     let line = ctx.line_epoch();
+    // A copy never used (0) has not moved on: its owner has yet to make the calls.
+    let handed_over = |i: usize| {
+        let bound = ctx.load_word(i, sync::OWNER_SET);
+        !at.runtime_owned && bound != 0 && bound != set.key()
+    };
     for i in ctx.others() {
         let pe = set.member(i);
         let arrived = || ctx.load_word(i, line) >= last;
         wait::wait_for(t, env.policy, Blocker::EveryPe, "finalize", || {
-            arrived() || state_of(t, pe).has_left()
+            arrived() || state_of(t, pe).has_left() || handed_over(i)
         })?;
+        if handed_over(i) {
+            continue;
+        }
         if !arrived() {
             // Published before it left, if at all: re-read after seeing it leave.
             let theirs = (1..=last)

@@ -8,7 +8,7 @@ use crate::coll::ctx::{CallEnv, SetCtx, StageArea, SyncAt};
 use crate::coll::deadlock::{Awaited, Watch};
 use crate::coll::descriptor::ElemType;
 use crate::coll::sets::{self, SetSpec};
-use crate::coll::{self, Blocks, Combine, Span};
+use crate::coll::{self, Blocks, Combine, RootTarget, Span};
 use crate::error::{CollectiveError, ReduceOp, RtError, RtResult, WaitSite};
 use crate::memory::layout::{self, SLOT_STAGE, STAGE_BYTES};
 use crate::sync::wait::{self, Blocker};
@@ -21,8 +21,8 @@ pub enum Work {
     Implicit,
     /// A program's work array: sync words at symmetric offset `offset` (128-aligned, in
     /// the user heap), with `stage` after them, serving at most `max_nelems` reduction
-    /// elements (`usize::MAX` when not a reduction work array). Bound to the set of its
-    /// first use.
+    /// elements (`usize::MAX` when not a reduction work array). Serves one set at a time:
+    /// the set of its first use, until the members of another set hand it over.
     Explicit {
         /// Symmetric offset of the sync words.
         offset: usize,
@@ -208,8 +208,12 @@ impl Runtime {
         match work {
             Work::Explicit { offset, stage, .. } => {
                 self.check_work(offset, stage)?;
-                if !self.sets.explicit.iter().any(|&(o, _)| o == offset) {
-                    self.sets.explicit.push((offset, *set));
+                if self.work_bound_elsewhere(set, offset) {
+                    self.rebind_work(set, offset, during)?;
+                }
+                match self.sets.explicit.iter_mut().find(|(o, _)| *o == offset) {
+                    Some(entry) => entry.1 = *set,
+                    None => self.sets.explicit.push((offset, *set)),
                 }
                 Ok(None)
             }
@@ -223,6 +227,42 @@ impl Runtime {
                 Ok(Some(i))
             }
         }
+    }
+
+    /// Whether a member's copy of the work array at `offset` serves another set than
+    /// `set` (a copy not used yet serves whichever set uses it first). Every member
+    /// reads the same words and decides alike: a copy's binding changes only in a call
+    /// on it, and a call on another set cannot start on a member while this one is
+    /// being decided without both being on it at once (misuse, see
+    /// [`Runtime::rebind_work`]).
+    fn work_bound_elsewhere(&self, set: &SetSpec, offset: usize) -> bool {
+        let key = set.key();
+        with_transport!(&self.transport, t => set.members().any(|pe| {
+            let bound = t.load(t.place(pe, offset + layout::sync::OWNER_SET));
+            bound != 0 && bound != key
+        }))
+    }
+
+    /// Hands the work array at `offset` to `set`, as C programs reuse a `pSync` for
+    /// another active set once the calls of the previous one have completed: every
+    /// member (each decided so, see [`Runtime::work_bound_elsewhere`]) syncs on the
+    /// set's own words, so that nobody resets before every member has decided; resets its
+    /// copy to a fresh one bound to `set`; and syncs again, so that nobody uses the
+    /// array before every copy is fresh.
+    ///
+    /// A member of the previous set still in a call on the array when it is reset (the
+    /// misuse C leaves undefined) sees words start over: its call gets wrong values, or
+    /// waits and reports the members it waits for, never undefined behaviour (the words
+    /// are atomics, the data race-tolerant copies).
+    #[cold]
+    #[inline(never)]
+    fn rebind_work(&mut self, set: &SetSpec, offset: usize, during: &'static str) -> RtResult<()> {
+        run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))?;
+        with_transport!(&self.transport, t => {
+            t.zero(t.place(self.me, offset), WORK_SYNC_BYTES);
+            t.store(t.place(self.me, offset + layout::sync::OWNER_SET), set.key());
+        });
+        run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))
     }
 
     /// First use of `set` on this PE: claims its slot, then waits for every other member
@@ -339,7 +379,9 @@ impl Runtime {
         run_call!(self, set, work, "sync", |ctx| coll::barrier(&ctx))
     }
 
-    /// `shmem_broadcast`: member `root`'s `source` into every other member's `target`.
+    /// `shmem_broadcast`: member `root`'s `source` into every other member's `target`,
+    /// and into the root's own as `root_target` says.
+    #[allow(clippy::too_many_arguments)]
     pub fn broadcast(
         &mut self,
         set: &SetSpec,
@@ -348,10 +390,16 @@ impl Runtime {
         root: usize,
         target: Span,
         source: Span,
+        root_target: RootTarget,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
         run_call!(self, set, work, "broadcast", |ctx| coll::broadcast(
-            &ctx, elem, root, target, source
+            &ctx,
+            elem,
+            root,
+            target,
+            source,
+            root_target
         ))
     }
 

@@ -35,6 +35,8 @@ static LOCK: Lock = Lock::new();
 static SYNC: BarrierSync = BarrierSync::new();
 #[symmetric]
 static A2A: AlltoallSync = AlltoallSync::new();
+#[symmetric]
+static X2: [i64; N] = [0; N];
 
 #[shmem_typed::main(npes = 2)]
 fn main(pe: &mut Pe) -> Result<(), ShmemError> {
@@ -163,5 +165,33 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     let syncs: WorkArrays<BarrierSync> = pe.alloc_work(k)?;
     barrier_with(pe, &set, &syncs.get(i)?)?;
     pe.free_work(syncs)?;
+    let (a, b) = (set, ActiveSet::new(0, 0, 1)?);
+    barrier_with(pe, &a, &SYNC)?;
+    pe.barrier_all()?;
+    if b.contains(me) {
+        barrier_with(pe, &b, &SYNC)?;
+    }
+    let world = pe.team_world();
+    let shared = pe.team_shared();
+    assert_eq!((world.my_pe(), world.n_pes(), shared.n_pes()), (me, 2, 2));
+    let (start, stride, size) = (0, 1, 2);
+    let parent = world;
+    let t: Option<Team> = parent.split_strided(pe, start, stride, size)?;
+    let t = t.expect("every PE is in the team");
+    let (pe_a, a, b) = (1, &parent, &t);
+    assert_eq!(a.translate_pe(pe_a, b), Some(1));
+    let xrange = 1;
+    let (x, y) = parent.split_2d(pe, xrange)?;
+    assert_eq!((x.n_pes(), y.n_pes()), (1, 2));
+    x.destroy();
+    let (root, dst, sst, n) = (1, 2, 1, 1);
+    t.sync(pe)?;
+    t.broadcast(pe, root, &T, &S)?;
+    t.fcollect(pe, &T, &S)?;
+    t.collect(pe, &T, &S)?;
+    t.alltoall(pe, &T, &S, n)?;
+    t.alltoalls(pe, &T, &S, dst, sst, n)?;
+    t.reduce::<Sum, i64>(pe, &X, &X2)?;
+    drop(y);
     Ok(())
 }

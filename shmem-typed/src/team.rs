@@ -1,0 +1,390 @@
+//! Teams (OpenSHMEM 1.5): ordered groups of PEs made by splitting the world team, with
+//! their own PE numbering and collectives that need no work arrays.
+//!
+//! A team is a strided set of the job's PEs — `start + i·stride` for `i < n_pes`, any
+//! stride, unlike an active set's powers of two — so splitting a team (strided or 2-D)
+//! gives a team again. Its collectives run on the runtime's own sync words for its PEs,
+//! alternated like an active set's implicit ones: no pSync or pWrk anywhere. Two teams of
+//! the same PEs (or a team and the active set of its PEs) share those words, so their
+//! calls form one sequence that every member must make in the same order — as the calls
+//! on one team must anyway.
+//!
+//! Splits are collective over the parent team: every parent member calls, with the same
+//! arguments (checked: a member that passes others gets an error, on every member), and
+//! gets the new team if it is a member of it.
+//!
+//! ```no_run
+//! use shmem_typed::prelude::*;
+//!
+//! #[symmetric]
+//! static ROW_SUM: [u64; 1] = [0];
+//! #[symmetric]
+//! static MINE: [u64; 1] = [0];
+//!
+//! #[shmem_typed::main(npes = 6)]
+//! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+//!     let world = pe.team_world();
+//!     // PEs as a grid of rows of 3: row teams and column teams.
+//!     let (row, column) = world.split_2d(pe, 3)?;
+//!     MINE.write(pe, [pe.my_pe() as u64]);
+//!     row.reduce::<Sum, u64>(pe, &ROW_SUM, &MINE)?;
+//!     println!("PE {} is {} of {} in its row, {} in its column; row sum {}",
+//!         pe.my_pe(), row.my_pe(), row.n_pes(), column.my_pe(), ROW_SUM.read(pe)[0]);
+//!     Ok(())
+//! }
+//! ```
+
+use std::marker::PhantomData;
+
+use shmem_rt::__private::{Blocks, SetSpec, Work};
+
+use crate::collectives::{self, span, On};
+use crate::error::{Result, ShmemError, SplitArguments};
+use crate::ops::{Max, ReduceOp, Scalars};
+use crate::pe::Pe;
+use crate::symmetric::SymmetricBufferExt;
+use crate::symmetric::{SymmetricBuffer, SymmetricType};
+use shmem_macros::symmetric;
+
+/// A team of PEs (`shmem_team_t`). Held only by its members, by the PE that made it;
+/// not `Send`, not `Clone` (so [`Team::destroy`] ends the one handle).
+pub struct Team {
+    spec: SetSpec,
+    /// This PE's number in the team.
+    index: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// Words 0..8: the split arguments this PE passes — a split's kind and its three
+/// numbers, then each bit-complemented, so that one `Max` reduction gives every member
+/// both the largest and the smallest value passed; words 8..16: that reduction's result.
+/// Written only by its own PE's calls (reductions this small travel inline, so no
+/// member reads another's copy after its call returns).
+#[symmetric]
+static SPLIT_ARGS: [u64; 16] = [0; 16];
+
+/// The split kinds, as passed in the first word.
+const STRIDED: u64 = 1;
+const TWO_D: u64 = 2;
+
+impl Pe {
+    /// The team of every PE (`SHMEM_TEAM_WORLD`); team PE numbers are the job's.
+    pub fn team_world(&self) -> Team {
+        Team::of(SetSpec::world(self.n_pes()), self.my_pe())
+    }
+
+    /// The team of the PEs whose memory this PE can load and store directly
+    /// (`SHMEM_TEAM_SHARED`): on the one node of the shared-memory transport, every PE.
+    pub fn team_shared(&self) -> Team {
+        self.team_world()
+    }
+}
+
+impl Team {
+    fn of(spec: SetSpec, me: usize) -> Team {
+        let index = spec
+            .index_of(me)
+            .expect("a team handle is only made for its members");
+        Team {
+            spec,
+            index,
+            _not_send: PhantomData,
+        }
+    }
+
+    pub(crate) fn spec(&self) -> &SetSpec {
+        &self.spec
+    }
+
+    /// This PE's number in the team (`shmem_team_my_pe`).
+    pub fn my_pe(&self) -> usize {
+        self.index
+    }
+
+    /// The number of PEs in the team (`shmem_team_n_pes`).
+    pub fn n_pes(&self) -> usize {
+        self.spec.size()
+    }
+
+    /// The job's number of the team's PE `team_pe`, if there is one.
+    pub fn global_pe(&self, team_pe: usize) -> Option<usize> {
+        (team_pe < self.n_pes()).then(|| self.spec.member(team_pe))
+    }
+
+    /// The job's numbers of the team's PEs, in team order.
+    pub fn global_pes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.spec.members()
+    }
+
+    /// The number in team `to` of this team's PE `team_pe` (`shmem_team_translate_pe`):
+    /// `None` if `team_pe` is not in this team or that PE is not in `to`.
+    pub fn translate_pe(&self, team_pe: usize, to: &Team) -> Option<usize> {
+        to.spec.index_of(self.global_pe(team_pe)?)
+    }
+
+    /// `shmem_team_split_strided`: the team of this team's PEs `start + i·stride` for
+    /// `i < size` (numbers in this team). Every member of this team calls it with the
+    /// same arguments; members of the new team get it, the others `None`. Errors (on
+    /// every member) for a size of 0, a stride of 0 with more than one PE, a PE past the
+    /// end of this team, or arguments that differ between members.
+    pub fn split_strided(
+        &self,
+        pe: &mut Pe,
+        start: usize,
+        stride: usize,
+        size: usize,
+    ) -> Result<Option<Team>> {
+        self.agree(pe, "team_split_strided", STRIDED, &[start, stride, size])?;
+        let spec = self.child(pe.n_pes(), start, stride, size).map_err(|why| {
+            ShmemError::InvalidTeamSplit {
+                op: "team_split_strided",
+                why,
+            }
+        })?;
+        Ok(spec
+            .index_of(pe.my_pe())
+            .map(|_| Team::of(spec, pe.my_pe())))
+    }
+
+    /// `shmem_team_split_2d`: this team's PEs laid out row by row in rows of `xrange`
+    /// (the last row may be shorter; an `xrange` past the team's size is one row); returns
+    /// this PE's row (x-axis team) and column (y-axis team). Every member calls it with
+    /// the same `xrange` (checked, like [`Team::split_strided`]); every member is in one
+    /// row and one column.
+    pub fn split_2d(&self, pe: &mut Pe, xrange: usize) -> Result<(Team, Team)> {
+        self.agree(pe, "team_split_2d", TWO_D, &[xrange])?;
+        if xrange == 0 {
+            return Err(ShmemError::InvalidTeamSplit {
+                op: "team_split_2d",
+                why: "xrange is 0 (a row has at least one PE)".to_string(),
+            });
+        }
+        let n = self.n_pes();
+        let xrange = xrange.min(n);
+        let (row, column) = (self.index / xrange, self.index % xrange);
+        let row_start = row * xrange;
+        let npes = pe.n_pes();
+        let specs = self
+            .child(npes, row_start, 1, xrange.min(n - row_start))
+            .and_then(|x| {
+                let y = self.child(npes, column, xrange, (n - column).div_ceil(xrange))?;
+                Ok((x, y))
+            });
+        let (x, y) = specs.map_err(|why| ShmemError::InvalidTeamSplit {
+            op: "team_split_2d",
+            why,
+        })?;
+        let me = pe.my_pe();
+        Ok((Team::of(x, me), Team::of(y, me)))
+    }
+
+    /// `shmem_team_destroy`: ends this handle. The team's sync words stay with the
+    /// runtime, which hands them to any later team (or active set) of the same PEs; no
+    /// call on the team can be in progress, since every call returns before this one can
+    /// start.
+    pub fn destroy(self) {}
+
+    /// The PEs `start + i·stride` (`i < size`) of this team, as the job's PEs.
+    fn child(
+        &self,
+        npes: usize,
+        start: usize,
+        stride: usize,
+        size: usize,
+    ) -> std::result::Result<SetSpec, String> {
+        let n = self.n_pes();
+        if size == 0 {
+            return Err("a team has at least one PE (size 0)".to_string());
+        }
+        if stride == 0 && size > 1 {
+            return Err(format!(
+                "a stride of 0 repeats PE {start} of the parent {size} times"
+            ));
+        }
+        let last = (size as u128 - 1) * stride as u128 + start as u128;
+        if last >= n as u128 {
+            return Err(format!(
+                "the PEs {start} + i·{stride} for i < {size} reach PE {last} of a parent team of {n} PEs"
+            ));
+        }
+        let stride = if size == 1 { 1 } else { stride };
+        SetSpec::strided(
+            self.spec.member(start),
+            self.spec.stride() * stride,
+            size,
+            npes,
+        )
+    }
+
+    /// Checks that every member passes `args` to the split `op`: one `Max` reduction of
+    /// the arguments and their complements on this team.
+    fn agree(&self, pe: &mut Pe, op: &'static str, kind: u64, numbers: &[usize]) -> Result<()> {
+        debug_assert!(numbers.len() < 4);
+        let mut words = [0, 0, 0, 0, !0, !0, !0, !0];
+        let args = std::iter::once(kind).chain(numbers.iter().map(|&n| n as u64));
+        for (i, a) in args.enumerate() {
+            words[i] = a;
+            words[i + 4] = !a;
+        }
+        let (mine, agreed) = (SPLIT_ARGS.range(..8)?, SPLIT_ARGS.range(8..)?);
+        mine.write_local(pe, &words)?;
+        self.reduce::<Max, u64>(pe, &agreed, &mine)?;
+        let mut max = [0u64; 8];
+        agreed.read_local(pe, &mut max)?;
+        if (0..4).any(|i| max[i] != !max[i + 4]) {
+            let used = 1..=numbers.len();
+            return Err(ShmemError::TeamSplitMismatch {
+                op,
+                args: Box::new(SplitArguments {
+                    pe: pe.my_pe(),
+                    mine: numbers.iter().map(|&n| n as u64).collect(),
+                    largest: max[used.clone()].to_vec(),
+                    smallest: used.map(|i| !max[i + 4]).collect(),
+                }),
+            });
+        }
+        Ok(())
+    }
+
+    /// `shmem_sync` on the team: returns when every member has entered, without
+    /// completing this PE's outstanding puts first ([`Pe::quiet`] does that).
+    pub fn sync(&self, pe: &mut Pe) -> Result<()> {
+        collectives::barrier_on(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            collectives::Completion::None,
+        )
+    }
+
+    /// `shmem_broadcast` on the team: copies the source of the team's PE `root` into the
+    /// target of every member, the root's own included (OpenSHMEM 1.5; the active-set
+    /// [`broadcast`](crate::broadcast) leaves the root's target alone). The root's target
+    /// may be its source, but must not otherwise overlap it.
+    pub fn broadcast<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        root: usize,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    ) -> Result<()> {
+        collectives::broadcast_on(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            root,
+            span(target),
+            span(source),
+            collectives::elem_type::<T>(),
+        )
+    }
+
+    /// `shmem_fcollect` on the team: every member's source (equal lengths) into every
+    /// member's target, in team order.
+    pub fn fcollect<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    ) -> Result<()> {
+        collectives::fcollect_on(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            span(target),
+            span(source),
+            collectives::elem_type::<T>(),
+        )
+    }
+
+    /// `shmem_collect` on the team: every member's source (lengths may differ) into
+    /// every member's target, in team order; returns the number of elements written.
+    pub fn collect<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    ) -> Result<usize> {
+        collectives::collect_on(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            span(target),
+            span(source),
+            collectives::elem_type::<T>(),
+        )
+    }
+
+    /// `shmem_alltoall` on the team: block `i` (of `nelems` elements) of every member's
+    /// source to team PE `i`, into block `j` of its target, `j` the sender's number.
+    pub fn alltoall<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        nelems: usize,
+    ) -> Result<()> {
+        self.alltoalls(pe, target, source, 1, 1, nelems)
+    }
+
+    /// `shmem_alltoalls` on the team: [`Team::alltoall`] with elements `target_stride`
+    /// and `source_stride` elements apart.
+    pub fn alltoalls<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        target_stride: usize,
+        source_stride: usize,
+        nelems: usize,
+    ) -> Result<()> {
+        let blocks = Blocks {
+            nelems,
+            target_stride,
+            source_stride,
+        };
+        collectives::alltoall_on::<T>(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            span(target),
+            span(source),
+            blocks,
+        )
+    }
+
+    /// `shmem_TYPE_OP_reduce` on the team: `Op` over the members' sources, element by
+    /// element, into every member's target (see [`reduce`](crate::reduce) for the
+    /// buffers; `And`, `Or`, `Xor`, `Min`, `Max`, `Sum`, `Prod`).
+    pub fn reduce<Op, T>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+    ) -> Result<()>
+    where
+        Op: ReduceOp<T>,
+        T: SymmetricType,
+    {
+        collectives::reduce_on::<Op, T>(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            collectives::scalar_span(target),
+            collectives::scalar_span(source),
+        )
+    }
+}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Team(PE {} of {}: PEs {} + i·{})",
+            self.index,
+            self.n_pes(),
+            self.spec.start(),
+            self.spec.stride()
+        )
+    }
+}
