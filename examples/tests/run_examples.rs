@@ -573,6 +573,37 @@ fn transpose_with_a_size_the_pes_do_not_divide_fails_and_says_why() {
     );
 }
 
+#[test]
+fn summa() {
+    for (npes, n, grid, kb) in [
+        (1, 5, "1x1", 5),
+        (4, 48, "2x2", 24),
+        (6, 36, "3x2", 6),
+        (9, 45, "3x3", 15),
+    ] {
+        let run = run("summa", Start::Direct(Some(npes)), &[&n.to_string()]);
+        run.assert_success();
+        assert_eq!(
+            run.line_starting("summa:"),
+            format!(
+                "summa: {n}x{n} matrices on a {grid} grid of PEs (row and column teams, panels of {kb}); C = A·B exactly"
+            )
+        );
+    }
+}
+
+#[test]
+fn summa_with_a_size_the_grid_does_not_divide_fails_and_says_why() {
+    let run = run("summa", Start::Direct(Some(6)), &["20"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("N is a positive multiple of the grid's 3 rows and 2 columns, not \"20\""),
+        "{}",
+        run.stderr
+    );
+}
+
 /// Runs examples under a launcher, as `shmemrun -n N example ARGS…` does. The launcher
 /// is this test binary, started again to run only this test with `EXAMPLES_TEST_LAUNCH_*`
 /// set: it then calls what shmemrun's `main` calls (`JobSpec::from_env`, `run_job`), and
