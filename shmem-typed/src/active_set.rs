@@ -8,8 +8,9 @@ use shmem_rt::__private::SetSpec;
 use crate::error::{Result, ShmemError};
 
 /// A validated set of PEs `start + i·2^log_stride`, `i in 0..size`, all inside the job.
-/// Cheap to copy; the runtime caches each set's sync layout on first use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Cheap to copy; the runtime caches each set's sync layout on first use. Sets of the
+/// same PEs are equal (a one-member set whatever its stride).
+#[derive(Debug, Clone, Copy)]
 pub struct ActiveSet {
     spec: SetSpec,
     /// As given (the spec forgets the stride of a one-member set).
@@ -74,6 +75,20 @@ impl ActiveSet {
 
     pub(crate) fn spec(&self) -> &SetSpec {
         &self.spec
+    }
+}
+
+impl PartialEq for ActiveSet {
+    fn eq(&self, other: &ActiveSet) -> bool {
+        self.spec == other.spec
+    }
+}
+
+impl Eq for ActiveSet {}
+
+impl std::hash::Hash for ActiveSet {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.spec.hash(state);
     }
 }
 

@@ -502,7 +502,21 @@ pub(crate) fn reduce_on<Op: ReduceOp<T>, T: SymmetricType>(
     target: Span,
     source: Span,
 ) -> Result<()> {
-    let elem = elem_type::<T>();
+    reduce_as::<Op, T>(pe, on, work, target, source, elem_type::<T>())
+}
+
+/// [`reduce_on`] of `T`s that the members' descriptors call `elem`: a reduction the
+/// library makes for its own purposes, which a program's reduction of plain `T`s must
+/// not match.
+pub(crate) fn reduce_as<Op: ReduceOp<T>, T: SymmetricType>(
+    pe: &mut Pe,
+    on: On<'_>,
+    work: Work,
+    target: Span,
+    source: Span,
+    elem: Typed,
+) -> Result<()> {
+    debug_assert_eq!(elem.rt.size as usize, std::mem::size_of::<T>());
     let me = pe.my_pe();
     pe.rt_mut()
         .reduce::<Combiner<Op, T>>(on.spec(), work, Op::OP, elem.rt, target, source)
@@ -527,8 +541,8 @@ where
 
 /// An element type: the runtime's view (size and fingerprint) and its name.
 pub(crate) struct Typed {
-    rt: ElemType,
-    name: &'static str,
+    pub(crate) rt: ElemType,
+    pub(crate) name: &'static str,
 }
 
 /// The runtime's view of element type `T`: its size and a fingerprint of its identity.

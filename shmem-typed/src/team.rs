@@ -36,7 +36,7 @@
 
 use std::marker::PhantomData;
 
-use shmem_rt::__private::{Blocks, SetSpec, Work};
+use shmem_rt::__private::{Blocks, ElemType, SetSpec, Work};
 
 use crate::collectives::{self, span, On};
 use crate::error::{Result, ShmemError, SplitArguments};
@@ -62,6 +62,9 @@ pub struct Team {
 /// member reads another's copy after its call returns).
 #[symmetric]
 static SPLIT_ARGS: [u64; 16] = [0; 16];
+
+/// The element type tag of a split's reduction (no Rust type's fingerprint).
+const SPLIT_WORDS_TAG: u64 = 0x5e17_7ea3_5917_0001;
 
 /// The split kinds, as passed in the first word.
 const STRIDED: u64 = 1;
@@ -228,7 +231,23 @@ impl Team {
         }
         let (mine, agreed) = (SPLIT_ARGS.range(..8)?, SPLIT_ARGS.range(8..)?);
         mine.write_local(pe, &words)?;
-        self.reduce::<Max, u64>(pe, &agreed, &mine)?;
+        // Described as its own element type, so that a member making a program's
+        // reduction of `u64`s at this point is a mismatch, not an answer.
+        let split_words = collectives::Typed {
+            rt: ElemType {
+                size: 8,
+                tag: SPLIT_WORDS_TAG,
+            },
+            name: "team split arguments",
+        };
+        collectives::reduce_as::<Max, u64>(
+            pe,
+            On::Team(self),
+            Work::Implicit,
+            span(&agreed),
+            span(&mine),
+            split_words,
+        )?;
         let mut max = [0u64; 8];
         agreed.read_local(pe, &mut max)?;
         if (0..4).any(|i| max[i] != !max[i + 4]) {

@@ -16,19 +16,22 @@ use crate::sync::wait::{self, Blocker};
 use crate::transport::Transport;
 
 /// Checks this PE's last call with the sync words `at` of `set` (of which it is member
-/// `index`) against every other member's, as described above. Call it after this PE has
-/// begun finalizing (so that a member waiting for it fails instead of waiting).
+/// `index`) against every other member's, as described above, for `during` (finalize,
+/// or the call that hands a work array over to another set). At finalize, call it after
+/// this PE has begun finalizing (so that a member waiting for it fails instead of
+/// waiting).
 pub(crate) fn sweep<T: Transport>(
     t: &T,
     env: &CallEnv,
     set: SetSpec,
     index: usize,
     at: SyncAt<'_>,
+    during: &'static str,
 ) -> RtResult<()> {
     if set.size() == 1 {
         return Ok(());
     }
-    let ctx = SetCtx::inspect(t, env, set, index, at, "finalize");
+    let ctx = SetCtx::inspect(t, env, set, index, at, during);
     let last = ctx.epoch;
     if last == 0 || ctx.fault_known() >= last {
         // Never used, or its last call failed here already (and was reported).
@@ -43,13 +46,13 @@ pub(crate) fn sweep<T: Transport>(
     for i in ctx.others() {
         let pe = set.member(i);
         let arrived = || ctx.load_word(i, line) >= last;
-        wait::wait_for(t, env.policy, Blocker::EveryPe, "finalize", || {
+        wait::wait_for(t, env.policy, Blocker::EveryPe, during, || {
             arrived() || state_of(t, pe).has_left() || handed_over(i)
         })?;
         if handed_over(i) {
             continue;
         }
-        if !arrived() {
+        if !arrived() && !handed_over(i) {
             // Published before it left, if at all: re-read after seeing it leave.
             let theirs = (1..=last)
                 .rev()

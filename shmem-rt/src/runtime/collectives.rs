@@ -61,6 +61,9 @@ pub(super) struct SetTable {
     explicit: Vec<(usize, SetSpec)>,
     /// `npes` zeros: the slots of a work array (the same offset on every member).
     zeros: Box<[u32]>,
+    /// A failure of a work array's last call on its previous set, learned while handing
+    /// it over, to report once the call that handed it over has completed.
+    pub(super) pending: Option<RtError>,
 }
 
 impl SetTable {
@@ -71,6 +74,7 @@ impl SetTable {
             last: None,
             explicit: Vec::new(),
             zeros: vec![0; npes].into_boxed_slice(),
+            pending: None,
         }
     }
 
@@ -117,7 +121,7 @@ impl SetTable {
         });
         let mut first = Ok(());
         for (spec, index, at) in runtime.chain(explicit) {
-            let swept = coll::sweep::sweep(t, env, spec, index, at);
+            let swept = coll::sweep::sweep(t, env, spec, index, at, "finalize");
             if first.is_ok() {
                 first = swept;
             }
@@ -143,7 +147,7 @@ macro_rules! run_call {
         let index = $rt.member_index(set, during)?;
         let state = $rt.prepare(set, index, work, during)?;
         let rt = &*$rt;
-        with_transport!(&rt.transport, t => {
+        let result = with_transport!(&rt.transport, t => {
             let at = rt.sync_at(t, set, work, state);
             let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during)?;
             let result = $body;
@@ -154,7 +158,14 @@ macro_rules! run_call {
                 $ctx.note_failed(err);
             }
             result
-        })
+        });
+        match (result, work) {
+            (Ok(value), Work::Explicit { .. }) => match $rt.sets.pending.take() {
+                Some(earlier) => Err(earlier),
+                None => Ok(value),
+            },
+            (result, _) => result,
+        }
     }};
 }
 
@@ -162,10 +173,24 @@ impl Runtime {
     /// This PE's index in `set`, or the error for a caller outside it.
     #[inline]
     fn member_index(&self, set: &SetSpec, during: &'static str) -> RtResult<usize> {
+        // A spec made for a larger job (the typed layer makes them for this one) would
+        // send places past the mapping.
+        if set.member(set.size() - 1) >= self.npes {
+            return Err(self.set_past_the_job(set));
+        }
         match set.index_of(self.me) {
             Some(index) => Ok(index),
             None => Err(self.not_member(set, during)),
         }
+    }
+
+    #[cold]
+    fn set_past_the_job(&self, set: &SetSpec) -> RtError {
+        RtError::Config(format!(
+            "{} reaches past the job's {} PEs",
+            crate::error::describe_set_key(set.key()),
+            self.npes
+        ))
     }
 
     #[cold]
@@ -257,10 +282,42 @@ impl Runtime {
     #[cold]
     #[inline(never)]
     fn rebind_work(&mut self, set: &SetSpec, offset: usize, during: &'static str) -> RtResult<()> {
+        // What this PE would have learned of the old set's last call at finalize (a
+        // broadcast root that ran ahead of a reader that failed), it learns now, before
+        // the words start over; reported after this call (see `run_call!`).
+        let old = self
+            .sets
+            .explicit
+            .iter()
+            .find(|(o, _)| *o == offset)
+            .map(|e| e.1);
+        if let Some(old) = old.filter(|old| old.key() != set.key()) {
+            if let Some(index) = old.index_of(self.me) {
+                let swept = with_transport!(&self.transport, t => {
+                    let at = SyncAt {
+                        base: offset,
+                        slots: self.sets.zeros(old.size()),
+                        stage: StageArea::NONE,
+                        runtime_owned: false,
+                        uniform: true,
+                    };
+                    coll::sweep::sweep(t, &self.env, old, index, at, during)
+                });
+                if let Err(err) = swept {
+                    self.sets.pending = Some(err);
+                }
+            }
+        }
         run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))?;
         with_transport!(&self.transport, t => {
-            t.zero(t.place(self.me, offset), WORK_SYNC_BYTES);
-            t.store(t.place(self.me, offset + layout::sync::OWNER_SET), set.key());
+            // The new key first: a finalizing member of the old set that sees the words
+            // change (see `coll::sweep`) sees the key change before them.
+            let key_at = layout::sync::OWNER_SET;
+            t.store(t.place(self.me, offset + key_at), set.key());
+            t.store_load_fence();
+            t.zero(t.place(self.me, offset), key_at);
+            let rest = key_at + 8;
+            t.zero(t.place(self.me, offset + rest), WORK_SYNC_BYTES - rest);
         });
         run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))
     }
