@@ -574,9 +574,7 @@ pub enum CollectiveError {
 /// Describes an active set from its key (which packs `PE_start`, `logPE_stride` and
 /// `PE_size` into one word: see `SetSpec::key`).
 pub fn describe_set_key(key: u64) -> String {
-    let packed = key.wrapping_sub(1);
-    let field = |n: u32| (packed >> (20 * n)) & 0xf_ffff;
-    let (start, stride, size) = (field(2), field(1), field(0));
+    let (start, stride, size) = crate::coll::sets::SetSpec::key_fields(key);
     if stride.is_power_of_two() {
         format!(
             "the active set (PE_start {start}, logPE_stride {}, PE_size {size})",

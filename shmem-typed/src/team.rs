@@ -84,10 +84,9 @@ impl Pe {
 }
 
 impl Team {
-    fn of(spec: SetSpec, me: usize) -> Team {
-        let index = spec
-            .index_of(me)
-            .expect("a team handle is only made for its members");
+    /// The handle of member `index` of `spec` (this PE's number in it).
+    fn of(spec: SetSpec, index: usize) -> Team {
+        debug_assert!(index < spec.size());
         Team {
             spec,
             index,
@@ -138,15 +137,13 @@ impl Team {
         size: usize,
     ) -> Result<Option<Team>> {
         self.agree(pe, "team_split_strided", STRIDED, &[start, stride, size])?;
-        let spec = self.child(pe.n_pes(), start, stride, size).map_err(|why| {
-            ShmemError::InvalidTeamSplit {
+        let spec = self
+            .child(start, stride, size)
+            .map_err(|why| ShmemError::InvalidTeamSplit {
                 op: "team_split_strided",
                 why,
-            }
-        })?;
-        Ok(spec
-            .index_of(pe.my_pe())
-            .map(|_| Team::of(spec, pe.my_pe())))
+            })?;
+        Ok(spec.index_of(pe.my_pe()).map(|index| Team::of(spec, index)))
     }
 
     /// `shmem_team_split_2d`: this team's PEs laid out row by row in rows of `xrange`
@@ -166,19 +163,21 @@ impl Team {
         let xrange = xrange.min(n);
         let (row, column) = (self.index / xrange, self.index % xrange);
         let row_start = row * xrange;
-        let npes = pe.n_pes();
+        // Both lie within this team by construction.
         let specs = self
-            .child(npes, row_start, 1, xrange.min(n - row_start))
+            .child(row_start, 1, xrange.min(n - row_start))
             .and_then(|x| {
-                let y = self.child(npes, column, xrange, (n - column).div_ceil(xrange))?;
-                Ok((x, y))
+                Ok((
+                    x,
+                    self.child(column, xrange, (n - column).div_ceil(xrange))?,
+                ))
             });
         let (x, y) = specs.map_err(|why| ShmemError::InvalidTeamSplit {
             op: "team_split_2d",
             why,
         })?;
-        let me = pe.my_pe();
-        Ok((Team::of(x, me), Team::of(y, me)))
+        // This PE is number `column` of its row and number `row` of its column.
+        Ok((Team::of(x, column), Team::of(y, row)))
     }
 
     /// `shmem_team_destroy`: ends this handle. The team's sync words stay with the
@@ -190,33 +189,11 @@ impl Team {
     /// The PEs `start + i·stride` (`i < size`) of this team, as the job's PEs.
     fn child(
         &self,
-        npes: usize,
         start: usize,
         stride: usize,
         size: usize,
     ) -> std::result::Result<SetSpec, String> {
-        let n = self.n_pes();
-        if size == 0 {
-            return Err("a team has at least one PE (size 0)".to_string());
-        }
-        if stride == 0 && size > 1 {
-            return Err(format!(
-                "a stride of 0 repeats PE {start} of the parent {size} times"
-            ));
-        }
-        let last = (size as u128 - 1) * stride as u128 + start as u128;
-        if last >= n as u128 {
-            return Err(format!(
-                "the PEs {start} + i·{stride} for i < {size} reach PE {last} of a parent team of {n} PEs"
-            ));
-        }
-        let stride = if size == 1 { 1 } else { stride };
-        SetSpec::strided(
-            self.spec.member(start),
-            self.spec.stride() * stride,
-            size,
-            npes,
-        )
+        SetSpec::strided(start, stride, size, self.n_pes()).map(|sub| self.spec.within(&sub))
     }
 
     /// Checks that every member passes `args` to the split `op`: one `Max` reduction of

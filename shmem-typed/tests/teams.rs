@@ -122,6 +122,17 @@ fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
         })
 }
 
+/// The second split of a case (start, stride, size) in a first team of `m` PEs.
+fn inner_split((a, b, s): (u8, u8, u8), m: usize) -> (usize, usize, usize) {
+    let size = 1 + s as usize % m;
+    let stride = if size == 1 {
+        1
+    } else {
+        1 + b as usize % ((m - 1) / (size - 1))
+    };
+    (a as usize % (m - (size - 1) * stride), stride, size)
+}
+
 #[symmetric]
 static SRC: [u64; 6000] = [0; 6000];
 #[symmetric]
@@ -153,6 +164,23 @@ fn team_collectives_match_a_sequential_oracle(pe: &mut Pe) -> Result<(), ShmemEr
     let world = pe.team_world();
     let all: Vec<usize> = (0..n).collect();
     let cases = same_cases(case_strategy(n), 41, 90);
+    // The cases whose final team holds this PE, by the model alone.
+    let want_ran = cases
+        .iter()
+        .filter(|c| {
+            let (start, stride, size) = c.outer;
+            let outer = model_split(&all, start, stride, size);
+            let members = match c.inner {
+                None => outer,
+                Some(inner) => {
+                    let (s, k, z) = inner_split(inner, outer.len());
+                    model_split(&outer, s, k, z)
+                }
+            };
+            members.contains(&me)
+        })
+        .count();
+    assert!(want_ran > 10, "PE {me} is in only {want_ran} cases");
     let mut ran = 0;
     for (k, c) in cases.iter().enumerate() {
         let (start, stride, size) = c.outer;
@@ -163,15 +191,8 @@ fn team_collectives_match_a_sequential_oracle(pe: &mut Pe) -> Result<(), ShmemEr
         let mut members = model_split(&all, start, stride, size);
         let team = match c.inner {
             None => outer,
-            Some((a, b, s)) => {
-                let m = members.len();
-                let inner_size = 1 + s as usize % m;
-                let inner_stride = if inner_size == 1 {
-                    1
-                } else {
-                    1 + b as usize % ((m - 1) / (inner_size - 1))
-                };
-                let inner_start = a as usize % (m - (inner_size - 1) * inner_stride);
+            Some(fractions) => {
+                let (inner_start, inner_stride, inner_size) = inner_split(fractions, members.len());
                 let inner = outer.split_strided(pe, inner_start, inner_stride, inner_size)?;
                 members = model_split(&members, inner_start, inner_stride, inner_size);
                 match inner {
@@ -310,7 +331,7 @@ fn team_collectives_match_a_sequential_oracle(pe: &mut Pe) -> Result<(), ShmemEr
         }
         ran += 1;
     }
-    assert!(ran > 10, "PE {me} took part in only {ran} team calls");
+    assert_eq!(ran, want_ran, "PE {me}");
     Ok(())
 }
 

@@ -125,10 +125,9 @@ fn reader_failure_job(name: String, hand_over: bool) -> Option<shmem_testkit::Jo
         })
 }
 
-fn pe0_reported_an_error(stderr: &str) -> bool {
-    stderr
-        .lines()
-        .any(|l| l.starts_with("PE 0: ") && l.contains("Err("))
+/// Whether PE 0 printed exactly `line`.
+fn pe0_said(stderr: &str, line: &str) -> bool {
+    stderr.lines().any(|l| l == line)
 }
 
 #[test]
@@ -137,9 +136,15 @@ fn reader_failure_is_reported_after_a_hand_over() {
         return;
     };
     assert!(!report.hung, "{}", report.stderr);
+    let want = "PE 0: after hand-over: Err(EarlierCallFailed { op: \"broadcast\", details: EarlierCall { call: 1, set: \"the active set (PE_start 0, logPE_stride 0, PE_size 2)\", error: OtherPeFailed { op: \"broadcast\", pe: 1, error: TargetTooSmall { op: \"broadcast\", capacity: 0, needed: 1 } } } })";
     assert!(
-        pe0_reported_an_error(&report.stderr),
+        pe0_said(&report.stderr, want),
         "the root never hears of PE 1's failed broadcast once the work array moved on:\n{}",
+        report.stderr
+    );
+    assert!(
+        pe0_said(&report.stderr, "PE 0: finalize: Ok(())"),
+        "{}",
         report.stderr
     );
 }
@@ -152,7 +157,8 @@ fn reader_failure_is_reported_without_a_hand_over() {
         return;
     };
     assert!(!report.hung, "{}", report.stderr);
-    assert!(pe0_reported_an_error(&report.stderr), "{}", report.stderr);
+    let want = "PE 0: finalize: Err(Runtime(Collective(Earlier { during: \"finalize\", call: 1, set_key: 1048579, error: Unable { during: \"broadcast\", pe: 1, why: TargetTooSmall { capacity: 0, needed: 1 } } })))";
+    assert!(pe0_said(&report.stderr, want), "{}", report.stderr);
 }
 
 // ---------------------------------------------------------------------------------------

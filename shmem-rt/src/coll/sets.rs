@@ -63,27 +63,41 @@ impl SetSpec {
         Ok(SetSpec::of(start as usize, 1 << log_stride, size as usize))
     }
 
-    /// The set `start + i * stride`, `i in 0..size`, of a job of `npes` PEs (a team's
-    /// members). Errors for a stride or size of 0 or a last member outside the job.
-    pub fn strided(
-        start: usize,
-        stride: usize,
-        size: usize,
-        npes: usize,
-    ) -> Result<SetSpec, String> {
+    /// The set `start + i * stride`, `i in 0..size`, of a parent of `n` PEs numbered
+    /// `0..n` (the job, or a team's own numbers: see [`SetSpec::within`]). Errors for a
+    /// size of 0, a stride of 0 with more than one PE, or a last member past the parent.
+    pub fn strided(start: usize, stride: usize, size: usize, n: usize) -> Result<SetSpec, String> {
         if size == 0 {
             return Err("a team has at least one PE (size 0)".to_string());
         }
         if stride == 0 && size > 1 {
-            return Err(format!("a stride of 0 repeats PE {start} {size} times"));
+            return Err(format!(
+                "a stride of 0 repeats PE {start} of the parent {size} times"
+            ));
         }
         let last = (size as u128 - 1) * stride as u128 + start as u128;
-        if last >= npes as u128 {
+        if last >= n as u128 {
             return Err(format!(
-                "the PEs {start} + i·{stride} for i < {size} reach PE {last}, but the job has only {npes} PEs (0..{npes})"
+                "the PEs {start} + i·{stride} for i < {size} reach PE {last} of a parent team of {n} PEs"
             ));
         }
         Ok(SetSpec::of(start, stride, size))
+    }
+
+    /// `sub`, numbered within this set (member `i` of this set is PE `i` of `sub`'s
+    /// numbers), as PEs of the job: a subset of a subset is a strided set again.
+    /// `sub` must lie within this set (made by [`SetSpec::strided`] with `n` this set's
+    /// size).
+    pub fn within(&self, sub: &SetSpec) -> SetSpec {
+        debug_assert!(sub.member(sub.size - 1) < self.size);
+        SetSpec::of(self.member(sub.start), self.stride * sub.stride, sub.size)
+    }
+
+    /// The fields of a set's [`key`](SetSpec::key): start, stride, size.
+    pub fn key_fields(key: u64) -> (u64, u64, u64) {
+        let packed = key.wrapping_sub(1);
+        let field = |n: u32| (packed >> (n * KEY_FIELD_BITS)) & ((1 << KEY_FIELD_BITS) - 1);
+        (field(2), field(1), field(0))
     }
 
     /// `start < npes`, `start + (size - 1) * stride < npes ≤ MAX_NPES`.
@@ -276,6 +290,14 @@ mod tests {
         );
         assert_eq!(t.distance(2), 6);
         assert!(SetSpec::strided(2, 3, 4, 11).is_err());
+        // A subset of a subset: PEs 1, 3 of {2, 5, 8, 11} are 5 and 11.
+        let sub = SetSpec::strided(1, 2, 2, 4).unwrap();
+        let outer = SetSpec::strided(2, 3, 4, 12).unwrap();
+        assert_eq!(
+            outer.within(&sub).members().collect::<Vec<_>>(),
+            vec![5, 11]
+        );
+        assert_eq!(SetSpec::key_fields(outer.key()), (2, 3, 4));
         assert!(SetSpec::strided(0, 0, 2, 4).is_err());
         assert!(SetSpec::strided(0, 1, 0, 4).is_err());
         // One member: the stride does not matter.

@@ -40,8 +40,10 @@ pub(crate) fn sweep<T: Transport>(
     let line = ctx.line_epoch();
     // A copy never used (0) has not moved on: its owner has yet to make the calls.
     let handed_over = |i: usize| {
-        let bound = ctx.load_word(i, sync::OWNER_SET);
-        !at.runtime_owned && bound != 0 && bound != set.key()
+        !at.runtime_owned && {
+            let bound = ctx.load_word(i, sync::OWNER_SET);
+            bound != 0 && bound != set.key()
+        }
     };
     for i in ctx.others() {
         let pe = set.member(i);

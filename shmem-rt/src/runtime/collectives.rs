@@ -89,6 +89,18 @@ impl SetTable {
         &self.zeros[..n]
     }
 
+    /// The sync words of the work array at `offset` for `set`: the same offset on
+    /// every member.
+    fn work_at(&self, offset: usize, stage: StageArea, set: &SetSpec) -> SyncAt<'_> {
+        SyncAt {
+            base: offset,
+            slots: &self.zeros[..set.size()],
+            stage,
+            runtime_owned: false,
+            uniform: true,
+        }
+    }
+
     /// Finalize's sweep over every set this PE used (see `coll::sweep`): the first
     /// failure found.
     pub(super) fn sweep<T: Transport>(&self, t: &T, env: &CallEnv) -> RtResult<()> {
@@ -110,13 +122,7 @@ impl SetTable {
             (
                 spec,
                 spec.index_of(t.me()).unwrap_or(0),
-                SyncAt {
-                    base: offset,
-                    slots: &self.zeros[..spec.size()],
-                    stage: StageArea::NONE,
-                    runtime_owned: false,
-                    uniform: true,
-                },
+                self.work_at(offset, StageArea::NONE, &spec),
             )
         });
         let mut first = Ok(());
@@ -294,13 +300,7 @@ impl Runtime {
         if let Some(old) = old.filter(|old| old.key() != set.key()) {
             if let Some(index) = old.index_of(self.me) {
                 let swept = with_transport!(&self.transport, t => {
-                    let at = SyncAt {
-                        base: offset,
-                        slots: self.sets.zeros(old.size()),
-                        stage: StageArea::NONE,
-                        runtime_owned: false,
-                        uniform: true,
-                    };
+                    let at = self.sets.work_at(offset, StageArea::NONE, &old);
                     coll::sweep::sweep(t, &self.env, old, index, at, during)
                 });
                 if let Err(err) = swept {
@@ -362,13 +362,7 @@ impl Runtime {
     ) -> SyncAt<'s> {
         let region = t.region();
         match (work, state) {
-            (Work::Explicit { offset, stage, .. }, _) => SyncAt {
-                base: offset,
-                slots: self.sets.zeros(set.size()),
-                stage,
-                runtime_owned: false,
-                uniform: true,
-            },
+            (Work::Explicit { offset, stage, .. }, _) => self.sets.work_at(offset, stage, set),
             (Work::Implicit, Some(i)) => {
                 let state = &self.sets.states[i];
                 SyncAt {
