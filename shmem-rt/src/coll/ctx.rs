@@ -23,6 +23,7 @@
 //! ([`CollectiveError::Earlier`]).
 
 use std::cell::Cell;
+use std::sync::atomic::{fence, Ordering};
 
 use super::deadlock::{Awaited, Watch};
 use super::descriptor::{disagreement, history_reset, Descriptor, Location, Undecodable};
@@ -440,13 +441,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     }
 
     /// Compares member `index`'s descriptor of past call `call` (which it has published;
-    /// lines of the last `ARRIVAL_LINES` calls are intact) with this PE's own, learning
-    /// of a failure or disagreement found there.
+    /// it may be rewriting that line for a later call meanwhile) with this PE's own,
+    /// learning of a failure or disagreement found there.
     #[inline]
     fn compare_past(&self, index: usize, call: u64) {
         let line = Self::line_index(call);
-        let theirs = self.word(index, sync::epoch(line));
-        if self.t.load(theirs) != call || self.t.load_relaxed(self.own(sync::epoch(line))) != call {
+        if self.t.load_relaxed(self.own(sync::epoch(line))) != call {
             return;
         }
         // The common case on three words: equal histories up to this call, and no news of
@@ -454,24 +454,44 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         // of the next).
         const HISTORY: usize = sync::head(0, 4) - sync::epoch(0);
         const CODES: usize = sync::head(0, 0) - sync::epoch(0);
-        let their_codes = self.t.load_relaxed(T::advance(theirs, CODES));
-        if self.t.load_relaxed(T::advance(theirs, HISTORY))
-            == self.t.load_relaxed(self.own(sync::epoch(line) + HISTORY))
-            && !Descriptor::codes_carry_news(their_codes)
-        {
-            return;
+        let quick = self.peer_line(index, call, |at| {
+            (
+                self.t.load_relaxed(T::advance(at, HISTORY)),
+                self.t.load_relaxed(T::advance(at, CODES)),
+            )
+        });
+        match quick {
+            None => {}
+            Some((history, codes))
+                if history == self.t.load_relaxed(self.own(sync::epoch(line) + HISTORY))
+                    && !Descriptor::codes_carry_news(codes) => {}
+            Some(_) => self.compare_past_in_full(index, call, line),
         }
-        self.compare_past_in_full(index, call, line);
+    }
+
+    /// Reads member `index`'s arrival line of past call `call` with `read` (given the
+    /// line's epoch word), under the line's sequence lock: `None` unless the line held
+    /// that call's descriptor both before and after the reads (its owner writes 0 there
+    /// before it rewrites the line; see [`SetCtx::publish`]).
+    #[inline]
+    fn peer_line<R>(&self, index: usize, call: u64, read: impl FnOnce(T::Place) -> R) -> Option<R> {
+        let at = self.word(index, sync::epoch(Self::line_index(call)));
+        if self.t.load(at) != call {
+            return None;
+        }
+        let value = read(at);
+        fence(Ordering::Acquire);
+        (self.t.load_relaxed(at) == call).then_some(value)
     }
 
     /// [`SetCtx::compare_past`] for descriptors that differ in history or carry news.
     #[cold]
     #[inline(never)]
     fn compare_past_in_full(&self, index: usize, call: u64, line: usize) {
-        let (theirs, mine) = (
-            self.line_desc(index, line),
-            self.line_desc(self.index, line),
-        );
+        let Some(theirs) = self.peer_line(index, call, |_| self.line_desc(index, line)) else {
+            return;
+        };
+        let mine = self.line_desc(self.index, line);
         if Self::nothing_to_learn(&mine, &theirs) {
             return;
         }
@@ -517,6 +537,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             Ok(Location::Staged) => Some(self.stage_of(self.index)),
             _ => None,
         };
+        // Readers that look at this line for an earlier call (`compare_past`) read it
+        // while it may be rewritten: the epoch word says 0 until it holds the new
+        // descriptor, and they re-read it after (a sequence lock; see `peer_line`).
+        self.t.store_relaxed(self.own(sync::epoch(line)), 0);
+        fence(Ordering::Release);
         if let Some(dst) = place {
             // Only data that travels is counted: a member that cannot take part publishes
             // no data, whatever (perhaps overflowing) length it was given.
@@ -708,15 +733,13 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             .max(based_on + 1);
         for c in oldest..call {
             let line = Self::line_index(c);
-            if self.t.load(self.word(index, sync::epoch(line))) != c
-                || self.t.load_relaxed(self.own(sync::epoch(line))) != c
-            {
+            if self.t.load_relaxed(self.own(sync::epoch(line))) != c {
                 continue;
             }
-            let (mine, theirs) = (
-                self.line_desc(self.index, line),
-                self.line_desc(index, line),
-            );
+            let Some(theirs) = self.peer_line(index, c, |_| self.line_desc(index, line)) else {
+                continue;
+            };
+            let mine = self.line_desc(self.index, line);
             if let Some(field) = disagreement(&mine, &theirs) {
                 if c > self.fault_known.get() {
                     let err = self.mismatch(&mine, index, &theirs, field);
