@@ -60,6 +60,12 @@ pub(crate) struct Args {
     #[arg(long)]
     pub no_bind: bool,
 
+    /// Measure start-up and footprint instead of latencies: a hello program from exec to
+    /// exit on 2 and 8 PEs (wall time, peak resident memory), ours beside `oshrun` and
+    /// `mpirun` of the same program in C, and ours with an untouched 1 GiB heap.
+    #[arg(long)]
+    pub startup: bool,
+
     /// Internal: run as a job of the benchmark and write its samples to this file.
     #[arg(long, hide = true)]
     pub job_results: Option<PathBuf>,
@@ -76,6 +82,8 @@ pub(crate) enum JobKind {
     Ops,
     /// The cache-line round trip, on 2 PEs of their own.
     Floor,
+    /// Nothing but a hello line (the start-up measurement, see `--startup`).
+    Hello,
 }
 
 /// Default calls per timed batch.

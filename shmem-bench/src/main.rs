@@ -17,6 +17,7 @@ mod page_buffer;
 mod plot;
 mod report;
 mod results;
+mod startup;
 mod targets;
 mod timing;
 
@@ -30,7 +31,11 @@ fn main() {
         // A job's supervisor: started by the driver with SHMEM_NPES set; starts the PEs
         // with the same arguments and exits with the job's status.
         (Some(_), false) => shmem_rt::__private::self_start(args.npes),
-        (None, _) => match driver::run(&args) {
+        (None, _) => match if args.startup {
+            startup::run(&args)
+        } else {
+            driver::run(&args)
+        } {
             Ok(()) => 0,
             Err(msg) => {
                 eprintln!("shmem-bench: error: {msg}");

@@ -1,0 +1,347 @@
+//! `--startup`: what a job costs before and after its work. Each side runs a hello
+//! program (join, print one line, leave) from exec to exit: ours is this program's
+//! hello job, started directly (it launches its own PEs); the baselines are
+//! `bench/c/hello.c` under `oshrun` (OSHMEM) and `mpirun` (MPI) with the launch flags of
+//! the latency baselines. Figures per side and PE count: the median wall time of
+//! [`RUNS`] runs after one warm-up, and the peak resident memory of the largest process
+//! of the job (Linux reports a reaped child's peak as the largest of it and every
+//! descendant it reaped). A last row runs ours with a 1 GiB symmetric heap that no one
+//! touches: it must cost no more resident memory than the default heap.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cli::Args;
+
+/// Timed runs per side and PE count.
+const RUNS: usize = 7;
+/// PE counts measured.
+pub(crate) const PE_COUNTS: [usize; 2] = [2, 8];
+/// The limits of issue 17: ours ≤ 0.2× their wall time and ≤ 0.25× their memory.
+const TIME_LIMIT: f64 = 0.2;
+const MEMORY_LIMIT: f64 = 0.25;
+/// Most a run may take before it counts as hung.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One side's figures at one PE count.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    /// Median wall time from exec to exit.
+    wall: Duration,
+    /// Peak resident memory of the largest process of the job, in KiB (largest run).
+    max_rss_kib: u64,
+}
+
+/// The sides of a start-up row: how to run each.
+struct Side {
+    name: &'static str,
+    command: Command,
+}
+
+/// Runs the start-up measurements and writes `startup.{md,csv}` into `--out`.
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let c_dir = args
+        .c_harness
+        .parent()
+        .ok_or("the C harness path has no directory")?;
+    let built = build_c_hellos(c_dir);
+    let mut table = String::new();
+    let mut csv = String::from("side,npes,wall_ms,max_rss_kib\n");
+    let mut verdicts = Vec::new();
+    writeln!(
+        table,
+        "| PEs | side | wall ms | peak RSS KiB | ours/side time | ours/side memory |"
+    )
+    .unwrap();
+    writeln!(table, "| ---: | --- | ---: | ---: | ---: | ---: |").unwrap();
+    for &npes in &PE_COUNTS {
+        eprintln!("shmem-bench: start-up of hello on {npes} PEs");
+        let ours = measure(&mut ours_command(npes, None)?)?;
+        let mut rows = vec![("ours", ours)];
+        match &built {
+            Ok(bins) => {
+                for side in baseline_sides(bins, npes) {
+                    let Side { name, mut command } = side;
+                    match measure(&mut command) {
+                        Ok(f) => rows.push((name, f)),
+                        Err(e) => eprintln!("shmem-bench: warning: {name} hello: {e}"),
+                    }
+                }
+            }
+            Err(why) => eprintln!("shmem-bench: no start-up baselines: {why}"),
+        }
+        for (name, f) in &rows {
+            let (time_ratio, mem_ratio) = ratios(&ours, f);
+            writeln!(
+                table,
+                "| {npes} | {name} | {:.1} | {} | {} | {} |",
+                ms(f.wall),
+                f.max_rss_kib,
+                if *name == "ours" {
+                    "—".into()
+                } else {
+                    format!("{time_ratio:.3}")
+                },
+                if *name == "ours" {
+                    "—".into()
+                } else {
+                    format!("{mem_ratio:.3}")
+                },
+            )
+            .unwrap();
+            writeln!(csv, "{name},{npes},{:.3},{}", ms(f.wall), f.max_rss_kib).unwrap();
+            if *name != "ours" {
+                verdicts.push(verdict(npes, name, time_ratio, mem_ratio));
+            }
+        }
+    }
+    eprintln!("shmem-bench: ours on 2 PEs with a 1 GiB symmetric heap left untouched");
+    let small = measure(&mut ours_command(2, Some("16M"))?)?;
+    let big = measure(&mut ours_command(2, Some("1G"))?)?;
+    let growth = big.max_rss_kib as i64 - small.max_rss_kib as i64;
+    writeln!(
+        csv,
+        "ours_heap_16M,2,{:.3},{}",
+        ms(small.wall),
+        small.max_rss_kib
+    )
+    .unwrap();
+    writeln!(
+        csv,
+        "ours_heap_1G,2,{:.3},{}",
+        ms(big.wall),
+        big.max_rss_kib
+    )
+    .unwrap();
+    let heap_line = format!(
+        "untouched heap: 2 PEs with SHMEM_SYMMETRIC_SIZE=16M peak {} KiB, =1G peak {} KiB ({:+} KiB) {}",
+        small.max_rss_kib,
+        big.max_rss_kib,
+        growth,
+        if growth <= 1024 { "✓ costs no resident memory" } else { "✗ the untouched heap is resident" }
+    );
+    let mut report = table;
+    report.push('\n');
+    for line in verdicts.iter().chain(std::iter::once(&heap_line)) {
+        writeln!(report, "{line}").unwrap();
+    }
+    print!("{report}");
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let write = |name: &str, text: &str| {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    write("startup.md", &report)?;
+    write("startup.csv", &csv)?;
+    println!(
+        "wrote {}, {}",
+        args.out.join("startup.md").display(),
+        args.out.join("startup.csv").display()
+    );
+    Ok(())
+}
+
+/// Ours: this program's hello job on `npes` PEs, started directly, optionally with a
+/// symmetric heap size.
+fn ours_command(npes: usize, heap: Option<&str>) -> Result<Command, String> {
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find this program's own path: {e}"))?;
+    let mut command = Command::new(program);
+    command
+        .args([
+            "-n",
+            &npes.to_string(),
+            "--job-kind",
+            "hello",
+            "--job-results",
+        ])
+        .arg("/dev/null")
+        .env("SHMEM_NPES", npes.to_string());
+    match heap {
+        Some(size) => command.env("SHMEM_SYMMETRIC_SIZE", size),
+        None => command.env_remove("SHMEM_SYMMETRIC_SIZE"),
+    };
+    Ok(command)
+}
+
+/// The C hellos, built with oshcc and mpicc into a temporary directory.
+struct CHellos {
+    oshmem: PathBuf,
+    mpi: PathBuf,
+}
+
+fn build_c_hellos(c_dir: &Path) -> Result<CHellos, String> {
+    let source = c_dir.join("hello.c");
+    let dir = std::env::temp_dir().join("shmem-bench-c");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let bins = CHellos {
+        oshmem: dir.join("hello_oshmem"),
+        mpi: dir.join("hello_mpi"),
+    };
+    for (cc, define, out) in [
+        ("oshcc", None, &bins.oshmem),
+        ("mpicc", Some("-DUSE_MPI"), &bins.mpi),
+    ] {
+        let status = Command::new(cc)
+            .args(["-O2", "-o"])
+            .arg(out)
+            .args(define)
+            .arg(&source)
+            .stdin(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot run {cc} ({e}): is Open MPI installed?"))?;
+        if !status.success() {
+            return Err(format!("{cc} {} failed ({status})", source.display()));
+        }
+    }
+    Ok(bins)
+}
+
+/// `oshrun` and `mpirun` of the C hellos, with the latency baselines' flags (bench/c/run.sh).
+fn baseline_sides(bins: &CHellos, npes: usize) -> Vec<Side> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut flags: Vec<&str> = vec![
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "btl",
+        "self,vader",
+        "--mca",
+        "osc",
+        "^rdma",
+    ];
+    if npes > cpus {
+        flags.extend(["--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]);
+    } else {
+        flags.extend(["--bind-to", "core"]);
+    }
+    [
+        ("OSHMEM", "oshrun", &bins.oshmem),
+        ("MPI", "mpirun", &bins.mpi),
+    ]
+    .into_iter()
+    .map(|(name, launcher, bin)| {
+        let mut command = Command::new(launcher);
+        command
+            .args(&flags)
+            .args(["-np", &npes.to_string()])
+            .arg(bin);
+        Side { name, command }
+    })
+    .collect()
+}
+
+/// One warm-up and [`RUNS`] timed runs of `command`.
+fn measure(command: &mut Command) -> Result<Figures, String> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    run_once(command)?;
+    let mut walls = Vec::with_capacity(RUNS);
+    let mut max_rss_kib = 0;
+    for _ in 0..RUNS {
+        let (wall, rss) = run_once(command)?;
+        walls.push(wall);
+        max_rss_kib = max_rss_kib.max(rss);
+    }
+    walls.sort();
+    Ok(Figures {
+        wall: walls[RUNS / 2],
+        max_rss_kib,
+    })
+}
+
+/// Runs `command` once: its wall time from spawn to reaping, and the peak resident
+/// memory (KiB) of the largest process of its tree.
+fn run_once(command: &mut Command) -> Result<(Duration, u64), String> {
+    let start = Instant::now();
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {:?}: {e}", command.get_program()))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our child, not yet reaped (the `Child` is never waited on);
+        // `status` and `usage` are valid for writing.
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if reaped == pid {
+            break;
+        }
+        if reaped < 0 {
+            return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+        }
+        if start.elapsed() > RUN_TIMEOUT {
+            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return Err(format!(
+                "{:?} did not finish in {RUN_TIMEOUT:?}",
+                command.get_program()
+            ));
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let wall = start.elapsed();
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(format!(
+            "{:?} failed (wait status {status})",
+            command.get_program()
+        ));
+    }
+    Ok((wall, usage.ru_maxrss as u64))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Ours against `theirs`: (time ratio, memory ratio).
+fn ratios(ours: &Figures, theirs: &Figures) -> (f64, f64) {
+    (
+        ours.wall.as_secs_f64() / theirs.wall.as_secs_f64(),
+        ours.max_rss_kib as f64 / theirs.max_rss_kib.max(1) as f64,
+    )
+}
+
+fn verdict(npes: usize, side: &str, time: f64, memory: f64) -> String {
+    let mark = |ok: bool| if ok { "✓" } else { "✗" };
+    format!(
+        "{npes} PEs vs {side}: time {time:.3}× {} (≤ {TIME_LIMIT}), memory {memory:.3}× {} (≤ {MEMORY_LIMIT})",
+        mark(time <= TIME_LIMIT),
+        mark(memory <= MEMORY_LIMIT)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::JobKind;
+    use clap::Parser;
+
+    #[test]
+    fn the_hello_command_is_one_this_program_understands() {
+        let command = ours_command(8, Some("1G")).unwrap();
+        let argv: Vec<String> = std::iter::once("shmem-bench".to_string())
+            .chain(command.get_args().map(|a| a.to_string_lossy().into_owned()))
+            .collect();
+        let args = Args::try_parse_from(&argv).unwrap();
+        assert_eq!((args.npes, args.job_kind), (8, JobKind::Hello));
+        assert_eq!(args.job_results.as_deref(), Some(Path::new("/dev/null")));
+        let heap = command
+            .get_envs()
+            .find(|(k, _)| *k == "SHMEM_SYMMETRIC_SIZE")
+            .and_then(|(_, v)| v);
+        assert_eq!(heap, Some(std::ffi::OsStr::new("1G")));
+    }
+
+    #[test]
+    fn verdicts_hold_the_limits() {
+        assert!(verdict(2, "MPI", 0.19, 0.24).matches('✓').count() == 2);
+        assert!(verdict(2, "MPI", 0.21, 0.26).matches('✗').count() == 2);
+    }
+}
