@@ -74,21 +74,17 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         }
         for (name, f) in &rows {
             let (time_ratio, mem_ratio) = ratios(&ours, f);
+            let cell = |ratio: f64| match *name {
+                "ours" => "—".to_string(),
+                _ => format!("{ratio:.3}"),
+            };
             writeln!(
                 table,
                 "| {npes} | {name} | {:.1} | {} | {} | {} |",
                 ms(f.wall),
                 f.max_rss_kib,
-                if *name == "ours" {
-                    "—".into()
-                } else {
-                    format!("{time_ratio:.3}")
-                },
-                if *name == "ours" {
-                    "—".into()
-                } else {
-                    format!("{mem_ratio:.3}")
-                },
+                cell(time_ratio),
+                cell(mem_ratio),
             )
             .unwrap();
             writeln!(csv, "{name},{npes},{:.3},{}", ms(f.wall), f.max_rss_kib).unwrap();
