@@ -20,15 +20,72 @@ pub mod env {
     pub const SETS: &str = "SHMEM_RT_SETS";
     /// `1` turns checked mode on, `0` off (default: on in debug builds).
     pub const CHECKED: &str = "SHMEM_CHECKED";
-    /// The transport: `shm` (default), or `loopback` in builds with the test transport.
+    /// The transport: `shm` (default), `mpi` in builds with the `mpi` feature (the
+    /// default under an MPI launcher), or `loopback` in builds with the test transport.
     pub const TRANSPORT: &str = "SHMEM_TRANSPORT";
     /// Distinct active sets (of two or more PEs) each PE may use.
     pub const ACTIVE_SETS: &str = "SHMEM_ACTIVE_SETS";
+    /// MPI transport: `0` treats every peer as remote (no shared memory between ranks).
+    pub const MPI_ONNODE: &str = "SHMEM_MPI_ONNODE";
+    /// MPI transport: cuts each node into groups of this many consecutive ranks that
+    /// share memory (to run several "nodes" on one machine).
+    pub const MPI_NODE_RANKS: &str = "SHMEM_MPI_NODE_RANKS";
 }
 
-/// True when this process was started as a PE by a supervisor.
+/// True when this process was started as a PE: by a supervisor, or (in builds with the
+/// `mpi` feature) as a rank of an MPI job.
 pub fn is_pe() -> bool {
-    std::env::var_os(env::HEAP_FD).is_some()
+    std::env::var_os(env::HEAP_FD).is_some() || (cfg!(feature = "mpi") && mpi_job().is_some())
+}
+
+/// A process an MPI launcher started: its rank and the job size as the launcher
+/// announced them, and the launcher's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MpiLaunch {
+    pub(crate) rank: usize,
+    pub(crate) size: usize,
+    pub(crate) launcher: &'static str,
+}
+
+/// The MPI launch this process belongs to, unless a supervisor started it or
+/// `SHMEM_TRANSPORT` names another transport: Open MPI's `mpirun` and MPICH's Hydra
+/// (`mpiexec`) are recognised by their variables; `SHMEM_TRANSPORT=mpi` claims an MPI
+/// launch whatever started the process (its rank and size then come from MPI alone).
+pub(crate) fn mpi_job() -> Option<MpiLaunch> {
+    if std::env::var_os(env::HEAP_FD).is_some() {
+        return None;
+    }
+    let forced = match std::env::var(env::TRANSPORT).as_deref() {
+        Ok("mpi") => true,
+        Err(_) | Ok("") => false,
+        Ok(_) => return None,
+    };
+    let number = |name: &str| std::env::var(name).ok()?.trim().parse::<usize>().ok();
+    let announced = [
+        (
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_SIZE",
+            "Open MPI's mpirun",
+        ),
+        ("PMI_RANK", "PMI_SIZE", "the PMI launcher (MPICH's mpiexec)"),
+    ]
+    .into_iter()
+    .find_map(|(rank, size, launcher)| {
+        Some(MpiLaunch {
+            rank: number(rank)?,
+            size: number(size)?,
+            launcher,
+        })
+    });
+    match announced {
+        Some(launch) => Some(launch),
+        None if forced => Some(MpiLaunch {
+            rank: 0,
+            size: 0,
+            launcher: "SHMEM_TRANSPORT=mpi",
+        }),
+        None => None,
+    }
 }
 
 /// A number the supervisor set in the environment.

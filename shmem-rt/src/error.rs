@@ -175,6 +175,14 @@ pub enum RtError {
     /// part with the arguments it passed.
     #[error(transparent)]
     Collective(Box<CollectiveError>),
+    /// An MPI call of the `mpi` transport failed.
+    #[error("MPI: {call} failed: {message}")]
+    Mpi {
+        /// The call, as MPI names it.
+        call: &'static str,
+        /// MPI's description of the error.
+        message: String,
+    },
     /// An OS call failed.
     #[error("{what}: {detail}")]
     Os {

@@ -83,9 +83,14 @@ pub fn job_spec(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobSpec {
 
 /// Runs the test `test_name` of the current test binary as a job of `npes` PEs (each PE
 /// runs only that test) and returns how the job ended.
+/// Under `SHMEM_TEST_LAUNCHER=mpirun` the job runs as the ranks of an MPI launcher (see
+/// `mpirun.rs`); its outcome then names no failed PE.
 pub fn run_job(test_name: &str, npes: usize, env: &[(&str, &str)]) -> JobOutcome {
-    rt::run_job(&job_spec(test_name, npes, env))
-        .unwrap_or_else(|e| panic!("cannot start test job {test_name}: {e}"))
+    let spec = job_spec(test_name, npes, env);
+    if crate::mpirun::selected() {
+        return crate::mpirun::run(&spec);
+    }
+    rt::run_job(&spec).unwrap_or_else(|e| panic!("cannot start test job {test_name}: {e}"))
 }
 
 /// Runs `body` on every PE of an `npes`-PE job made of the test `test_name` of the
@@ -108,6 +113,7 @@ pub fn run_on_pes<R: MainResult>(
             panic!("PE {me}: {msg}");
         }
         pe.finalize().expect("SHMEM finalize");
+        crate::mpirun::note_finalized(me);
     } else {
         let outcome = run_job(test_name, npes, env);
         assert_eq!(

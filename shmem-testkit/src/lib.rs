@@ -14,6 +14,7 @@
 
 mod fault;
 mod job;
+mod mpirun;
 mod resources;
 
 pub use fault::{

@@ -13,13 +13,28 @@ fn current_program() -> RtResult<std::path::PathBuf> {
     })
 }
 
+/// A program built without the `mpi` feature that an MPI launcher started as one of
+/// several ranks would start a whole job in every rank: an error that says what to do.
+fn not_an_mpi_rank() -> RtResult<()> {
+    match crate::config::mpi_job() {
+        Some(launch) if launch.size > 1 => Err(crate::error::RtError::Config(format!(
+            "{} started this program as {} ranks, but it was built without the `mpi` \
+             feature: rebuild it with `--features mpi` to run it on MPI, or start it \
+             directly or with shmemrun to run it on this node's shared memory",
+            launch.launcher, launch.size
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Supervises a job of the current program with the same arguments, then exits the
 /// process with the job's status. `default_npes` applies when `SHMEM_NPES` is unset.
 /// Configuration errors (including a heap too small for the program's symmetric statics)
 /// are printed once and exit with status 2 before any PE starts.
 pub fn self_start(default_npes: usize) -> ! {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let code = current_program()
+    let code = not_an_mpi_rank()
+        .and_then(|()| current_program())
         .and_then(|prog| JobSpec::from_env(prog, args, None, default_npes))
         .and_then(|spec| {
             crate::runtime::check_statics_fit(spec.symmetric_size)?;

@@ -108,7 +108,8 @@ impl Runtime {
             wait::wait_for(t, self.env.policy, Blocker::EveryPe, "finalize", all_finalizing)?;
             state::set_state(t, PeState::Finalized);
             swept
-        })
+        })?;
+        self.transport.finish()
     }
 
     /// This PE's number (`shmem_my_pe`).
@@ -179,6 +180,7 @@ fn install_panic_hook(transport: &Transports) {
         });
         crate::error::print_line(&format!("PE {me} panicked:"));
         previous(info);
+        transport.abort_launch(101);
     }));
 }
 

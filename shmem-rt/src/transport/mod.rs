@@ -5,6 +5,8 @@
 //! runtime dispatches on it once per call ([`with_transport!`]).
 //!
 //! - `shm`: the job's memfd mapped by every PE of one node; loads and stores.
+//! - `mpi` (feature `mpi`): the ranks of an MPI job, over MPI-3 one-sided communication
+//!   between nodes and the node's shared memory within one.
 //! - `loopback` (feature `loopback-transport`, for tests): the same mapping, but every
 //!   access to another PE's memory goes through the transport's word and bulk calls,
 //!   never a direct pointer — the shape of a transport that has none (MPI RMA).
@@ -17,6 +19,9 @@ pub(crate) mod shm;
 
 #[cfg(feature = "loopback-transport")]
 pub(crate) mod loopback;
+
+#[cfg(feature = "mpi")]
+pub(crate) mod mpi;
 
 use std::time::Duration;
 
@@ -134,26 +139,67 @@ pub(crate) enum Transports {
     /// Shared memory reached only through the transport's calls (tests).
     #[cfg(feature = "loopback-transport")]
     Loopback(loopback::LoopbackTransport),
+    /// An MPI job spanning several nodes.
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::MpiTransport),
 }
 
 impl Transports {
     /// Joins the job this process was started in, on the transport `SHMEM_TRANSPORT`
     /// names (default `shm`).
+    /// A process started by an MPI launcher joins the MPI job instead (builds with the
+    /// `mpi` feature; see [`crate::config::mpi_job`]).
     pub(crate) fn join() -> RtResult<Transports> {
+        #[cfg(feature = "mpi")]
+        if let Some(launch) = crate::config::mpi_job() {
+            return mpi::join(launch);
+        }
+        let transport = std::env::var(crate::config::env::TRANSPORT);
+        match transport.as_deref() {
+            Err(_) | Ok("" | "shm") => {}
+            #[cfg(feature = "loopback-transport")]
+            Ok("loopback") => {}
+            Ok("mpi") if cfg!(feature = "mpi") => {
+                return Err(crate::error::RtError::Config(
+                    "SHMEM_TRANSPORT=mpi, but this PE was started by shmemrun or as its own \
+                     launcher, not by mpirun/mpiexec: start the program with the MPI launcher"
+                        .into(),
+                ))
+            }
+            Ok(name) => {
+                return Err(crate::error::RtError::Config(format!(
+                    "SHMEM_TRANSPORT={name:?} is not a transport of this build (shm{}{})",
+                    if cfg!(feature = "mpi") { ", mpi" } else { "" },
+                    if cfg!(feature = "loopback-transport") {
+                        ", loopback"
+                    } else {
+                        ""
+                    }
+                )))
+            }
+        }
         let shm = shm::ShmTransport::join()?;
-        match std::env::var(crate::config::env::TRANSPORT).as_deref() {
-            Err(_) | Ok("shm") | Ok("") => Ok(Transports::Shm(shm)),
+        match transport.as_deref() {
             #[cfg(feature = "loopback-transport")]
             Ok("loopback") => Ok(Transports::Loopback(loopback::LoopbackTransport::new(shm))),
-            Ok(other) => Err(crate::error::RtError::Config(format!(
-                "SHMEM_TRANSPORT={other:?} is not a transport of this build (shm{})",
-                if cfg!(feature = "loopback-transport") {
-                    ", loopback"
-                } else {
-                    ""
-                }
-            ))),
+            _ => Ok(Transports::Shm(shm)),
         }
+    }
+
+    /// Completes leaving the job after finalize (MPI: frees the window, `MPI_Finalize`).
+    pub(crate) fn finish(&self) -> RtResult<()> {
+        #[cfg(feature = "mpi")]
+        mpi::finish()?;
+        Ok(())
+    }
+
+    /// Ends the whole job at once after this PE recorded its failure, where the launcher
+    /// needs telling (MPI: `MPI_Abort`); returns where the others learn of it by the
+    /// failure record (shared memory).
+    pub(crate) fn abort_launch(&self, code: i32) {
+        #[cfg(feature = "mpi")]
+        mpi::abort_job(code);
+        let _ = code;
     }
 
     /// The transport's name, as `SHMEM_TRANSPORT` spells it.
@@ -162,6 +208,8 @@ impl Transports {
             Transports::Shm(_) => "shm",
             #[cfg(feature = "loopback-transport")]
             Transports::Loopback(_) => "loopback",
+            #[cfg(feature = "mpi")]
+            Transports::Mpi(_) => "mpi",
         }
     }
 }
@@ -174,6 +222,8 @@ macro_rules! with_transport {
             $crate::transport::Transports::Shm($t) => $body,
             #[cfg(feature = "loopback-transport")]
             $crate::transport::Transports::Loopback($t) => $body,
+            #[cfg(feature = "mpi")]
+            $crate::transport::Transports::Mpi($t) => $body,
         }
     };
 }

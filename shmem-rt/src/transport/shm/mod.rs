@@ -57,13 +57,19 @@ impl ShmTransport {
         // SAFETY: fd is the inherited descriptor; the mapping keeps the memory alive, so
         // the descriptor is no longer needed and closing it leaks nothing.
         unsafe { libc::close(fd) };
-        Ok(ShmTransport {
+        Ok(ShmTransport::over(mapping, me))
+    }
+
+    /// PE `me` of the job whose every partition `mapping` holds (`me` < its PEs).
+    pub(crate) fn over(mapping: &'static Mapping, me: usize) -> ShmTransport {
+        debug_assert!(me < mapping.npes());
+        ShmTransport {
             mapping,
             base: mapping.partition(0),
             part_size: mapping.part_size(),
             npes: mapping.npes(),
             me,
-        })
+        }
     }
 
     /// The job's mapping.

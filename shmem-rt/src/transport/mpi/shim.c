@@ -1,0 +1,285 @@
+/*
+ * The MPI calls of the `mpi` transport, behind a C interface of plain integers and
+ * pointers. MPI's handles (MPI_Comm, MPI_Op, MPI_Datatype, MPI_Win) are macros or
+ * link-time objects whose representation differs between MPIs (pointers in Open MPI,
+ * integers in MPICH), so they never cross into Rust: this file is compiled by the
+ * MPI's own `mpicc`, keeps the window and the communicators on its side, and names
+ * communicators by their Fortran handles (MPI_Comm_c2f), which are ints everywhere.
+ *
+ * Every function returns an MPI error code (MPI_SUCCESS = 0); the world communicator
+ * and the window return errors instead of aborting (MPI_ERRORS_RETURN).
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <mpi.h>
+
+/* Bytes moved by one MPI call: counts are ints. */
+#define CHUNK ((size_t)1 << 30)
+
+static MPI_Win window = MPI_WIN_NULL;
+static MPI_Comm node_comm = MPI_COMM_NULL;
+static int window_locked = 0;
+
+int shmem_mpi_error_string(int code, char *buf, int len) {
+    int out = 0;
+    char text[MPI_MAX_ERROR_STRING];
+    if (MPI_Error_string(code, text, &out) != MPI_SUCCESS) {
+        out = 0;
+    }
+    if (len <= 0) {
+        return 0;
+    }
+    if (out >= len) {
+        out = len - 1;
+    }
+    memcpy(buf, text, (size_t)out);
+    buf[out] = 0;
+    return out;
+}
+
+int shmem_mpi_init(int *rank, int *size, int *provided) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    } else {
+        MPI_Query_thread(provided);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    return MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+/* The library's version string, for messages. */
+void shmem_mpi_library_version(char *buf, int len) {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int out = 0;
+    if (MPI_Get_library_version(text, &out) != MPI_SUCCESS || len <= 0) {
+        if (len > 0) {
+            buf[0] = 0;
+        }
+        return;
+    }
+    if (out >= len) {
+        out = len - 1;
+    }
+    memcpy(buf, text, (size_t)out);
+    buf[out] = 0;
+}
+
+/*
+ * Splits the world into nodes: the ranks that share memory, cut further into groups of
+ * `group` consecutive ranks when `group` > 0 (to test several "nodes" on one machine).
+ * `leaders[r]` is set to the world rank of rank r's node leader (node rank 0) and
+ * `indexes[r]` to r's rank within its node, for every world rank r.
+ */
+int shmem_mpi_node_split(int group, int *node_rank, int *node_size, int *leaders,
+                         int *indexes) {
+    int rank, rc;
+    MPI_Comm shared;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                             &shared);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (group > 0) {
+        rc = MPI_Comm_split(shared, rank / group, rank, &node_comm);
+        MPI_Comm_free(&shared);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    } else {
+        node_comm = shared;
+    }
+    MPI_Comm_set_errhandler(node_comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(node_comm, node_rank);
+    MPI_Comm_size(node_comm, node_size);
+    int leader = rank;
+    rc = MPI_Bcast(&leader, 1, MPI_INT, 0, node_comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    return MPI_Allgather(node_rank, 1, MPI_INT, indexes, 1, MPI_INT, MPI_COMM_WORLD);
+}
+
+/* Broadcasts `len` bytes from the node leader to the node's ranks. */
+int shmem_mpi_node_bcast(void *buf, int len) {
+    return MPI_Bcast(buf, len, MPI_BYTE, 0, node_comm);
+}
+
+int shmem_mpi_node_barrier(void) { return MPI_Barrier(node_comm); }
+
+/* In place over the world: `max` != 0 takes the maximum, else the minimum. */
+int shmem_mpi_allreduce_u64(uint64_t *values, int count, int max) {
+    return MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_UINT64_T, max ? MPI_MAX : MPI_MIN,
+                         MPI_COMM_WORLD);
+}
+
+/* The world window over `len` bytes at `base`, locked (shared) towards every rank. */
+int shmem_mpi_win_create(void *base, size_t len) {
+    int rc = MPI_Win_create(base, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
+    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+    if (rc == MPI_SUCCESS) {
+        window_locked = 1;
+    }
+    return rc;
+}
+
+/* The window's memory model: 1 when unified (local and remote views are one). */
+int shmem_mpi_win_unified(int *unified) {
+    int *model = NULL;
+    int found = 0;
+    int rc = MPI_Win_get_attr(window, MPI_WIN_MODEL, &model, &found);
+    *unified = rc == MPI_SUCCESS && found && *model == MPI_WIN_UNIFIED;
+    return rc;
+}
+
+/* Completion after a put: 0 none (until the next flush), 1 local (the source may be
+ * reused), 2 remote (delivered at the target). */
+int shmem_mpi_put(const void *src, size_t len, int pe, size_t off, int completion) {
+    const char *from = src;
+    while (len > 0) {
+        size_t n = len < CHUNK ? len : CHUNK;
+        int rc = MPI_Put(from, (int)n, MPI_BYTE, pe, (MPI_Aint)off, (int)n, MPI_BYTE, window);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        from += n;
+        off += n;
+        len -= n;
+    }
+    if (completion == 2) {
+        return MPI_Win_flush(pe, window);
+    }
+    if (completion == 1) {
+        return MPI_Win_flush_local(pe, window);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Complete on return. */
+int shmem_mpi_get(void *dst, size_t len, int pe, size_t off) {
+    char *to = dst;
+    while (len > 0) {
+        size_t n = len < CHUNK ? len : CHUNK;
+        int rc = MPI_Get(to, (int)n, MPI_BYTE, pe, (MPI_Aint)off, (int)n, MPI_BYTE, window);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        to += n;
+        off += n;
+        len -= n;
+    }
+    return MPI_Win_flush(pe, window);
+}
+
+/* Atomic operations; the codes are `AmoCode` on the Rust side. */
+enum { AMO_FETCH, AMO_SET, AMO_SWAP, AMO_CSWAP, AMO_ADD, AMO_AND, AMO_OR, AMO_XOR };
+
+/*
+ * One atomic operation on the `bytes`-byte (4 or 8) word at `off` of PE `pe`, complete
+ * (remotely) on return; `*old` receives the value it held before (0 for a set).
+ */
+int shmem_mpi_amo(int bytes, int code, uint64_t operand, uint64_t cond, int pe, size_t off,
+                  uint64_t *old) {
+    MPI_Datatype type = bytes == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+    union {
+        uint32_t w32;
+        uint64_t w64;
+    } in, cmp, out;
+    in.w64 = 0;
+    cmp.w64 = 0;
+    out.w64 = 0;
+    if (bytes == 4) {
+        in.w32 = (uint32_t)operand;
+        cmp.w32 = (uint32_t)cond;
+    } else {
+        in.w64 = operand;
+        cmp.w64 = cond;
+    }
+    int rc;
+    MPI_Aint disp = (MPI_Aint)off;
+    switch (code) {
+    case AMO_FETCH:
+        rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_NO_OP, window);
+        break;
+    case AMO_SET:
+        rc = MPI_Accumulate(&in, 1, type, pe, disp, 1, type, MPI_REPLACE, window);
+        break;
+    case AMO_SWAP:
+        rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_REPLACE, window);
+        break;
+    case AMO_CSWAP:
+        rc = MPI_Compare_and_swap(&in, &cmp, &out, type, pe, disp, window);
+        break;
+    case AMO_ADD:
+        rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_SUM, window);
+        break;
+    case AMO_AND:
+        rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_BAND, window);
+        break;
+    case AMO_OR:
+        rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_BOR, window);
+        break;
+    case AMO_XOR:
+        rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_BXOR, window);
+        break;
+    default:
+        return MPI_ERR_OP;
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Win_flush(pe, window);
+    *old = bytes == 4 ? (uint64_t)out.w32 : out.w64;
+    return rc;
+}
+
+int shmem_mpi_flush_all(void) { return MPI_Win_flush_all(window); }
+
+int shmem_mpi_win_sync(void) { return MPI_Win_sync(window); }
+
+/* Lets MPI move data for others (passive-target operations aimed at this rank). */
+int shmem_mpi_progress(void) {
+    int flag = 0;
+    return MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+
+void shmem_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+/* Releases the window and leaves MPI (collective over the world). */
+int shmem_mpi_finalize(void) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) {
+        return MPI_SUCCESS;
+    }
+    if (window != MPI_WIN_NULL) {
+        if (window_locked) {
+            MPI_Win_unlock_all(window);
+            window_locked = 0;
+        }
+        MPI_Win_free(&window);
+    }
+    if (node_comm != MPI_COMM_NULL) {
+        MPI_Comm_free(&node_comm);
+    }
+    return MPI_Finalize();
+}

@@ -1,0 +1,146 @@
+//! Test jobs under an MPI launcher: with `SHMEM_TEST_LAUNCHER=mpirun`, a test job runs
+//! as the ranks of `mpirun` (test binaries built with the `mpi` feature) instead of under
+//! the runtime's supervisor, so the same suites exercise the MPI transport.
+//!
+//! The launcher command is `SHMEM_TEST_MPIRUN` (split at whitespace), by default Open
+//! MPI's `mpirun` with TCP between every pair of ranks and the `pt2pt` one-sided
+//! component. Each PE that finalizes leaves a marker file, so that a job whose PEs ran
+//! nothing still fails; a job that outlives `SHMEM_TEST_MPI_TIMEOUT` seconds (default
+//! 300) is killed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use shmem_rt::__private::{JobOutcome, JobSpec};
+
+/// Selects the MPI launcher for test jobs.
+const LAUNCHER: &str = "SHMEM_TEST_LAUNCHER";
+/// The launcher command and its flags.
+const MPIRUN: &str = "SHMEM_TEST_MPIRUN";
+/// Seconds a job may take.
+const TIMEOUT: &str = "SHMEM_TEST_MPI_TIMEOUT";
+/// Where PEs leave their marker files (set by the test for its job).
+const FINALIZED_DIR: &str = "SHMEM_TEST_FINALIZED_DIR";
+
+const DEFAULT_MPIRUN: &str = "mpirun --allow-run-as-root --oversubscribe --bind-to none \
+     --mca pml ob1 --mca btl self,tcp --mca osc pt2pt";
+
+/// True when test jobs run under the MPI launcher.
+pub(crate) fn selected() -> bool {
+    std::env::var(LAUNCHER).as_deref() == Ok("mpirun")
+}
+
+/// In a PE: records that this PE finalized its test job (a no-op under the supervisor,
+/// which sees the PE's state itself).
+pub(crate) fn note_finalized(me: usize) {
+    if let Some(dir) = std::env::var_os(FINALIZED_DIR) {
+        let marker = Path::new(&dir).join(me.to_string());
+        std::fs::write(&marker, b"")
+            .unwrap_or_else(|e| panic!("PE {me}: writing {}: {e}", marker.display()));
+    }
+}
+
+/// Runs `spec` under the MPI launcher and returns how it ended. The launcher's status is
+/// the job's; which PE failed and how is in its standard error, not in the outcome.
+pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
+    let command = std::env::var(MPIRUN).unwrap_or_else(|_| DEFAULT_MPIRUN.into());
+    let mut words = command.split_whitespace();
+    let launcher = words
+        .next()
+        .unwrap_or_else(|| panic!("{MPIRUN} is empty: it must name the MPI launcher"));
+    let timeout = std::env::var(TIMEOUT)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .map_or(Duration::from_secs(300), Duration::from_secs);
+    let markers = MarkerDir::new(&spec.label);
+
+    let mut cmd = Command::new(launcher);
+    cmd.args(words).arg("-np").arg(spec.npes.to_string());
+    let mut forward = |name: &str, value: &std::ffi::OsStr| {
+        cmd.env(name, value);
+        cmd.arg("-x").arg(name);
+    };
+    forward(
+        "SHMEM_SYMMETRIC_SIZE",
+        spec.symmetric_size.to_string().as_ref(),
+    );
+    forward("SHMEM_ACTIVE_SETS", spec.active_sets.to_string().as_ref());
+    forward(FINALIZED_DIR, markers.0.as_os_str());
+    // The caller's runtime settings (SHMEM_MPI_ONNODE, SHMEM_CHECKED, …), as the
+    // supervisor passes its environment on; the job's own settings come after and win.
+    for (name, value) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("SHMEM_") {
+            forward(&name, &value);
+        }
+    }
+    for (name, value) in &spec.env {
+        forward(&name.to_string_lossy(), value);
+    }
+    cmd.arg(&spec.program).args(&spec.args);
+    if spec.discard_stdout {
+        cmd.stdout(Stdio::null());
+    }
+    // Its own process group, so that a job past its time is killed whole.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: cannot start {launcher}: {e}", spec.label));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for the MPI launcher") {
+            break status;
+        }
+        if start.elapsed() > timeout {
+            // SAFETY: kill has no memory effects; the group is the launcher's own.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            panic!(
+                "{}: the MPI job did not end within {} s ({TIMEOUT})",
+                spec.label,
+                timeout.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let exit_code = status.code().unwrap_or_else(|| {
+        128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
+    });
+    JobOutcome {
+        exit_code,
+        failure: None,
+        finalized: markers.count(),
+    }
+}
+
+/// A fresh directory for one job's marker files, removed with its files when dropped.
+struct MarkerDir(PathBuf);
+
+impl MarkerDir {
+    fn new(label: &str) -> MarkerDir {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let safe: String = label
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let dir = std::env::temp_dir().join(format!(
+            "shmem-test-{}-{n}-{safe}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+        MarkerDir(dir)
+    }
+
+    fn count(&self) -> usize {
+        std::fs::read_dir(&self.0).map_or(0, |entries| entries.count())
+    }
+}
+
+impl Drop for MarkerDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
