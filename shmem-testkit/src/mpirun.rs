@@ -125,12 +125,9 @@ impl MarkerDir {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        let dir = std::env::temp_dir().join(format!(
-            "shmem-test-{}-{n}-{safe}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+        let dir =
+            std::env::temp_dir().join(format!("shmem-test-{}-{n}-{safe}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
         MarkerDir(dir)
     }
 
