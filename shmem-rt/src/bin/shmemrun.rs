@@ -2,14 +2,29 @@
 //! equivalent of `oshrun -np N`). Exits with the job's status (see
 //! `JobOutcome` in the runtime); 2 on bad usage or configuration, before any PE
 //! starts.
+//!
+//! `shmemrun --mpi …` hands the job to the MPI launcher instead (`shmemrun/mpi.rs`): it execs
+//! `mpirun`/`mpiexec` with the flags the MPI on this machine needs, so the exit status is
+//! the launcher's.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use shmem_rt::__private::{self as rt, JobSpec};
 
+#[path = "shmemrun/mpi.rs"]
+mod mpi;
+
 const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
-  -n, --npes N   number of PEs (default: SHMEM_NPES, else one per CPU)
+       shmemrun --mpi [-n N] [--hosts H1:S1,H2:S2,...] [--dry-run] [--] PROGRAM [ARGS...]
+  -n, --npes N   number of PEs (default: SHMEM_NPES, else with --hosts the slots they
+                 list, else one per CPU)
+  --mpi          run the job under the MPI launcher on this machine (Open MPI's mpirun or
+                 MPICH's mpiexec) instead of starting the PEs here: execs it with the
+                 flags this MPI needs and SHMEM_* variables forwarded to every PE
+  --hosts LIST   with --mpi: the hosts, H:S = host H takes S PEs (Open MPI --host,
+                 MPICH -hosts)
+  --dry-run      with --mpi: print the launcher's command line instead of running it
 environment: SHMEM_NPES (PE count), SHMEM_SYMMETRIC_SIZE (heap per PE, e.g. 256M)";
 
 /// Bad command line: the message and the usage, exit 2.
@@ -24,9 +39,18 @@ fn launch_error(msg: &str) -> ! {
     std::process::exit(2)
 }
 
+/// `--mpi` and the options only it takes.
+#[derive(Default)]
+struct MpiOptions {
+    mpi: bool,
+    hosts: Option<String>,
+    dry_run: bool,
+}
+
 fn main() {
     let mut args = std::env::args_os().skip(1);
     let mut npes: Option<usize> = None;
+    let mut opts = MpiOptions::default();
     let mut program: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
         let text = arg.to_string_lossy().into_owned();
@@ -43,6 +67,17 @@ fn main() {
                     rt::parse_npes(&v.to_string_lossy(), "-n")
                         .unwrap_or_else(|e| launch_error(&e.to_string())),
                 );
+            }
+            "--mpi" => opts.mpi = true,
+            "--dry-run" => opts.dry_run = true,
+            "--hosts" => {
+                let Some(v) = args.next() else {
+                    usage_error("--hosts needs a value")
+                };
+                opts.hosts = Some(v.to_string_lossy().into_owned());
+            }
+            _ if text.starts_with("--hosts=") => {
+                opts.hosts = Some(text["--hosts=".len()..].to_owned());
             }
             "--" => {
                 program = args.next().map(PathBuf::from);
@@ -61,15 +96,74 @@ fn main() {
             }
         }
     }
+    if !opts.mpi {
+        if opts.hosts.is_some() {
+            usage_error("--hosts needs --mpi");
+        }
+        if opts.dry_run {
+            usage_error("--dry-run needs --mpi");
+        }
+    }
     let Some(program) = program else {
         usage_error("no program given")
     };
     let rest: Vec<OsString> = args.collect();
+    if opts.mpi {
+        run_mpi(npes, &opts, program.into_os_string(), rest);
+    }
     let mut spec = JobSpec::from_env(program, rest, npes, rt::default_npes())
         .unwrap_or_else(|e| launch_error(&e.to_string()));
     spec.label = "shmemrun".into();
     match rt::run_job(&spec) {
         Ok(outcome) => std::process::exit(outcome.exit_code),
         Err(e) => launch_error(&e.to_string()),
+    }
+}
+
+/// `shmemrun --mpi`: execs the MPI launcher (or prints its command line with
+/// `--dry-run`). Returns never: the launcher replaces this process.
+fn run_mpi(npes: Option<usize>, opts: &MpiOptions, program: OsString, rest: Vec<OsString>) -> ! {
+    let utf8 = |word: OsString| {
+        word.into_string().unwrap_or_else(|w| {
+            launch_error(&format!(
+                "--mpi passes the program and its arguments to the launcher as text, \
+                 and {w:?} is not valid UTF-8"
+            ))
+        })
+    };
+    let program = utf8(program);
+    let args: Vec<String> = rest.into_iter().map(utf8).collect();
+    let hosts = match &opts.hosts {
+        Some(text) => mpi::parse_hosts(text).unwrap_or_else(|e| launch_error(&e)),
+        None => Vec::new(),
+    };
+    let npes = match npes {
+        Some(n) => n,
+        None => match std::env::var("SHMEM_NPES") {
+            Ok(v) => {
+                rt::parse_npes(&v, "SHMEM_NPES").unwrap_or_else(|e| launch_error(&e.to_string()))
+            }
+            Err(std::env::VarError::NotUnicode(_)) => {
+                launch_error("invalid PE count SHMEM_NPES: not valid UTF-8")
+            }
+            Err(std::env::VarError::NotPresent) => {
+                mpi::total_slots(&hosts).unwrap_or_else(rt::default_npes)
+            }
+        },
+    };
+    let mpi = mpi::detect().unwrap_or_else(|e| launch_error(&e));
+    let env_names = mpi::shmem_env_names();
+    let argv = mpi::launcher_argv(&mpi::MpiJob {
+        mpi: &mpi,
+        npes,
+        is_root: mpi::is_root(),
+        hosts: &hosts,
+        env_names: &env_names,
+        program: &program,
+        args: &args,
+    });
+    match mpi::launch(&argv, opts.dry_run) {
+        Ok(()) => std::process::exit(0),
+        Err(e) => launch_error(&e),
     }
 }
