@@ -187,6 +187,14 @@ fn run(name: &str, start: Start, args: &[&str]) -> Run {
     let program = example_path(name);
     let what = format!("{name} {args:?} ({start:?})");
     let mut cmd = match start {
+        // Under SHMEM_TEST_LAUNCHER=mpirun, a run with a PE count is an MPI job.
+        Start::Direct(Some(npes)) | Start::Launcher(npes)
+            if shmem_testkit::mpi_launcher(npes).is_some() =>
+        {
+            let mut cmd = shmem_testkit::mpi_launcher(npes).expect("selected");
+            cmd.arg(&program).args(args);
+            cmd
+        }
         Start::Direct(npes) => {
             let mut cmd = Command::new(&program);
             cmd.args(args);

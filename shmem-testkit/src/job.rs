@@ -128,3 +128,13 @@ pub fn run_on_pes<R: MainResult>(
         );
     }
 }
+
+/// The transport the suites are meant to run on: `SHMEM_TEST_TRANSPORT` (set by whoever
+/// runs a suite under mpirun: `mpi` for jobs spanning "nodes", `shm` for one node), else
+/// `SHMEM_TRANSPORT`, else `shm`. A test compares it with `pe.transport()`, so a suite
+/// cannot pass on another transport than the one it was run for.
+pub fn expected_transport() -> String {
+    std::env::var("SHMEM_TEST_TRANSPORT")
+        .or_else(|_| std::env::var("SHMEM_TRANSPORT"))
+        .unwrap_or_else(|_| "shm".into())
+}

@@ -44,19 +44,12 @@ pub(crate) fn note_finalized(me: usize) {
 /// Runs `spec` under the MPI launcher and returns how it ended. The launcher's status is
 /// the job's; which PE failed and how is in its standard error, not in the outcome.
 pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
-    let command = std::env::var(MPIRUN).unwrap_or_else(|_| DEFAULT_MPIRUN.into());
-    let mut words = command.split_whitespace();
-    let launcher = words
-        .next()
-        .unwrap_or_else(|| panic!("{MPIRUN} is empty: it must name the MPI launcher"));
     let timeout = std::env::var(TIMEOUT)
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .map_or(Duration::from_secs(300), Duration::from_secs);
     let markers = MarkerDir::new(&spec.label);
-
-    let mut cmd = Command::new(launcher);
-    cmd.args(words).arg("-np").arg(spec.npes.to_string());
+    let mut cmd = launcher_command(spec.npes);
     let mut forward = |name: &str, value: &std::ffi::OsStr| {
         cmd.env(name, value);
         cmd.arg("-x").arg(name);
@@ -67,14 +60,6 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
     );
     forward("SHMEM_ACTIVE_SETS", spec.active_sets.to_string().as_ref());
     forward(FINALIZED_DIR, markers.0.as_os_str());
-    // The caller's runtime settings (SHMEM_MPI_ONNODE, SHMEM_CHECKED, …), as the
-    // supervisor passes its environment on; the job's own settings come after and win.
-    for (name, value) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if name.starts_with("SHMEM_") {
-            forward(&name, &value);
-        }
-    }
     for (name, value) in &spec.env {
         forward(&name.to_string_lossy(), value);
     }
@@ -86,7 +71,7 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd
         .spawn()
-        .unwrap_or_else(|e| panic!("{}: cannot start {launcher}: {e}", spec.label));
+        .unwrap_or_else(|e| panic!("{}: cannot start the MPI launcher: {e}", spec.label));
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("waiting for the MPI launcher") {
@@ -112,6 +97,31 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
         failure: None,
         finalized: markers.count(),
     }
+}
+
+/// The MPI launcher's command for `npes` ranks when test jobs run under it
+/// (`SHMEM_TEST_LAUNCHER=mpirun`), else `None`; the program and its arguments follow.
+/// It passes the caller's `SHMEM_*` variables to every rank, as the supervisor passes its
+/// environment on.
+pub fn mpi_launcher(npes: usize) -> Option<Command> {
+    selected().then(|| launcher_command(npes))
+}
+
+fn launcher_command(npes: usize) -> Command {
+    let command = std::env::var(MPIRUN).unwrap_or_else(|_| DEFAULT_MPIRUN.into());
+    let mut words = command.split_whitespace();
+    let launcher = words
+        .next()
+        .unwrap_or_else(|| panic!("{MPIRUN} is empty: it must name the MPI launcher"));
+    let mut cmd = Command::new(launcher);
+    cmd.args(words).arg("-np").arg(npes.to_string());
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("SHMEM_") {
+            cmd.arg("-x").arg(name);
+        }
+    }
+    cmd
 }
 
 /// A fresh directory for one job's marker files, removed with its files when dropped.

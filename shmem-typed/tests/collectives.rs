@@ -464,13 +464,11 @@ fn explicit_work_arrays_on_every_path(pe: &mut Pe) -> Result<(), ShmemError> {
     Ok(())
 }
 
-/// The suite runs on the transport `SHMEM_TEST_TRANSPORT` (else `SHMEM_TRANSPORT`)
-/// names: CI runs it on `shm`, on the test transport `loopback`, which reaches other PEs
-/// only through its calls, and under mpirun on `mpi`.
+/// The suite runs on the transport it was run for (`shmem_testkit::expected_transport`):
+/// CI runs it on `shm`, on the test transport `loopback`, which reaches other PEs only
+/// through its calls, and under mpirun on `mpi`.
 #[shmem_testkit::test(npes = 2)]
 fn runs_on_the_transport_asked_for(pe: &mut Pe) {
-    let asked = std::env::var("SHMEM_TEST_TRANSPORT")
-        .or_else(|_| std::env::var("SHMEM_TRANSPORT"))
-        .unwrap_or_else(|_| "shm".into());
+    let asked = shmem_testkit::expected_transport();
     assert_eq!(pe.transport(), asked);
 }

@@ -140,11 +140,11 @@ fn set_lock_excludes_every_other_pe_8_pes(pe: &mut Pe) -> Result<(), ShmemError>
     mutual_exclusion(pe, 400)
 }
 
-/// Also checks that the suite runs on the transport `SHMEM_TRANSPORT` names (`shm`, or
-/// the test transport `loopback`).
+/// Also checks that the suite runs on the transport it was run for (`shm`, the test
+/// transport `loopback`, or `mpi`).
 #[shmem_testkit::test(npes = 2)]
 fn set_lock_excludes_the_other_pe_2_pes(pe: &mut Pe) -> Result<(), ShmemError> {
-    let asked = std::env::var("SHMEM_TRANSPORT").unwrap_or_else(|_| "shm".into());
+    let asked = shmem_testkit::expected_transport();
     assert_eq!(pe.transport(), asked);
     mutual_exclusion(pe, 1000)
 }

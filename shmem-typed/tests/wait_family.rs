@@ -17,6 +17,8 @@ fn any_and_some_see_every_signal_exactly_once(pe: &mut Pe) -> Result<(), ShmemEr
     if me == 0 {
         assert!(!pe.test_all(&flags, &[], Cmp::Eq, 1)?);
         assert_eq!(pe.test_any(&flags, &[], Cmp::Eq, 1)?, None);
+        // Nobody signals before this barrier.
+        pe.barrier_all()?;
         // Take the arrivals one at a time, excluding those already seen.
         let mut seen = vec![false; n - 1];
         let mut order = Vec::new();
@@ -37,6 +39,7 @@ fn any_and_some_see_every_signal_exactly_once(pe: &mut Pe) -> Result<(), ShmemEr
         assert_eq!(some, (0..n - 1).collect::<Vec<_>>());
         pe.barrier_all()?;
     } else {
+        pe.barrier_all()?;
         // PEs signal in reverse order of their numbers, some by put, some by atomic.
         std::thread::sleep(Duration::from_millis(15 * (n - me) as u64));
         if me % 2 == 0 {

@@ -21,6 +21,7 @@ extern "C" {
     pub(super) fn shmem_mpi_node_bcast(buf: *mut c_void, len: c_int) -> c_int;
     pub(super) fn shmem_mpi_node_barrier() -> c_int;
     pub(super) fn shmem_mpi_allreduce_u64(values: *mut u64, count: c_int, max: c_int) -> c_int;
+    pub(super) fn shmem_mpi_connect_all() -> c_int;
     pub(super) fn shmem_mpi_win_create(base: *mut c_void, len: usize) -> c_int;
     pub(super) fn shmem_mpi_win_unified(unified: *mut c_int) -> c_int;
     pub(super) fn shmem_mpi_put(

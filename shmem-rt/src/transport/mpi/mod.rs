@@ -93,6 +93,11 @@ pub(crate) fn join(launch: MpiLaunch) -> RtResult<Transports> {
         debug_assert!((0..npes).all(|pe| nodes.index[pe] == pe));
         return Ok(Transports::Shm(ShmTransport::over(mapping, me)));
     }
+    // Every rank's connections are made here, with every rank inside MPI: Open MPI 4.1's
+    // TCP transport can lose a connection that is still being made when a busy peer
+    // answers late (the "connect() ... Operation now in progress" warning, then a hang).
+    // SAFETY: no arguments; MPI is initialised.
+    check(unsafe { ffi::shmem_mpi_connect_all() }, "MPI_Sendrecv")?;
     let own = mapping.partition(nodes.index[me]);
     check(
         // SAFETY: `own` is this rank's partition of `part_size` bytes in the node mapping,

@@ -128,6 +128,26 @@ int shmem_mpi_allreduce_u64(uint64_t *values, int count, int max) {
                          MPI_COMM_WORLD);
 }
 
+/*
+ * Exchanges one message with every other rank, in rounds (rank r sends to r+k and
+ * receives from r-k in round k), so that every connection is made now, while every rank
+ * is inside MPI to complete it, instead of on first use in the middle of the program.
+ */
+int shmem_mpi_connect_all(void) {
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int k = 1; k < size; k++) {
+        char out = 0, in = 0;
+        int rc = MPI_Sendrecv(&out, 1, MPI_BYTE, (rank + k) % size, 0, &in, 1, MPI_BYTE,
+                              (rank - k + size) % size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 /* The world window over `len` bytes at `base`, locked (shared) towards every rank. */
 int shmem_mpi_win_create(void *base, size_t len) {
     int rc = MPI_Win_create(base, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window);
