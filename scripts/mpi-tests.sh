@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# mpi-tests.sh: runs the examples and the multi-PE suites on the MPI transport, under
+# Open MPI's mpirun, in the transport's configurations:
+#
+#   scripts/mpi-tests.sh examples    every example run of examples/tests/run_examples.rs
+#                                    as an MPI job: one node (the shared-memory path),
+#                                    every peer remote (SHMEM_MPI_ONNODE=0), and "nodes"
+#                                    of two ranks (SHMEM_MPI_NODE_RANKS=2)
+#   scripts/mpi-tests.sh suites      the typed suites with every peer remote
+#   scripts/mpi-tests.sh two-hosts   the examples across two network-namespace hosts
+#                                    (scripts/mpi-two-hosts.sh; needs root)
+#   scripts/mpi-tests.sh all         all three
+#
+# The launcher (SHMEM_TEST_MPIRUN) defaults to TCP between every pair of ranks and the
+# pt2pt one-sided component: Open MPI 4.1's osc/rdma crashes in MPI_Compare_and_swap.
+# Builds with --release and the `mpi` feature. Exit status: non-zero if any run failed.
+
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export SHMEM_TEST_LAUNCHER=mpirun
+: "${SHMEM_TEST_MPIRUN:=mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp --mca osc pt2pt}"
+export SHMEM_TEST_MPIRUN
+
+step() { printf '\n==== mpi-tests: %s (%ss)\n' "$*" "$SECONDS"; }
+
+# The suites that run on every transport (as in .ci/run's loopback list), plus the MPI
+# failure cases.
+SUITES=(collectives collectives_props collectives_errors hardening_errors atomics
+  wait_family rma alltoall heap_work locks teams mpi_failures)
+
+examples() {
+  step "examples, one node (shared memory under mpirun)"
+  SHMEM_TEST_TRANSPORT=shm cargo test --release -p examples --features mpi
+  step "examples, every peer remote (SHMEM_MPI_ONNODE=0)"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 cargo test --release -p examples --features mpi
+  step "examples, nodes of two ranks (SHMEM_MPI_NODE_RANKS=2)"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_NODE_RANKS=2 cargo test --release -p examples --features mpi
+}
+
+suites() {
+  step "typed suites, every peer remote (SHMEM_MPI_ONNODE=0)"
+  local args=()
+  for s in "${SUITES[@]}"; do args+=(--test "$s"); done
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
+    cargo test --release -p shmem-typed --features shmem-typed/mpi "${args[@]}"
+}
+
+two_hosts() {
+  step "examples across two hosts"
+  cargo build --release -p examples --features mpi --examples
+  local bin=target/release/examples
+  # name, ranks per host, arguments
+  local runs=(
+    "hello 2" "collect 2" "xor_to_all 2" "broadcast 4" "max_to_all 2" "barrier 2"
+    "histogram 2" "workqueue 2" "transpose 2" "samplesort 2" "summa 2"
+    "heat2d 1 24"
+  )
+  for run in "${runs[@]}"; do
+    read -r name per_host args <<<"$run"
+    printf -- '-- %s on 2 hosts x %s ranks\n' "$name" "$per_host"
+    # shellcheck disable=SC2086 # the arguments are words
+    scripts/mpi-two-hosts.sh -n "$per_host" -- "$bin/$name" $args | grep -v '^placement'
+  done
+}
+
+case "${1:-all}" in
+  examples) examples ;;
+  suites) suites ;;
+  two-hosts) two_hosts ;;
+  all) examples; suites; two_hosts ;;
+  *) echo "usage: $0 [examples|suites|two-hosts|all]" >&2; exit 2 ;;
+esac
+step "done"
