@@ -18,8 +18,8 @@
 //!   before they return, so the runtime's "data, then flag" protocols keep their order
 //!   (MPI orders neither puts among themselves nor puts against accumulates).
 //! - **Progress.** Many MPIs apply passive-target operations aimed at a rank only while
-//!   it is inside MPI: waits call [`Transport::progress`], and sleeping is polling with
-//!   a growing pause instead of a futex.
+//!   it is inside MPI: waits call [`Transport::progress`], and sleeping is polling MPI,
+//!   yielding the CPU between polls, instead of a futex.
 //! - **Ending.** [`finish`] frees the window and leaves MPI at finalize; a panic ends the
 //!   job with `MPI_Abort` ([`abort_job`]); an MPI error in a call that cannot return one
 //!   aborts the job with MPI's message.
@@ -78,10 +78,11 @@ pub(crate) fn join(launch: MpiLaunch) -> RtResult<Transports> {
     }
     let sets = config::active_sets_from_env()?;
     let region = Region::new(sets);
-    let part_size = region.partition_size(config::symmetric_size_from_env()?);
+    let symmetric_size = config::symmetric_size_from_env()?;
+    let part_size = region.partition_size(symmetric_size);
     let group = node_group()?;
     agree_on_settings(&[
-        ("SHMEM_SYMMETRIC_SIZE", part_size as u64),
+        ("SHMEM_SYMMETRIC_SIZE", symmetric_size as u64),
         (env::ACTIVE_SETS, sets as u64),
         (env::MPI_NODE_RANKS, group as u64),
     ])?;
@@ -309,10 +310,6 @@ fn fatal(me: usize, err: RtError) -> ! {
     abort_job(1);
     std::process::exit(1)
 }
-
-/// Pause of the first polling round of a sleep, and the longest.
-const FIRST_NAP: Duration = Duration::from_micros(20);
-const LONGEST_NAP: Duration = Duration::from_millis(1);
 
 /// Zeros put by [`Transport::zero`], a chunk at a time.
 static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
@@ -589,15 +586,17 @@ impl Transport for MpiTransport {
             self.me,
             layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
         );
+        // A rank that sleeps must still serve the window: other ranks' gets and atomics
+        // aimed at it complete only while it is inside MPI. So it polls, as MPI's own
+        // blocking calls do, and yields the CPU between polls to ranks that share it.
         let start = Instant::now();
-        let mut nap = FIRST_NAP;
         while start.elapsed() < timeout {
             self.progress();
             if self.load(wake) != seen {
                 return;
             }
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(LONGEST_NAP);
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
         }
     }
     fn wake(&self, pe: usize) {
