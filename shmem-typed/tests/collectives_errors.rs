@@ -398,7 +398,9 @@ fn calls_on_different_active_sets_are_reported_not_hung() {
 }
 
 /// Two work arrays for one set are two independent sets of sync words: PEs that pick
-/// different ones wait for each other forever, which they detect and report.
+/// different ones wait for each other forever, which they detect and report. On the MPI
+/// transport a collective runs with MPI's own collectives, which need no work array:
+/// there the call succeeds.
 #[test]
 fn different_work_arrays_for_one_set_are_reported_not_hung() {
     shmem_testkit::run_on_pes(
@@ -408,7 +410,12 @@ fn different_work_arrays_for_one_set_are_reported_not_hung() {
         |pe| {
             let world = pe.world();
             let sync = if pe.my_pe() == 0 { &SYNC_A } else { &SYNC_B };
-            let err = barrier_with(pe, &world, sync).unwrap_err();
+            let called = barrier_with(pe, &world, sync);
+            if pe.transport() == "mpi" {
+                called?;
+                return still_works(pe, &world);
+            }
+            let err = called.unwrap_err();
             assert!(
                 matches!(
                     err,

@@ -9,27 +9,23 @@ use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
 
-/// Copies the `source.len` elements of member `root`'s source into every other member's
-/// target, and into the root's own when `root_target` says so. Every member passes a
-/// source of the same length; a non-root's source is not read.
-///
-/// Small data travels inline or staged (the root returns at once, and learns of a reader
-/// that could not take part at its next contact with the set); large data is read from
-/// the root's source, and the root waits until every reader is done, checking every
-/// reader's arguments on the way.
-pub(crate) fn broadcast<T: Transport>(
-    ctx: &SetCtx<'_, T>,
+/// This member's descriptor of a broadcast on a set of `n` members (`index` its own), with
+/// the faults its own arguments have: a root outside the set, a target too small for
+/// the data it receives, a root's target that overlaps its source without being it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn describe(
+    set_key: u64,
+    n: usize,
+    index: usize,
     elem: ElemType,
     root: usize,
     target: Span,
     source: Span,
     root_target: RootTarget,
-) -> RtResult<()> {
-    let n = ctx.size();
-    let bytes = source.len * elem.size as usize;
-    let is_root = root == ctx.index;
+) -> Descriptor {
+    let is_root = root == index;
     let writes_target = !is_root || root_target == RootTarget::Written;
-    let mut mine = Descriptor::new(Operation::Broadcast, ctx.set.key());
+    let mut mine = Descriptor::new(Operation::Broadcast, set_key);
     mine.set_elem(elem);
     mine.set_nelems(source.len as u64);
     mine.set_root(root as u64);
@@ -53,6 +49,38 @@ pub(crate) fn broadcast<T: Transport>(
         // but must not otherwise overlap.
         mine.set_unable(Unable::Overlap);
     }
+    mine
+}
+
+/// Copies the `source.len` elements of member `root`'s source into every other member's
+/// target, and into the root's own when `root_target` says so. Every member passes a
+/// source of the same length; a non-root's source is not read.
+///
+/// Small data travels inline or staged (the root returns at once, and learns of a reader
+/// that could not take part at its next contact with the set); large data is read from
+/// the root's source, and the root waits until every reader is done, checking every
+/// reader's arguments on the way.
+pub(crate) fn broadcast<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    elem: ElemType,
+    root: usize,
+    target: Span,
+    source: Span,
+    root_target: RootTarget,
+) -> RtResult<()> {
+    let bytes = source.len * elem.size as usize;
+    let is_root = root == ctx.index;
+    let writes_target = !is_root || root_target == RootTarget::Written;
+    let mut mine = describe(
+        ctx.set.key(),
+        ctx.size(),
+        ctx.index,
+        elem,
+        root,
+        target,
+        source,
+        root_target,
+    );
     if is_root && !mine.is_fault() {
         let carrier = ctx.env.select.broadcast(bytes, ctx.stage_capacity());
         place_contribution(&mut mine, carrier, source);

@@ -31,6 +31,51 @@ pub(crate) fn collect<T: Transport>(
     gather(ctx, Operation::Collect, elem, target, source)
 }
 
+/// Whether an fcollect's source is this member's own block of its target (`index` its
+/// place in the set).
+pub(crate) fn in_place(
+    op: Operation,
+    index: usize,
+    elem: ElemType,
+    target: Span,
+    source: Span,
+) -> bool {
+    let bytes = source.len * elem.size as usize;
+    op == Operation::Fcollect && source.off == target.off + index * bytes && bytes > 0
+}
+
+/// This member's descriptor of a collect or fcollect (`op`) on a set of `n` members, with
+/// the faults its own arguments have: an fcollect target too small for every block, a
+/// source that overlaps the target (other than an fcollect's own block). A collect's
+/// capacity is checked against the total once every count is known.
+pub(crate) fn describe(
+    op: Operation,
+    set_key: u64,
+    n: usize,
+    index: usize,
+    elem: ElemType,
+    target: Span,
+    source: Span,
+) -> Descriptor {
+    let fixed = op == Operation::Fcollect;
+    let mut mine = Descriptor::new(op, set_key);
+    mine.set_elem(elem);
+    mine.set_nelems(source.len as u64);
+    mine.set_capacity(target.len as u64);
+    let needed = n.saturating_mul(source.len);
+    if fixed && target.len < needed {
+        mine.set_unable(Unable::TargetTooSmall {
+            capacity: target.len as u64,
+            needed: needed as u64,
+        });
+    } else if !in_place(op, index, elem, target, source)
+        && source.overlaps(source.len, &target, target.len, elem.size as usize)
+    {
+        mine.set_unable(Unable::Overlap);
+    }
+    mine
+}
+
 fn gather<T: Transport>(
     ctx: &SetCtx<'_, T>,
     op: Operation,
@@ -42,22 +87,8 @@ fn gather<T: Transport>(
     let size = elem.size as usize;
     let bytes = source.len * size;
     let fixed = op == Operation::Fcollect;
-    let mut mine = Descriptor::new(op, ctx.set.key());
-    mine.set_elem(elem);
-    mine.set_nelems(source.len as u64);
-    mine.set_capacity(target.len as u64);
-    // Fcollect knows where its own block goes; so it may be in place.
-    let my_block = target.off + ctx.index * bytes;
-    let in_place = fixed && source.off == my_block && bytes > 0;
-    let needed = n.saturating_mul(source.len);
-    if fixed && target.len < needed {
-        mine.set_unable(Unable::TargetTooSmall {
-            capacity: target.len as u64,
-            needed: needed as u64,
-        });
-    } else if !in_place && source.overlaps(source.len, &target, target.len, size) {
-        mine.set_unable(Unable::Overlap);
-    }
+    let in_place = in_place(op, ctx.index, elem, target, source);
+    let mut mine = describe(op, ctx.set.key(), n, ctx.index, elem, target, source);
     if !mine.is_fault() {
         let carrier = ctx.env.select.gather(bytes, ctx.stage_capacity());
         place_contribution(&mut mine, carrier, source);

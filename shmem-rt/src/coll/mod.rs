@@ -17,15 +17,17 @@
 //! into a hang; epochs stay aligned, so the set remains usable. Members that did not see
 //! it learn of it at their next contact with the set ([`ctx`]).
 
+#[cfg(feature = "mpi")]
+pub(crate) mod agreement;
 mod alltoall;
 mod barrier;
-mod broadcast;
+pub(crate) mod broadcast;
 pub(crate) mod ctx;
 pub(crate) mod deadlock;
 pub(crate) mod descriptor;
 mod faults;
-mod gather;
-mod reduce;
+pub(crate) mod gather;
+pub(crate) mod reduce;
 pub(crate) mod select;
 pub(crate) mod sets;
 pub(crate) mod sweep;

@@ -50,6 +50,40 @@ impl Block {
     }
 }
 
+/// This member's descriptor of a reduction with operator `op`, with the faults its own
+/// arguments have: a target too small, a target that overlaps the source without being
+/// it, more elements than the work array serves (`max_nelems`).
+pub(crate) fn describe(
+    op: ReduceOp,
+    set_key: u64,
+    elem: ElemType,
+    target: Span,
+    source: Span,
+    max_nelems: usize,
+) -> Descriptor {
+    let count = source.len;
+    let mut mine = Descriptor::new(Operation::Reduce(op), set_key);
+    mine.set_elem(elem);
+    mine.set_nelems(count as u64);
+    mine.set_extra(target.off as u64);
+    mine.set_capacity(target.len as u64);
+    if target.len < count {
+        mine.set_unable(Unable::TargetTooSmall {
+            capacity: target.len as u64,
+            needed: count as u64,
+        });
+    } else if source.off != target.off && source.overlaps(count, &target, count, elem.size as usize)
+    {
+        mine.set_unable(Unable::Overlap);
+    } else if count > max_nelems {
+        mine.set_unable(Unable::WorkTooSmall {
+            capacity: max_nelems as u64,
+            needed: count as u64,
+        });
+    }
+    mine
+}
+
 /// Reduces `source.len` elements of every member's source with `C` into every member's
 /// target (which must hold them). `op` is the operator, for argument agreement;
 /// `max_nelems` the capacity of an explicit work array (`usize::MAX` for the runtime's
@@ -68,24 +102,7 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     let n = ctx.size();
     let count = source.len;
     let bytes = count * size;
-    let mut mine = Descriptor::new(Operation::Reduce(op), ctx.set.key());
-    mine.set_elem(elem);
-    mine.set_nelems(count as u64);
-    mine.set_extra(target.off as u64);
-    mine.set_capacity(target.len as u64);
-    if target.len < count {
-        mine.set_unable(Unable::TargetTooSmall {
-            capacity: target.len as u64,
-            needed: count as u64,
-        });
-    } else if source.off != target.off && source.overlaps(count, &target, count, size) {
-        mine.set_unable(Unable::Overlap);
-    } else if count > max_nelems {
-        mine.set_unable(Unable::WorkTooSmall {
-            capacity: max_nelems as u64,
-            needed: count as u64,
-        });
-    }
+    let mut mine = describe(op, ctx.set.key(), elem, target, source, max_nelems);
     let plan = ctx.env.select.reduce(bytes, n, ctx.stage_capacity());
     if !mine.is_fault() {
         let carrier = match plan {

@@ -175,6 +175,63 @@ macro_rules! run_call {
     }};
 }
 
+/// On the MPI transport, a call runs with MPI's own collectives (`$native`, with `$call`
+/// the call's `mpi::collectives::Call`) and returns: a program's work array is checked
+/// and otherwise not needed. An operation without them (`agree_only`) makes their
+/// agreement step on `$op` and `$elem` first, then goes on with the runtime's protocol.
+/// Nothing on other transports.
+macro_rules! on_mpi {
+    ($rt:expr, $set:expr, $work:expr, $during:expr, |$call:ident| $native:expr) => {
+        #[cfg(feature = "mpi")]
+        if matches!($rt.transport, crate::transport::Transports::Mpi(_)) {
+            let index = $rt.member_index($set, $during)?;
+            if let Work::Explicit { offset, stage, .. } = $work {
+                $rt.check_work(offset, stage)?;
+            }
+            if !$rt.comms.knows($set) {
+                // The set's first call: the runtime's own join waits for every member's
+                // first call on it and finds calls on other sets that wait in a cycle,
+                // so the communicator is then made by members that all reached it.
+                $rt.prepare($set, index, Work::Implicit, $during)?;
+            }
+            let crate::transport::Transports::Mpi(t) = &$rt.transport else {
+                unreachable!("the MPI transport")
+            };
+            #[allow(unused_mut)]
+            let mut $call = crate::transport::mpi::collectives::Call {
+                t,
+                comms: &mut $rt.comms,
+                env: &$rt.env,
+                set: $set,
+                index,
+                during: $during,
+            };
+            return $native;
+        }
+    };
+    ($rt:expr, $set:expr, $during:expr, $op:expr, $elem:expr, agree_only) => {
+        #[cfg(feature = "mpi")]
+        if matches!($rt.transport, crate::transport::Transports::Mpi(_)) {
+            let index = $rt.member_index($set, $during)?;
+            if !$rt.comms.knows($set) {
+                $rt.prepare($set, index, Work::Implicit, $during)?;
+            }
+            let crate::transport::Transports::Mpi(t) = &$rt.transport else {
+                unreachable!("the MPI transport")
+            };
+            crate::transport::mpi::collectives::Call {
+                t,
+                comms: &mut $rt.comms,
+                env: &$rt.env,
+                set: $set,
+                index,
+                during: $during,
+            }
+            .agree_on_kind($op, $elem)?;
+        }
+    };
+}
+
 impl Runtime {
     /// This PE's index in `set`, or the error for a caller outside it.
     #[inline]
@@ -419,6 +476,7 @@ impl Runtime {
     /// local store and remote update of every member is then complete and visible.
     pub fn barrier(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
         with_transport!(&self.transport, t => t.complete_for_barrier());
+        on_mpi!(self, set, work, "barrier", |call| call.barrier());
         run_call!(self, set, work, "barrier", |ctx| coll::barrier(&ctx))
     }
 
@@ -427,6 +485,7 @@ impl Runtime {
     /// program orders them with `quiet`, or sees them through waits). Members' calls
     /// match each other's barriers: a barrier is a quiet and a sync.
     pub fn sync(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
+        on_mpi!(self, set, work, "sync", |call| call.barrier());
         run_call!(self, set, work, "sync", |ctx| coll::barrier(&ctx))
     }
 
@@ -444,6 +503,13 @@ impl Runtime {
         root_target: RootTarget,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
+        on_mpi!(self, set, work, "broadcast", |call| call.broadcast(
+            elem,
+            root,
+            target,
+            source,
+            root_target
+        ));
         run_call!(self, set, work, "broadcast", |ctx| coll::broadcast(
             &ctx,
             elem,
@@ -465,6 +531,10 @@ impl Runtime {
         source: Span,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
+        on_mpi!(self, set, work, "fcollect", |call| {
+            call.gather(crate::error::Operation::Fcollect, elem, target, source)
+                .map(drop)
+        });
         run_call!(self, set, work, "fcollect", |ctx| coll::fcollect(
             &ctx, elem, target, source
         ))
@@ -481,6 +551,12 @@ impl Runtime {
         source: Span,
     ) -> RtResult<usize> {
         self.check_spans(elem, [target, source])?;
+        on_mpi!(self, set, work, "collect", |call| call.gather(
+            crate::error::Operation::Collect,
+            elem,
+            target,
+            source
+        ));
         run_call!(self, set, work, "collect", |ctx| coll::collect(
             &ctx, elem, target, source
         ))
@@ -499,6 +575,14 @@ impl Runtime {
         blocks: Blocks,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
+        on_mpi!(
+            self,
+            set,
+            "alltoall",
+            crate::error::Operation::Alltoall,
+            elem,
+            agree_only
+        );
         run_call!(self, set, work, "alltoall", |ctx| coll::alltoall(
             &ctx, elem, target, source, blocks
         ))
@@ -525,6 +609,8 @@ impl Runtime {
             Work::Explicit { max_nelems, .. } => max_nelems,
             Work::Implicit => usize::MAX,
         };
+        on_mpi!(self, set, work, "reduce", |call| call
+            .reduce::<C>(op, elem, target, source, max_nelems));
         run_call!(self, set, work, "reduce", |ctx| coll::reduce::<_, C>(
             &ctx, op, elem, target, source, max_nelems
         ))

@@ -36,6 +36,9 @@ pub struct Runtime {
     part_size: usize,
     heap: HeapState,
     sets: SetTable,
+    /// The communicators of MPI's own collectives, per set (MPI transport only).
+    #[cfg(feature = "mpi")]
+    comms: crate::transport::mpi::collectives::SetComms,
 }
 
 impl Runtime {
@@ -73,6 +76,8 @@ impl Runtime {
             part_size,
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes),
+            #[cfg(feature = "mpi")]
+            comms: crate::transport::mpi::collectives::SetComms::new(),
         };
         rt.place_statics()?;
         with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));

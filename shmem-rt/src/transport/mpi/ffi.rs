@@ -44,6 +44,39 @@ extern "C" {
     pub(super) fn shmem_mpi_flush_all() -> c_int;
     pub(super) fn shmem_mpi_win_sync() -> c_int;
     pub(super) fn shmem_mpi_progress() -> c_int;
+    pub(super) fn shmem_mpi_comm_create(
+        ranks: *const c_int,
+        n: c_int,
+        tag: c_int,
+        handle: *mut c_int,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_agree_start(
+        handle: c_int,
+        send: *const c_void,
+        len: c_int,
+        recv: *mut c_void,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_agree_test(done: *mut c_int) -> c_int;
+    pub(super) fn shmem_mpi_bcast(
+        handle: c_int,
+        buf: *mut c_void,
+        len: usize,
+        root: c_int,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_allgather(
+        handle: c_int,
+        send: *const c_void,
+        len: c_int,
+        recv: *mut c_void,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_allgatherv(
+        handle: c_int,
+        send: *const c_void,
+        len: c_int,
+        recv: *mut c_void,
+        counts: *const c_int,
+        displs: *const c_int,
+    ) -> c_int;
     pub(super) fn shmem_mpi_abort(code: c_int);
     pub(super) fn shmem_mpi_finalize() -> c_int;
 }

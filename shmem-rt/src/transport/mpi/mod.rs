@@ -27,6 +27,7 @@
 //! Settings: `SHMEM_MPI_ONNODE=0` treats every peer as remote; `SHMEM_MPI_NODE_RANKS=k`
 //! cuts nodes into groups of `k` ranks (several "nodes" on one machine, for tests).
 
+pub(crate) mod collectives;
 mod ffi;
 
 use std::ffi::c_int;

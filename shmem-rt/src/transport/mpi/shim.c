@@ -282,6 +282,87 @@ int shmem_mpi_progress(void) {
     return MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
+/* ---- collectives on communicators of active sets ---- */
+
+/* The communicator of the world ranks `ranks[0..n]` (collective over those ranks only),
+ * as its Fortran handle; the world's own when `n` is the world's size. */
+int shmem_mpi_comm_create(const int *ranks, int n, int tag, int *handle) {
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (n == size) {
+        int identity = 1;
+        for (int i = 0; i < n; i++) {
+            identity &= ranks[i] == i;
+        }
+        if (identity) {
+            *handle = (int)MPI_Comm_c2f(MPI_COMM_WORLD);
+            return MPI_SUCCESS;
+        }
+    }
+    MPI_Group world, members;
+    MPI_Comm comm;
+    int rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Group_incl(world, n, ranks, &members);
+    MPI_Group_free(&world);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Comm_create_group(MPI_COMM_WORLD, members, tag, &comm);
+    MPI_Group_free(&members);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    *handle = (int)MPI_Comm_c2f(comm);
+    return MPI_SUCCESS;
+}
+
+/* The one agreement exchange in flight (a rank is in at most one collective). */
+static MPI_Request agreement = MPI_REQUEST_NULL;
+
+/* Starts gathering `len` bytes of every member into `recv` (member order). */
+int shmem_mpi_agree_start(int handle, const void *send, int len, void *recv) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    return MPI_Iallgather(send, len, MPI_BYTE, recv, len, MPI_BYTE, comm, &agreement);
+}
+
+/* Whether the agreement exchange has completed. */
+int shmem_mpi_agree_test(int *done) {
+    return MPI_Test(&agreement, done, MPI_STATUS_IGNORE);
+}
+
+int shmem_mpi_bcast(int handle, void *buf, size_t len, int root) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    char *at = buf;
+    while (len > 0) {
+        size_t n = len < CHUNK ? len : CHUNK;
+        int rc = MPI_Bcast(at, (int)n, MPI_BYTE, root, comm);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        at += n;
+        len -= n;
+    }
+    return MPI_SUCCESS;
+}
+
+/* `len` bytes of every member into `recv`, in member order; `send` NULL: in place
+ * (this member's block of `recv` holds its contribution). `len` < 2^31. */
+int shmem_mpi_allgather(int handle, const void *send, int len, void *recv) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    return MPI_Allgather(send ? send : MPI_IN_PLACE, len, MPI_BYTE, recv, len, MPI_BYTE, comm);
+}
+
+/* Member i's `counts[i]` bytes to `recv + displs[i]`. */
+int shmem_mpi_allgatherv(int handle, const void *send, int len, void *recv, const int *counts,
+                         const int *displs) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    return MPI_Allgatherv(send, len, MPI_BYTE, recv, counts, displs, MPI_BYTE, comm);
+}
+
 void shmem_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 /* Releases the window and leaves MPI (collective over the world). */

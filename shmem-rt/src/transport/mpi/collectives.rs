@@ -1,0 +1,379 @@
+//! MPI's own collectives for the calls of a job over several nodes: one communicator per
+//! set of PEs (created at the set's first call, cached), and every call in two steps.
+//!
+//! 1. **Agreement.** Every member gathers every member's descriptor of the call (the
+//!    runtime's own: operation, set, element type, counts, root, capacity, and the faults
+//!    of its own arguments) with one non-blocking `MPI_Iallgather`, waited for as every
+//!    other wait (a failed job ends it), and judges them
+//!    all ([`judge`]): every member reaches the same verdict, so a mismatch or a bad
+//!    argument is an error on every member and no data moves.
+//! 2. **Data**, straight between the members' symmetric buffers: barrier — nothing more
+//!    (the agreement is one); broadcast — `MPI_Bcast` from the root's source into the
+//!    others' targets; fcollect — `MPI_Allgather` (in place when the source is this
+//!    member's block); collect — `MPI_Allgatherv` with the counts from the descriptors;
+//!    reductions — `MPI_Allgather` of the sources into private memory, combined here
+//!    left to right in member order, so results are bit for bit those of the runtime's
+//!    own reduction (MPI's reductions may combine in any order), and no type or operator
+//!    needs an MPI counterpart.
+//!
+//! A program's work array is accepted (checked, then not needed). Alltoall keeps the
+//! runtime's protocol, after the agreement step on its operation and element type: every
+//! member then makes the same kind of call, and a member in an MPI collective never
+//! waits for one in the runtime's protocol.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+
+use super::ffi::{self, check};
+use super::MpiTransport;
+use crate::coll::agreement::judge;
+use crate::coll::ctx::CallEnv;
+use crate::coll::descriptor::{Descriptor, ElemType};
+use crate::coll::reduce::Combine;
+use crate::coll::sets::SetSpec;
+use crate::coll::{broadcast, gather, reduce, RootTarget, Span};
+use crate::error::{Operation, ReduceOp, RtError, RtResult};
+use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
+use crate::sync::wait::{self, Blocker};
+use crate::transport::Transport;
+
+/// Words of a descriptor on the wire.
+const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;
+
+/// Bytes of the member-order buffer a reduction gathers at a time (all members' chunks).
+const REDUCE_GATHER_BYTES: usize = 4 << 20;
+
+/// The communicators of the sets this PE has called on, by set key.
+pub(crate) struct SetComms {
+    comms: HashMap<u64, c_int>,
+}
+
+impl SetComms {
+    pub(crate) fn new() -> SetComms {
+        SetComms {
+            comms: HashMap::new(),
+        }
+    }
+
+    /// Whether `set` has its communicator.
+    pub(crate) fn knows(&self, set: &SetSpec) -> bool {
+        self.comms.contains_key(&set.key())
+    }
+
+    /// The communicator of `set`'s members (ranks in member order), created at the set's
+    /// first call (collective over its members) and kept; at most the PE's set slots
+    /// (`SHMEM_ACTIVE_SETS`) of them.
+    fn of(&mut self, t: &MpiTransport, set: &SetSpec) -> RtResult<c_int> {
+        let key = set.key();
+        if let Some(&comm) = self.comms.get(&key) {
+            return Ok(comm);
+        }
+        let max = t.region().sets();
+        if self.comms.len() >= max && set.size() > 1 {
+            return Err(RtError::TooManySets { pe: t.me(), max });
+        }
+        let ranks: Vec<c_int> = set.members().map(|pe| pe as c_int).collect();
+        let mut comm: c_int = 0;
+        // SAFETY: `ranks` holds `set.size()` world ranks; a valid out-pointer.
+        let rc = unsafe {
+            ffi::shmem_mpi_comm_create(
+                ranks.as_ptr(),
+                ranks.len() as c_int,
+                (key % 32_749) as c_int,
+                &mut comm,
+            )
+        };
+        check(rc, "MPI_Comm_create_group")?;
+        self.comms.insert(key, comm);
+        Ok(comm)
+    }
+}
+
+/// One member's view of a call on its set.
+pub(crate) struct Call<'a> {
+    pub(crate) t: &'a MpiTransport,
+    pub(crate) comms: &'a mut SetComms,
+    pub(crate) env: &'a CallEnv,
+    pub(crate) set: &'a SetSpec,
+    /// This PE's index in the set.
+    pub(crate) index: usize,
+    pub(crate) during: &'static str,
+}
+
+impl Call<'_> {
+    /// Gathers every member's descriptor and judges them (the agreement step); returns
+    /// them and the set's communicator.
+    fn agree(&mut self, mine: &Descriptor) -> RtResult<(Vec<Descriptor>, c_int)> {
+        let comm = self.comms.of(self.t, self.set)?;
+        let n = self.set.size();
+        let (head, tail, _) = mine.words();
+        let mut send = [0u64; DESC_WORDS];
+        send[..DESC_HEAD_WORDS].copy_from_slice(head);
+        send[DESC_HEAD_WORDS..].copy_from_slice(tail);
+        let mut all = vec![0u64; n * DESC_WORDS];
+        // SAFETY: `send` holds one descriptor, `all` one per member; both outlive the
+        // exchange, which completes in the wait below before either is dropped (an
+        // error there ends the job: `fatal` or the job's failure, never a return with
+        // the exchange in flight — see `wait_agreement`).
+        let rc = unsafe {
+            ffi::shmem_mpi_agree_start(
+                comm,
+                send.as_ptr().cast(),
+                (DESC_WORDS * 8) as c_int,
+                all.as_mut_ptr().cast(),
+            )
+        };
+        check(rc, "MPI_Iallgather")?;
+        self.wait_agreement()?;
+        let all: Vec<Descriptor> = all
+            .chunks_exact(DESC_WORDS)
+            .map(|w| {
+                let mut head = [0u64; DESC_HEAD_WORDS];
+                let mut tail = [0u64; DESC_TAIL_WORDS];
+                head.copy_from_slice(&w[..DESC_HEAD_WORDS]);
+                tail.copy_from_slice(&w[DESC_HEAD_WORDS..]);
+                Descriptor::from_words(head, tail)
+            })
+            .collect();
+        judge(self.during, self.set, self.index, &all).map_err(RtError::from)?;
+        Ok((all, comm))
+    }
+
+    /// Waits for the agreement exchange as for any other word: a job that fails meanwhile
+    /// ends the wait with its error. The exchange's buffers are then still lent to MPI,
+    /// so the job is ended here instead of returning (this PE cannot take part in
+    /// anything after it anyway).
+    ///
+    /// Only the job's failure ends it: which member has not arrived is MPI's to know, and
+    /// a member may be in another wait that will end in an error and bring it here (a
+    /// point-to-point wait nobody can satisfy). Calls on different sets are found at a
+    /// set's first call (the runtime's join, see `runtime::collectives`); calls on two
+    /// sets already joined that wait for each other wait until the job is stopped.
+    fn wait_agreement(&self) -> RtResult<()> {
+        let t = self.t;
+        let mut failed = None;
+        let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
+            let mut done: c_int = 0;
+            // SAFETY: the exchange started in `agree` is in flight; a valid out-pointer.
+            let rc = unsafe { ffi::shmem_mpi_agree_test(&mut done) };
+            if let Err(err) = check(rc, "MPI_Test") {
+                failed = Some(err);
+                return true;
+            }
+            done != 0
+        });
+        if let Some(err) = failed {
+            super::fatal(t.me(), err);
+        }
+        if let Err(err) = waited {
+            crate::error::print_line(&format!("PE {}: {err}", t.me()));
+            super::abort_job(1);
+            std::process::exit(1);
+        }
+        Ok(())
+    }
+
+    /// The address of `span` in this PE's own partition.
+    fn local(&self, off: usize) -> *mut u8 {
+        let base = self
+            .t
+            .direct(self.t.me())
+            .expect("a PE reaches its own partition");
+        base.wrapping_add(off)
+    }
+
+    /// The agreement step alone, on the operation and element type: what a call that keeps
+    /// the runtime's protocol (alltoall) makes first.
+    pub(crate) fn agree_on_kind(&mut self, op: Operation, elem: ElemType) -> RtResult<()> {
+        let mut mine = Descriptor::new(op, self.set.key());
+        mine.set_elem(elem);
+        self.agree(&mine).map(drop)
+    }
+
+    /// `shmem_barrier`/`shmem_sync`: the agreement is the barrier; afterwards every
+    /// member's earlier updates are visible here.
+    pub(crate) fn barrier(&mut self) -> RtResult<()> {
+        let mine = Descriptor::new(Operation::Barrier, self.set.key());
+        self.agree(&mine)?;
+        self.t.quiet();
+        Ok(())
+    }
+
+    /// `shmem_broadcast` (see `coll::broadcast`).
+    pub(crate) fn broadcast(
+        &mut self,
+        elem: ElemType,
+        root: usize,
+        target: Span,
+        source: Span,
+        root_target: RootTarget,
+    ) -> RtResult<()> {
+        let mine = broadcast::describe(
+            self.set.key(),
+            self.set.size(),
+            self.index,
+            elem,
+            root,
+            target,
+            source,
+            root_target,
+        );
+        let (_, comm) = self.agree(&mine)?;
+        let bytes = source.len * elem.size as usize;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let is_root = root == self.index;
+        let buf = self.local(if is_root { source.off } else { target.off });
+        check(
+            // SAFETY: the root's source and every other member's target hold `bytes` bytes of
+            // the member's own partition (checked by the runtime and by the agreement); MPI
+            // reads the root's and writes the others'.
+            unsafe { ffi::shmem_mpi_bcast(comm, buf.cast(), bytes, root as c_int) },
+            "MPI_Bcast",
+        )?;
+        if is_root && root_target == RootTarget::Written && target.off != source.off {
+            // SAFETY: this PE's own source and target, `bytes` long and not overlapping
+            // (the agreement refused an overlap other than equality).
+            unsafe { crate::memory::copy::copy(buf, self.local(target.off), bytes) };
+        }
+        self.t.quiet();
+        Ok(())
+    }
+
+    /// `shmem_fcollect` and `shmem_collect` (`op`; see `coll::gather`): the elements
+    /// written to the target.
+    pub(crate) fn gather(
+        &mut self,
+        op: Operation,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<usize> {
+        let n = self.set.size();
+        let size = elem.size as usize;
+        let mine = gather::describe(op, self.set.key(), n, self.index, elem, target, source);
+        let (all, comm) = self.agree(&mine)?;
+        let counts: Vec<usize> = all.iter().map(|d| d.nelems() as usize * size).collect();
+        let total: usize = counts.iter().sum();
+        let too_large = || {
+            RtError::Config(format!(
+                "{}: {total} bytes in all is more than MPI's int counts address",
+                self.during
+            ))
+        };
+        let int = |v: usize| c_int::try_from(v).map_err(|_| too_large());
+        let recv = self.local(target.off);
+        if op == Operation::Fcollect {
+            let in_place = gather::in_place(op, self.index, elem, target, source);
+            let send: *const c_void = if in_place {
+                std::ptr::null()
+            } else {
+                self.local(source.off).cast_const().cast()
+            };
+            let len = int(source.len * size)?;
+            int(total)?;
+            check(
+                // SAFETY: the source holds `len` bytes (or is this member's block of the
+                // target), the target `n * len` (checked by the agreement), both in this PE's
+                // own partition.
+                unsafe { ffi::shmem_mpi_allgather(comm, send, len, recv.cast()) },
+                "MPI_Allgather",
+            )?;
+        } else {
+            let mut displs = Vec::with_capacity(n);
+            let mut at = 0usize;
+            for &c in &counts {
+                displs.push(int(at)?);
+                at += c;
+            }
+            let counts: Vec<c_int> = counts.iter().map(|&c| int(c)).collect::<Result<_, _>>()?;
+            let send = self.local(source.off);
+            check(
+                // SAFETY: the source holds this member's count, the target the total (checked
+                // by the agreement: every capacity holds it); the counts and displacements
+                // come from the same descriptors on every member.
+                unsafe {
+                    ffi::shmem_mpi_allgatherv(
+                        comm,
+                        send.cast_const().cast(),
+                        counts[self.index],
+                        recv.cast(),
+                        counts.as_ptr(),
+                        displs.as_ptr(),
+                    )
+                },
+                "MPI_Allgatherv",
+            )?;
+        }
+        self.t.quiet();
+        Ok(total / size.max(1))
+    }
+
+    /// `shmem_OP_to_all` with `C` (see `coll::reduce`): every member's source gathered
+    /// here a chunk at a time and combined left to right in member order.
+    pub(crate) fn reduce<C: Combine>(
+        &mut self,
+        op: ReduceOp,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+        max_nelems: usize,
+    ) -> RtResult<()> {
+        let n = self.set.size();
+        let size = size_of::<C::Elem>();
+        let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
+        let (_, comm) = self.agree(&mine)?;
+        let count = source.len;
+        if count == 0 {
+            return Ok(());
+        }
+        let per_chunk = (REDUCE_GATHER_BYTES / (n * size)).clamp(1, count);
+        let mut gathered: Vec<C::Elem> = Vec::with_capacity(n * per_chunk);
+        let mut acc: Vec<C::Elem> = Vec::with_capacity(per_chunk);
+        let mut next: Vec<C::Elem> = Vec::with_capacity(per_chunk);
+        let mut done = 0;
+        while done < count {
+            let k = per_chunk.min(count - done);
+            let len = c_int::try_from(k * size).expect("a chunk is at most 4 MiB");
+            // SAFETY: the source holds `count` elements of this PE's own partition, so
+            // `k` from `done`; `gathered` has room for `n * k` elements, all written by
+            // the gather before the length covers them; every bit pattern is an element
+            // (`Combine`'s contract).
+            unsafe {
+                let send = self.local(source.off + done * size);
+                check(
+                    ffi::shmem_mpi_allgather(
+                        comm,
+                        send.cast_const().cast(),
+                        len,
+                        gathered.as_mut_ptr().cast(),
+                    ),
+                    "MPI_Allgather",
+                )?;
+                gathered.set_len(n * k);
+            }
+            let block = |m: usize| &gathered[m * k..(m + 1) * k];
+            acc.clear();
+            acc.extend_from_slice(block(0));
+            for m in 1..n {
+                // Initialised before `combine` overwrites it.
+                next.clear();
+                next.extend_from_slice(block(m));
+                C::combine(&mut next, &acc, block(m));
+                std::mem::swap(&mut acc, &mut next);
+            }
+            // SAFETY: the target holds `count` elements of this PE's own partition
+            // (checked by the agreement); `acc` holds `k` of them.
+            unsafe {
+                crate::memory::copy::copy(
+                    acc.as_ptr().cast(),
+                    self.local(target.off + done * size),
+                    k * size,
+                )
+            };
+            done += k;
+        }
+        Ok(())
+    }
+}
