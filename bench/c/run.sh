@@ -17,6 +17,10 @@
 #   BENCH_TIMEOUT  seconds allowed per launcher run, default 900
 #   BENCH_OPS      comma-separated operations to measure (default all), e.g.
 #                  barrier,reduce_xor_i64; passed to every PE/rank with -x
+#   BENCH_LAUNCH_FLAGS  launcher flags to use instead of the shared-memory ones
+#                  below, split at spaces; shmem-bench --mpi passes those of its
+#                  own ranks (TCP between the ranks, osc/pt2pt, no binding) with
+#                  BENCH_IMPLS=mpi
 #
 # Needs Debian's Open MPI (apt-get install -y libopenmpi-dev openmpi-bin).
 # Launcher settings used, for one node running as root:
@@ -72,19 +76,23 @@ if [[ -n ${BENCH_OPS:-} ]]; then
 fi
 
 cflags=(-O2 -Wall -Wextra)
-common_mca=(--allow-run-as-root --oversubscribe --mca btl self,vader)
+launch_flags=(--allow-run-as-root --oversubscribe --mca btl self,vader)
 ncores=$(nproc 2>/dev/null || echo 1)
 if (( npes > ncores )); then
-    common_mca+=(--bind-to none --mca mpi_yield_when_idle 1)
+    launch_flags+=(--bind-to none --mca mpi_yield_when_idle 1)
 else
-    common_mca+=(--bind-to core)
+    launch_flags+=(--bind-to core)
+fi
+launch_flags+=(--mca osc ^rdma)
+if [[ -n ${BENCH_LAUNCH_FLAGS:-} ]]; then
+    read -ra launch_flags <<<"$BENCH_LAUNCH_FLAGS"
 fi
 
 status=0
 for impl in $impls; do
     case $impl in
-        oshmem) cc=oshcc; launcher=oshrun; extra_mca=(--mca osc ^rdma) ;;
-        mpi)    cc=mpicc; launcher=mpirun; extra_mca=(--mca osc ^rdma) ;;
+        oshmem) cc=oshcc; launcher=oshrun ;;
+        mpi)    cc=mpicc; launcher=mpirun ;;
         *) log "unknown implementation '$impl' in BENCH_IMPLS"; exit 2 ;;
     esac
     bin="$build_dir/${impl}_bench"
@@ -96,9 +104,9 @@ for impl in $impls; do
         continue
     fi
 
-    log "running: $launcher ${common_mca[*]} ${extra_mca[*]} ${env_args[*]} -np $npes $bin ${bench_args[*]}"
+    log "running: $launcher ${launch_flags[*]} ${env_args[*]} -np $npes $bin ${bench_args[*]}"
     out="$build_dir/${impl}.out"
-    timeout "$run_timeout" "$launcher" "${common_mca[@]}" "${extra_mca[@]}" \
+    timeout "$run_timeout" "$launcher" "${launch_flags[@]}" \
         "${env_args[@]}" -np "$npes" "$bin" "${bench_args[@]}" >"$out"
     rc=$?
 
