@@ -1,11 +1,13 @@
 //! The Open MPI baselines: builds and runs bench/c (OSHMEM and MPI versions of the same
 //! operations, timed by the same rule) through its run.sh, and reads its samples. When
-//! Open MPI is not installed the benchmark goes on without baseline columns.
+//! Open MPI is not installed the benchmark goes on without baseline columns. With
+//! `--mpi`, raw MPI only, launched with our ranks' flags.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::cli::Args;
+use crate::cli::{Args, Transport};
+use crate::mpirun;
 use crate::results::Sample;
 
 /// Exit status of run.sh when oshcc/mpicc are missing.
@@ -45,6 +47,11 @@ pub(crate) fn run(args: &Args) -> Baselines {
     if !args.ops.is_empty() {
         let names: Vec<&str> = args.selected_ops().iter().map(|op| op.name()).collect();
         command.env("BENCH_OPS", names.join(","));
+    }
+    if args.transport() == Transport::Mpi {
+        command
+            .env("BENCH_IMPLS", "mpi")
+            .env("BENCH_LAUNCH_FLAGS", mpirun::LAUNCH_FLAGS.join(" "));
     }
     let output = command.output();
     let output = match output {

@@ -9,7 +9,7 @@ use crate::ops::Op;
 
 /// OSU-style latency of typed SHMEM collectives, puts, gets and atomics beside this
 /// machine's floors (cache-line round trip, memcpy bandwidth) and, when Open MPI is
-/// installed, its OSHMEM and MPI.
+/// installed, its OSHMEM and MPI; with `--mpi`, ours on the MPI transport beside raw MPI.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "shmem-bench", version)]
 pub(crate) struct Args {
@@ -60,6 +60,12 @@ pub(crate) struct Args {
     #[arg(long)]
     pub no_bind: bool,
 
+    /// Measure ours on the MPI transport, every peer remote (SHMEM_MPI_ONNODE=0), under
+    /// Open MPI's mpirun over TCP, beside the same operations on raw MPI launched with the
+    /// same flags; no floors, no OSHMEM. Needs a build with `--features mpi`.
+    #[arg(long, conflicts_with = "startup")]
+    pub mpi: bool,
+
     /// Measure start-up and footprint instead of latencies: a hello program from exec to
     /// exit on 2 and 8 PEs (wall time, peak resident memory), ours beside `oshrun` and
     /// `mpirun` of the same program in C, and ours with an untouched 1 GiB heap.
@@ -86,6 +92,15 @@ pub(crate) enum JobKind {
     Hello,
 }
 
+/// The transport a run measures ours on, which decides what ours is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// Shared memory (the job starts its own PEs): beside the floors, OSHMEM and MPI.
+    SharedMemory,
+    /// MPI-3 RMA, every peer remote, under mpirun (`--mpi`): beside raw MPI.
+    Mpi,
+}
+
 /// Default calls per timed batch.
 pub(crate) const DEFAULT_ITERS: u32 = 1000;
 /// Calls per timed batch with `--quick`.
@@ -100,6 +115,15 @@ impl Args {
             DEFAULT_ITERS
         };
         self.iters.unwrap_or(quick) as usize
+    }
+
+    /// The transport the run measures ours on.
+    pub(crate) fn transport(&self) -> Transport {
+        if self.mpi {
+            Transport::Mpi
+        } else {
+            Transport::SharedMemory
+        }
     }
 
     /// The operations to measure, in table order.
@@ -125,8 +149,16 @@ impl Args {
         sizes
     }
 
-    /// Checks what clap cannot: the size range.
+    /// Checks what clap cannot: the size range, and `--mpi` in a build without the MPI
+    /// transport.
     pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.mpi && !cfg!(feature = "mpi") {
+            return Err(
+                "--mpi runs ours on the MPI transport, which this build lacks: \
+                 rebuild with --features mpi (cargo build --release -p shmem-bench --features mpi)"
+                    .to_string(),
+            );
+        }
         if self.max < self.min {
             return Err(format!(
                 "--max {} is below --min {}: give a size range from small to large",
@@ -196,6 +228,20 @@ mod tests {
         assert_eq!(args.npes, 2);
         assert_eq!(args.iters(), 1000);
         assert_eq!(Args::parse_from(["x", "--quick"]).iters(), 100);
+        assert_eq!(args.transport(), Transport::SharedMemory);
+    }
+
+    #[test]
+    fn mpi_mode_needs_the_mpi_build() {
+        let args = Args::parse_from(["x", "--mpi"]);
+        assert_eq!(args.transport(), Transport::Mpi);
+        let checked = args.validate();
+        if cfg!(feature = "mpi") {
+            assert_eq!(checked, Ok(()));
+        } else {
+            assert!(checked.unwrap_err().contains("rebuild with --features mpi"));
+        }
+        assert!(Args::try_parse_from(["x", "--mpi", "--startup"]).is_err());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The driver: the process the user starts. It runs the floor job (the cache-line round
 //! trip on 2 PEs of their own), the operations job (ours on `-n` PEs), the C baselines,
 //! then measures memcpy while no PE runs, and reports: table on stdout,
-//! CSV/JSON/Markdown/SVG in `--out`.
+//! CSV/JSON/Markdown/SVG in `--out`. With `--mpi`: no floors, ours as `mpirun`'s ranks,
+//! and raw MPI only, launched the same way.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,29 +11,45 @@ use std::process::{Command, Stdio};
 use crate::baseline::{self, Baselines};
 use clap::ValueEnum;
 
-use crate::cli::{Args, JobKind};
+use crate::cli::{Args, JobKind, Transport};
 use crate::report::{self, Report};
 use crate::results::Sample;
-use crate::{floors, output, plot};
+use crate::{floors, mpirun, output, plot};
+
+/// Why an MPI run has no floor columns.
+const NO_FLOORS_ON_MPI: &str = "no floors on MPI: with every peer remote each byte and \
+     word crosses MPI (TCP here), which the cache-line round trip, memcpy and the copies \
+     alone do not bound; ours is held to raw MPI launched with the same flags";
 
 /// Runs the whole benchmark; `Err` is a message for the user.
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
+    let transport = args.transport();
     let busy = busy_note();
     if let Some(note) = &busy {
         eprintln!("shmem-bench: warning: {note}");
     }
-    eprintln!("shmem-bench: measuring the cache-line round trip on 2 PEs");
-    let mut samples = run_job(args, JobKind::Floor, 2)?;
+    let mut notes: Vec<String> = busy.into_iter().collect();
+    let mut samples = Vec::new();
+    match transport {
+        Transport::SharedMemory => {
+            eprintln!("shmem-bench: measuring the cache-line round trip on 2 PEs");
+            samples = run_job(args, JobKind::Floor, 2)?;
+        }
+        Transport::Mpi => notes.push(NO_FLOORS_ON_MPI.to_string()),
+    }
     eprintln!(
-        "shmem-bench: measuring ours on {} PEs, {}..{} bytes",
+        "shmem-bench: measuring ours on {} PEs{}, {}..{} bytes",
         args.npes,
+        match transport {
+            Transport::SharedMemory => "",
+            Transport::Mpi => " (MPI ranks, every peer remote)",
+        },
         output::bytes_label(args.min),
         output::bytes_label(args.max)
     );
     samples.extend(run_job(args, JobKind::Ops, args.npes)?);
 
-    let mut notes: Vec<String> = busy.into_iter().collect();
     if args.no_baseline {
         notes.push("baselines not run (--no-baseline)".to_string());
     } else {
@@ -52,13 +69,16 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         }
     }
 
-    eprintln!("shmem-bench: measuring memcpy bandwidth");
-    let memcpy: BTreeMap<usize, f64> = report::memcpy_sizes_needed(&samples, args.npes)
-        .into_iter()
-        .map(|bytes| (bytes, floors::memcpy_bandwidth(bytes)))
-        .collect();
+    let mut memcpy = BTreeMap::new();
+    if transport == Transport::SharedMemory {
+        eprintln!("shmem-bench: measuring memcpy bandwidth");
+        memcpy = report::memcpy_sizes_needed(&samples, args.npes)
+            .into_iter()
+            .map(|bytes| (bytes, floors::memcpy_bandwidth(bytes)))
+            .collect();
+    }
 
-    let report = Report::new(args.npes, &samples, memcpy, notes);
+    let report = Report::new(transport, args.npes, &samples, memcpy, notes);
     print!("{}", output::terminal_table(&report));
     for note in &report.notes {
         println!("note: {note}");
@@ -67,7 +87,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
 
     let mut written = output::write_files(&report, &args.out)
         .map_err(|e| format!("cannot write the results into {}: {e}", args.out.display()))?;
-    let svg = output::file_path(&args.out, args.npes, "svg");
+    let svg = output::file_path(&args.out, transport, args.npes, "svg");
     plot::write_svg(&report, &svg).map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
     written.push(svg);
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
@@ -77,7 +97,8 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
 
 /// Runs job `kind` on `npes` PEs and reads its samples: this program again, told what
 /// to measure and where to write it, becomes the job's supervisor (as any program
-/// started directly does) and starts the PEs with the same arguments.
+/// started directly does) and starts the PEs with the same arguments; with `--mpi`,
+/// `mpirun` starts it as the PEs directly.
 fn run_job(args: &Args, kind: JobKind, npes: usize) -> Result<Vec<Sample>, String> {
     let results =
         std::env::temp_dir().join(format!("shmem-bench-{}-{kind:?}.csv", std::process::id()));
@@ -98,25 +119,35 @@ fn run_job_into(
         .to_possible_value()
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
-    let mut command = Command::new(program);
+    let heap = heap_needed(args);
+    let user_heap = std::env::var("SHMEM_SYMMETRIC_SIZE")
+        .ok()
+        .and_then(|v| shmem_rt::__private::parse_size(&v, "SHMEM_SYMMETRIC_SIZE").ok());
+    let mut env = Vec::new();
+    if user_heap.is_none_or(|size| size < heap) {
+        env.push(("SHMEM_SYMMETRIC_SIZE", heap.to_string()));
+    }
+    let mut command = match args.transport() {
+        Transport::SharedMemory => {
+            let mut command = Command::new(program);
+            command.env("SHMEM_NPES", npes.to_string()).envs(env);
+            command
+        }
+        Transport::Mpi => mpirun::command(&program, npes, &env),
+    };
     command
         .args(std::env::args_os().skip(1))
         .arg("--job-results")
         .arg(results)
         .arg("--job-kind")
         .arg(kind_name)
-        .env("SHMEM_NPES", npes.to_string())
         .stdin(Stdio::null());
-    let heap = heap_needed(args);
-    let user_heap = std::env::var("SHMEM_SYMMETRIC_SIZE")
-        .ok()
-        .and_then(|v| shmem_rt::__private::parse_size(&v, "SHMEM_SYMMETRIC_SIZE").ok());
-    if user_heap.is_none_or(|size| size < heap) {
-        command.env("SHMEM_SYMMETRIC_SIZE", heap.to_string());
-    }
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot start a job of the benchmark: {e}"))?;
+    let status = command.status().map_err(|e| {
+        format!(
+            "cannot start a job of the benchmark ({}): {e}",
+            command.get_program().to_string_lossy()
+        )
+    })?;
     if !status.success() {
         return Err(format!(
             "the {kind:?} job on {npes} PEs failed ({status}); see the PEs' messages above"

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use shmem_typed::prelude::*;
 
-use crate::cli::{Args, JobKind};
+use crate::cli::{Args, JobKind, Transport};
 use crate::floors;
 use crate::ops::Op;
 use crate::ours::Buffers;
@@ -25,7 +25,8 @@ pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Re
         println!("hello from PE {me} of {}", pe.n_pes());
         return Ok(());
     }
-    if !args.no_bind {
+    // Under mpirun the ranks stay unbound, as the raw-MPI baseline's (`--bind-to none`).
+    if !args.no_bind && args.transport() == Transport::SharedMemory {
         pin_when_cpus_suffice(me, pe.n_pes())?;
     }
     let timer = Timer::new(pe).map_err(|e| e.to_string())?;
@@ -71,7 +72,7 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
                 eprintln!("shmem-bench: ours {op:<19} {bytes:>8} B {usec:>10.3} us");
             }
             samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
-            if has_bandwidth_target(op, bytes, npes) {
+            if has_bandwidth_target(args.transport(), op, bytes, npes) {
                 let floor = floors::copies_alone(pe, timer, op, bytes, calls).map_err(err)?;
                 if let Some(floor) = floor {
                     if me == 0 {
@@ -90,8 +91,8 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
 
 /// Whether a row of `op` at `bytes` has a bandwidth target, beside which the copies of
 /// its data movement alone are measured (when the operation has such a floor).
-fn has_bandwidth_target(op: Op, bytes: usize, npes: usize) -> bool {
-    targets::limits_for(op, bytes, npes)
+fn has_bandwidth_target(transport: Transport, op: Op, bytes: usize, npes: usize) -> bool {
+    targets::limits_for(transport, op, bytes, npes)
         .iter()
         .any(|l| matches!(l, Limit::PctMemcpyAtLeast(_)))
 }

@@ -1,15 +1,18 @@
 //! `shmem-bench`: OSU-style latency of typed SHMEM collectives, puts, gets and atomics
-//! beside this machine's floors and Open MPI's OSHMEM and MPI.
+//! beside this machine's floors and Open MPI's OSHMEM and MPI; with `--mpi` (a build
+//! with `--features mpi`), ours on the MPI transport beside raw MPI.
 //!
-//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--out DIR]` (see `--help`).
-//! The program is the driver the user starts and, re-run by it with the hidden
-//! `--job-results FILE`, the supervisor and the PEs of its jobs.
+//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--mpi] [--out DIR]` (see
+//! `--help`). The program is the driver the user starts and, re-run by it with the hidden
+//! `--job-results FILE`, the supervisor and the PEs of its jobs (with `--mpi`, `mpirun`'s
+//! ranks, each a PE).
 
 mod baseline;
 mod cli;
 mod driver;
 mod floors;
 mod job;
+mod mpirun;
 mod ops;
 mod ours;
 mod output;

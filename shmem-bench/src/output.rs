@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use crate::cli::Transport;
+use crate::mpirun;
 use crate::report::{Report, Row};
 use crate::targets::{Check, Limit};
 
@@ -25,40 +27,99 @@ pub(crate) fn bytes_label(bytes: usize) -> String {
     }
 }
 
-/// The column headers and one row's cells, shared by the terminal and Markdown tables.
-const HEADERS: [&str; 11] = [
-    "op",
-    "bytes",
-    "ours µs",
-    "/rtt",
-    "GB/s",
-    "%memcpy",
-    "OSHMEM µs",
-    "/OSHMEM",
-    "MPI µs",
-    "/MPI",
-    "targets",
+/// One column of the terminal and Markdown tables: its header, its cell of a row, and
+/// whether MPI runs show it (they have no floors and no OSHMEM).
+struct Column {
+    header: &'static str,
+    cell: fn(&Row) -> String,
+    on_mpi: bool,
+}
+
+static COLUMNS: [Column; 11] = [
+    Column {
+        header: "op",
+        cell: |r| r.op.name().to_string(),
+        on_mpi: true,
+    },
+    Column {
+        header: "bytes",
+        cell: |r| bytes_label(r.bytes),
+        on_mpi: true,
+    },
+    Column {
+        header: "ours µs",
+        cell: |r| format!("{:.3}", r.ours_us),
+        on_mpi: true,
+    },
+    Column {
+        header: "/rtt",
+        cell: |r| opt(r.per_rtt(), 2),
+        on_mpi: false,
+    },
+    Column {
+        header: "GB/s",
+        cell: |r| opt(r.gbps(), 2),
+        on_mpi: true,
+    },
+    Column {
+        header: "%memcpy",
+        cell: |r| opt(r.pct_memcpy(), 0),
+        on_mpi: false,
+    },
+    Column {
+        header: "OSHMEM µs",
+        cell: |r| opt(r.oshmem_us, 3),
+        on_mpi: false,
+    },
+    Column {
+        header: "/OSHMEM",
+        cell: |r| opt(r.per_oshmem(), 2),
+        on_mpi: false,
+    },
+    Column {
+        header: "MPI µs",
+        cell: |r| opt(r.mpi_us, 3),
+        on_mpi: true,
+    },
+    Column {
+        header: "/MPI",
+        cell: |r| opt(r.per_mpi(), 2),
+        on_mpi: true,
+    },
+    Column {
+        header: "targets",
+        cell: |r| {
+            let checks: Vec<String> = r.checks.iter().map(Check::short).collect();
+            checks.join(", ")
+        },
+        on_mpi: true,
+    },
 ];
 
-fn cells(row: &Row) -> [String; 11] {
-    let checks: Vec<String> = row.checks.iter().map(Check::short).collect();
-    [
-        row.op.name().to_string(),
-        bytes_label(row.bytes),
-        format!("{:.3}", row.ours_us),
-        opt(row.per_rtt(), 2),
-        opt(row.gbps(), 2),
-        opt(row.pct_memcpy(), 0),
-        opt(row.oshmem_us, 3),
-        opt(row.per_oshmem(), 2),
-        opt(row.mpi_us, 3),
-        opt(row.per_mpi(), 2),
-        checks.join(", "),
-    ]
+/// The columns of `report`'s tables.
+fn columns(report: &Report) -> Vec<&'static Column> {
+    let shared_memory = report.transport == Transport::SharedMemory;
+    COLUMNS
+        .iter()
+        .filter(|c| shared_memory || c.on_mpi)
+        .collect()
+}
+
+fn cells(columns: &[&Column], row: &Row) -> Vec<String> {
+    columns.iter().map(|c| (c.cell)(row)).collect()
 }
 
 /// The run's conditions in one line.
 fn floors_line(report: &Report) -> String {
+    if report.transport == Transport::Mpi {
+        return format!(
+            "{} ranks on {} CPUs; ours on the MPI transport with every peer remote \
+             (SHMEM_MPI_ONNODE=0) and raw MPI, both under mpirun {}",
+            report.npes,
+            report.cpus,
+            mpirun::LAUNCH_FLAGS.join(" ")
+        );
+    }
     let memcpy = report
         .floors
         .memcpy_gbps
@@ -74,8 +135,10 @@ fn floors_line(report: &Report) -> String {
 
 /// The table for the terminal, aligned in columns, with the floors line above it.
 pub(crate) fn terminal_table(report: &Report) -> String {
-    let rows: Vec<[String; 11]> = report.rows.iter().map(cells).collect();
-    let mut widths = HEADERS.map(|h| h.chars().count());
+    let columns = columns(report);
+    let headers: Vec<String> = columns.iter().map(|c| c.header.to_string()).collect();
+    let rows: Vec<Vec<String>> = report.rows.iter().map(|r| cells(&columns, r)).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
@@ -84,7 +147,7 @@ pub(crate) fn terminal_table(report: &Report) -> String {
     let mut out = format!("# {}\n", floors_line(report));
     let mut line = |cells: &[String]| {
         let mut s = String::new();
-        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+        for (i, (c, &w)) in cells.iter().zip(&widths).enumerate() {
             let pad = w - c.chars().count();
             if i == 0 || i == cells.len() - 1 {
                 s.push_str(c);
@@ -98,19 +161,20 @@ pub(crate) fn terminal_table(report: &Report) -> String {
         out.push_str(s.trim_end());
         out.push('\n');
     };
-    line(&HEADERS.map(String::from));
+    line(&headers);
     for r in &rows {
         line(r);
     }
     out
 }
 
-/// `rows` as a Markdown table.
-fn markdown_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
-    let mut out = format!("| {} |\n", HEADERS.join(" | "));
-    let align: Vec<&str> = (0..HEADERS.len())
+/// `rows` as a Markdown table of `columns`.
+fn markdown_rows<'a>(columns: &[&Column], rows: impl IntoIterator<Item = &'a Row>) -> String {
+    let headers: Vec<&str> = columns.iter().map(|c| c.header).collect();
+    let mut out = format!("| {} |\n", headers.join(" | "));
+    let align: Vec<&str> = (0..headers.len())
         .map(|i| {
-            if i == 0 || i == HEADERS.len() - 1 {
+            if i == 0 || i == headers.len() - 1 {
                 "---"
             } else {
                 "---:"
@@ -119,7 +183,7 @@ fn markdown_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
         .collect();
     let _ = writeln!(out, "| {} |", align.join(" | "));
     for r in rows {
-        let _ = writeln!(out, "| {} |", cells(r).join(" | "));
+        let _ = writeln!(out, "| {} |", cells(columns, r).join(" | "));
     }
     out
 }
@@ -127,6 +191,7 @@ fn markdown_rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
 /// The report as Markdown (what the README shows): the run's conditions, the rows that
 /// carry targets, the target summary, then every row in a collapsed block.
 pub(crate) fn markdown_report(report: &Report) -> String {
+    let columns = columns(report);
     let mut out = format!("{}.\n\n", floors_line(report));
     for note in &report.notes {
         let _ = writeln!(out, "Note: {note}.\n");
@@ -137,7 +202,7 @@ pub(crate) fn markdown_report(report: &Report) -> String {
         .filter(|r| !r.checks.is_empty())
         .collect();
     if !targeted.is_empty() {
-        out.push_str(&markdown_rows(targeted));
+        out.push_str(&markdown_rows(&columns, targeted));
         out.push('\n');
     }
     let _ = write!(out, "```text\n{}```\n\n", targets_summary(report));
@@ -145,7 +210,7 @@ pub(crate) fn markdown_report(report: &Report) -> String {
         out,
         "<details><summary>All {} rows</summary>\n\n{}\n</details>\n",
         report.rows.len(),
-        markdown_rows(&report.rows)
+        markdown_rows(&columns, &report.rows)
     );
     out
 }
@@ -154,10 +219,13 @@ pub(crate) fn markdown_report(report: &Report) -> String {
 pub(crate) fn targets_summary(report: &Report) -> String {
     let checks: Vec<_> = report.checks().collect();
     if checks.is_empty() {
-        return format!(
-            "targets: none are stated for {} PEs (they are for 2 and 8)\n",
-            report.npes
-        );
+        return match report.transport {
+            Transport::SharedMemory => format!(
+                "targets: none are stated for {} PEs (they are for 2 and 8)\n",
+                report.npes
+            ),
+            Transport::Mpi => "targets: none are stated for these operations on MPI\n".into(),
+        };
     }
     let met = checks.iter().filter(|(_, c)| c.met() == Some(true)).count();
     let missed = checks
@@ -287,21 +355,27 @@ pub(crate) fn csv(report: &Report) -> String {
     out
 }
 
-/// The files of a run of `npes` PEs in `dir`: `bench-<npes>pe.<ext>`.
-pub(crate) fn file_path(dir: &Path, npes: usize, ext: &str) -> PathBuf {
-    dir.join(format!("bench-{npes}pe.{ext}"))
+/// The files of a run on `transport` with `npes` PEs in `dir`: `bench-<npes>pe.<ext>`,
+/// `bench-mpi-<npes>pe.<ext>` on MPI.
+pub(crate) fn file_path(dir: &Path, transport: Transport, npes: usize, ext: &str) -> PathBuf {
+    let mode = match transport {
+        Transport::SharedMemory => "",
+        Transport::Mpi => "mpi-",
+    };
+    dir.join(format!("bench-{mode}{npes}pe.{ext}"))
 }
 
 /// Writes the CSV, JSON and Markdown files; returns their paths.
 pub(crate) fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
+    let path = |ext| file_path(dir, report.transport, report.npes, ext);
     let files = [
-        (file_path(dir, report.npes, "csv"), csv(report)),
+        (path("csv"), csv(report)),
         (
-            file_path(dir, report.npes, "json"),
+            path("json"),
             serde_json::to_string_pretty(&json(report))? + "\n",
         ),
-        (file_path(dir, report.npes, "md"), markdown_report(report)),
+        (path("md"), markdown_report(report)),
     ];
     let mut written = Vec::new();
     for (path, text) in files {
@@ -324,7 +398,13 @@ mod tests {
             Sample::new(Impl::Oshmem, "barrier_all", 0, 2, 0.4),
             Sample::new(Impl::Ours, "broadcast", 8, 2, 0.2),
         ];
-        Report::new(2, &samples, BTreeMap::from([(8, 1.0)]), vec![])
+        Report::new(
+            Transport::SharedMemory,
+            2,
+            &samples,
+            BTreeMap::from([(8, 1.0)]),
+            vec![],
+        )
     }
 
     #[test]
@@ -371,12 +451,51 @@ mod tests {
     }
 
     #[test]
+    fn mpi_runs_show_ours_beside_raw_mpi_only_in_files_of_their_own() {
+        let samples = vec![
+            Sample::new(Impl::Ours, "barrier", 0, 2, 11.0),
+            Sample::new(Impl::Mpi, "barrier", 0, 2, 10.0),
+            Sample::new(Impl::Ours, "get", 64, 2, 30.0),
+            Sample::new(Impl::Mpi, "get", 64, 2, 20.0),
+        ];
+        let report = Report::new(Transport::Mpi, 2, &samples, BTreeMap::new(), vec![]);
+        let table = terminal_table(&report);
+        let header = table.lines().nth(1).unwrap();
+        let headers: Vec<&str> = header
+            .split("  ")
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .collect();
+        assert_eq!(
+            headers,
+            ["op", "bytes", "ours µs", "GB/s", "MPI µs", "/MPI", "targets"]
+        );
+        assert!(table.contains("✓ /MPI ≤ 1.15") && table.contains("✗ /MPI 1.500 > 1.15"));
+        assert!(table.contains("raw MPI, both under mpirun --allow-run-as-root"));
+        assert!(targets_summary(&report).contains("1 met, 1 missed"));
+        assert_eq!(
+            file_path(Path::new("d"), report.transport, 2, "svg"),
+            Path::new("d/bench-mpi-2pe.svg")
+        );
+        assert_eq!(
+            file_path(Path::new("d"), Transport::SharedMemory, 2, "svg"),
+            Path::new("d/bench-2pe.svg")
+        );
+    }
+
+    #[test]
     fn a_missed_bandwidth_target_shows_the_copy_floor() {
         let samples = vec![
             Sample::new(Impl::Ours, "fcollect", 262144, 2, 16.0),
             Sample::new(Impl::Floor, "fcollect", 262144, 2, 15.0),
         ];
-        let report = Report::new(2, &samples, BTreeMap::from([(262144, 40.0)]), vec![]);
+        let report = Report::new(
+            Transport::SharedMemory,
+            2,
+            &samples,
+            BTreeMap::from([(262144, 40.0)]),
+            vec![],
+        );
         let summary = targets_summary(&report);
         assert!(summary.contains("missed fcollect 256K"), "{summary}");
         assert!(

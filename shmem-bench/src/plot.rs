@@ -9,6 +9,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::cli::Transport;
 use crate::ops::{Op, Sizes};
 use crate::output::bytes_label;
 use crate::report::Report;
@@ -40,10 +41,16 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     );
     let root = SVGBackend::new(path, size).into_drawing_area();
     root.fill(&WHITE)?;
-    let title = format!(
-        "Latency per call, {} PEs (median of 11 batches; lower is better)",
-        report.npes
-    );
+    let title = match report.transport {
+        Transport::SharedMemory => format!(
+            "Latency per call, {} PEs (median of 11 batches; lower is better)",
+            report.npes
+        ),
+        Transport::Mpi => format!(
+            "Latency per call on MPI, {} ranks, every peer remote (median of 11 batches; lower is better)",
+            report.npes
+        ),
+    };
     let root = root.titled(&title, ("sans-serif", 22))?;
     let (key, body) = root.split_vertically(LEGEND_H);
     draw_legend(&key, report)?;
@@ -121,7 +128,9 @@ where
         .filter(|k| match k.name {
             "OSHMEM" => has(|r| r.oshmem_us.is_some()),
             "MPI" => has(|r| r.mpi_us.is_some()),
-            _ => true,
+            "ours" => true,
+            // The floors: measured on shared memory only.
+            _ => report.transport == Transport::SharedMemory,
         })
         .collect();
     let font = ("sans-serif", 14).into_font().color(&BLACK);
@@ -361,7 +370,7 @@ mod tests {
             ));
         }
         let memcpy = BTreeMap::from([(8, 1.0), (64, 5.0), (512, 20.0), (4096, 30.0)]);
-        let report = Report::new(2, &samples, memcpy, vec![]);
+        let report = Report::new(Transport::SharedMemory, 2, &samples, memcpy, vec![]);
         let dir = std::env::temp_dir().join(format!("shmem-bench-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("plot.svg");

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cli::Transport;
 use crate::ops::Op;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Check, Limit};
@@ -93,6 +94,8 @@ impl Row {
 /// Everything one run measured.
 #[derive(Debug, Clone)]
 pub(crate) struct Report {
+    /// The transport ours ran on.
+    pub transport: Transport,
     /// PEs of the run.
     pub npes: usize,
     /// CPUs of the machine.
@@ -108,6 +111,7 @@ pub(crate) struct Report {
 impl Report {
     /// Builds the rows from our samples, the baselines' samples and the floors.
     pub(crate) fn new(
+        transport: Transport,
         npes: usize,
         samples: &[Sample],
         memcpy_gbps: BTreeMap<usize, f64>,
@@ -141,7 +145,7 @@ impl Report {
                     rtt_us: floors.rtt_us,
                     memcpy_gbps: floors.memcpy_gbps.get(&received).copied(),
                 };
-                row.checks = targets::limits_for(op, s.bytes, npes)
+                row.checks = targets::limits_for(transport, op, s.bytes, npes)
                     .into_iter()
                     .map(|limit| Check {
                         limit,
@@ -153,6 +157,7 @@ impl Report {
             .collect();
         rows.sort_by_key(|r| (r.op, r.bytes));
         Report {
+            transport,
             npes,
             cpus: shmem_rt::__private::available_cpus(),
             floors,
@@ -207,7 +212,7 @@ mod tests {
         ];
         let memcpy = BTreeMap::from([(262144, 40.0)]);
         assert_eq!(memcpy_sizes_needed(&samples, 2), vec![262144]);
-        let report = Report::new(2, &samples, memcpy, vec![]);
+        let report = Report::new(Transport::SharedMemory, 2, &samples, memcpy, vec![]);
         assert_eq!(report.rows.len(), 2);
         let barrier = &report.rows[0];
         assert_eq!(barrier.op, Op::Barrier);
@@ -241,7 +246,7 @@ mod tests {
         ];
         assert_eq!(memcpy_sizes_needed(&samples, 2), vec![262144]);
         let memcpy = BTreeMap::from([(262144, 55.0)]);
-        let report = Report::new(2, &samples, memcpy, vec![]);
+        let report = Report::new(Transport::SharedMemory, 2, &samples, memcpy, vec![]);
         let put = report.rows_of(Op::Put).next().unwrap();
         // 262144 bytes in 5 µs = 52.4 GB/s = 95.3% of 55 GB/s.
         assert_eq!(put.received, 262144);
@@ -263,7 +268,7 @@ mod tests {
             sample(Impl::Ours, "broadcast", 262144, 7.0),
         ];
         let memcpy = BTreeMap::from([(262144, 40.0)]);
-        let report = Report::new(2, &samples, memcpy, vec![]);
+        let report = Report::new(Transport::SharedMemory, 2, &samples, memcpy, vec![]);
         let fcollect = report.rows_of(Op::Fcollect).next().unwrap();
         assert_eq!(fcollect.copy_floor_us, Some(13.1072));
         // 262144 bytes in 13.1072 µs = 20 GB/s = 50% of 40 GB/s.

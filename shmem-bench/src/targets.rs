@@ -5,7 +5,11 @@
 //! broadcast and fcollect ≥ 50% of memcpy bandwidth for the bytes each PE receives;
 //! 256 KiB xor/max reduce ≤ 0.5× MPI_Allreduce; 256 KiB put and get ≥ 90% of memcpy
 //! bandwidth. At 8 PEs (on 2 cores): barriers and 8 B reductions ≤ 0.5× OSHMEM.
+//!
+//! On the MPI transport (`--mpi`), at every PE count and size: barrier, broadcast, the
+//! collects, the reductions, put and get ≤ 1.15× the same operation on raw MPI.
 
+use crate::cli::Transport;
 use crate::ops::Op;
 
 /// The bound a target puts on one column of a row.
@@ -54,15 +58,34 @@ impl Limit {
     }
 }
 
-/// A target: at `npes` PEs, for `ops` at `bytes`, `limit` holds.
+/// The runs and rows a target is stated for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope {
+    /// Shared memory, at this PE count and message size (0 for barriers).
+    SharedMemory { npes: usize, bytes: usize },
+    /// The MPI transport, at every PE count and size.
+    Mpi,
+}
+
+impl Scope {
+    /// Whether a row at `bytes` of a run on `transport` with `npes` PEs is in scope.
+    fn covers(self, transport: Transport, npes: usize, bytes: usize) -> bool {
+        match self {
+            Scope::SharedMemory { npes: n, bytes: b } => {
+                transport == Transport::SharedMemory && n == npes && b == bytes
+            }
+            Scope::Mpi => transport == Transport::Mpi,
+        }
+    }
+}
+
+/// A target: in `scope`, for `ops`, `limit` holds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Target {
-    /// PE count the target is stated for.
-    pub npes: usize,
+    /// Where it applies.
+    pub scope: Scope,
     /// The operations.
     pub ops: &'static [Op],
-    /// The message size (0 for barriers).
-    pub bytes: usize,
     /// The bound.
     pub limit: Limit,
 }
@@ -79,70 +102,87 @@ const BULK_MOVES: &[Op] = &[Op::Broadcast, Op::Fcollect];
 const BITWISE_AND_ORDER_REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64];
 const REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64, Op::ReduceSumF64];
 const POINT_MOVES: &[Op] = &[Op::Put, Op::Get];
+/// What the MPI transport does with MPI's own collectives or one MPI call (puts, gets).
+const OVER_MPI: &[Op] = &[
+    Op::Barrier,
+    Op::Broadcast,
+    Op::Fcollect,
+    Op::Collect,
+    Op::ReduceXorI64,
+    Op::ReduceMaxI64,
+    Op::ReduceSumF64,
+    Op::Put,
+    Op::Get,
+];
 
 /// Every performance target.
 pub(crate) const TARGETS: &[Target] = &[
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory { npes: 2, bytes: 0 },
         ops: BARRIERS,
-        bytes: 0,
         limit: Limit::PerRttAtMost(1.2),
     },
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory { npes: 2, bytes: 0 },
         ops: BARRIERS,
-        bytes: 0,
         limit: Limit::PerOshmemAtMost(0.5),
     },
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory { npes: 2, bytes: 8 },
         ops: SMALL_DATA,
-        bytes: 8,
         limit: Limit::PerOshmemAtMost(0.5),
     },
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory { npes: 2, bytes: 8 },
         ops: SMALL_DATA,
-        bytes: 8,
         limit: Limit::PerMpiAtMost(0.6),
     },
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory {
+            npes: 2,
+            bytes: 256 << 10,
+        },
         ops: BULK_MOVES,
-        bytes: 256 << 10,
         limit: Limit::PctMemcpyAtLeast(50.0),
     },
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory {
+            npes: 2,
+            bytes: 256 << 10,
+        },
         ops: BITWISE_AND_ORDER_REDUCES,
-        bytes: 256 << 10,
         limit: Limit::PerMpiAtMost(0.5),
     },
     Target {
-        npes: 2,
+        scope: Scope::SharedMemory {
+            npes: 2,
+            bytes: 256 << 10,
+        },
         ops: POINT_MOVES,
-        bytes: 256 << 10,
         limit: Limit::PctMemcpyAtLeast(90.0),
     },
     Target {
-        npes: 8,
+        scope: Scope::SharedMemory { npes: 8, bytes: 0 },
         ops: BARRIERS,
-        bytes: 0,
         limit: Limit::PerOshmemAtMost(0.5),
     },
     Target {
-        npes: 8,
+        scope: Scope::SharedMemory { npes: 8, bytes: 8 },
         ops: REDUCES,
-        bytes: 8,
         limit: Limit::PerOshmemAtMost(0.5),
+    },
+    Target {
+        scope: Scope::Mpi,
+        ops: OVER_MPI,
+        limit: Limit::PerMpiAtMost(1.15),
     },
 ];
 
-/// The bounds that apply to `op` at `bytes` in a run of `npes` PEs.
-pub(crate) fn limits_for(op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
+/// The bounds that apply to `op` at `bytes` in a run on `transport` with `npes` PEs.
+pub(crate) fn limits_for(transport: Transport, op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
     TARGETS
         .iter()
-        .filter(|t| t.npes == npes && t.bytes == bytes && t.ops.contains(&op))
+        .filter(|t| t.scope.covers(transport, npes, bytes) && t.ops.contains(&op))
         .map(|t| t.limit)
         .collect()
 }
@@ -191,26 +231,48 @@ mod tests {
 
     #[test]
     fn limits_are_found_by_op_size_and_pe_count() {
+        let shm = |op, bytes, npes| limits_for(Transport::SharedMemory, op, bytes, npes);
         assert_eq!(
-            limits_for(Op::Barrier, 0, 2),
+            shm(Op::Barrier, 0, 2),
             vec![Limit::PerRttAtMost(1.2), Limit::PerOshmemAtMost(0.5)]
         );
         assert_eq!(
-            limits_for(Op::Fcollect, 256 << 10, 2),
+            shm(Op::Fcollect, 256 << 10, 2),
             vec![Limit::PctMemcpyAtLeast(50.0)]
         );
         assert_eq!(
-            limits_for(Op::Get, 256 << 10, 2),
+            shm(Op::Get, 256 << 10, 2),
             vec![Limit::PctMemcpyAtLeast(90.0)]
         );
-        assert!(limits_for(Op::AtomicFetchAdd, 8, 2).is_empty());
+        assert!(shm(Op::AtomicFetchAdd, 8, 2).is_empty());
         assert_eq!(
-            limits_for(Op::ReduceSumF64, 8, 8),
+            shm(Op::ReduceSumF64, 8, 8),
             vec![Limit::PerOshmemAtMost(0.5)]
         );
-        assert!(limits_for(Op::ReduceSumF64, 8, 2).is_empty());
-        assert!(limits_for(Op::Broadcast, 16, 2).is_empty());
-        assert!(limits_for(Op::Barrier, 0, 4).is_empty());
+        assert!(shm(Op::ReduceSumF64, 8, 2).is_empty());
+        assert!(shm(Op::Broadcast, 16, 2).is_empty());
+        assert!(shm(Op::Barrier, 0, 4).is_empty());
+    }
+
+    #[test]
+    fn on_mpi_every_size_of_the_collectives_put_and_get_is_held_to_raw_mpi() {
+        let mpi = |op, bytes, npes| limits_for(Transport::Mpi, op, bytes, npes);
+        let bound = vec![Limit::PerMpiAtMost(1.15)];
+        assert_eq!(mpi(Op::Barrier, 0, 2), bound);
+        assert_eq!(mpi(Op::Broadcast, 16, 4), bound);
+        assert_eq!(mpi(Op::ReduceSumF64, 1 << 20, 2), bound);
+        assert_eq!(mpi(Op::Get, 8, 3), bound);
+        // No raw-MPI line for barrier_all; no single MPI call for the others.
+        for op in [
+            Op::BarrierAll,
+            Op::Alltoall,
+            Op::PutSignal,
+            Op::AtomicFetchAdd,
+        ] {
+            assert!(mpi(op, 8, 2).is_empty(), "{op}");
+        }
+        // The shared-memory targets do not apply on MPI.
+        assert_eq!(mpi(Op::Fcollect, 256 << 10, 2), bound);
     }
 
     #[test]
