@@ -319,6 +319,9 @@ fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> R
 /// may be waiting for.
 #[inline]
 pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
+    if T::SLEEPERS_POLL {
+        return;
+    }
     t.store_load_fence();
     for pe in pes {
         if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {

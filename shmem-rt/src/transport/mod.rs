@@ -123,6 +123,11 @@ pub(crate) trait Transport: Sized + 'static {
     /// release store then publishes them (what makes a barrier `quiet` + `sync`).
     fn complete_for_barrier(&self);
 
+    /// Whether a sleeping PE finds what it waits for by polling, so that nobody need
+    /// wake it after storing what it waits for (see `sync::wait::notify_each`). Its
+    /// [`Transport::sleep`] then returns within a short slice, whatever the wake word.
+    const SLEEPERS_POLL: bool = false;
+
     /// Sleeps on this PE's wake word while it holds `seen`, at most `timeout`.
     fn sleep(&self, seen: u64, timeout: Duration);
     /// Wakes whoever sleeps on PE `pe`'s wake word (after bumping it).

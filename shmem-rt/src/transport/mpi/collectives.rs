@@ -195,7 +195,7 @@ impl Call<'_> {
     pub(crate) fn barrier(&mut self) -> RtResult<()> {
         let mine = Descriptor::new(Operation::Barrier, self.set.key());
         self.agree(&mine)?;
-        self.t.quiet();
+        self.t.sync_memory();
         Ok(())
     }
 
@@ -237,7 +237,6 @@ impl Call<'_> {
             // (the agreement refused an overlap other than equality).
             unsafe { crate::memory::copy::copy(buf, self.local(target.off), bytes) };
         }
-        self.t.quiet();
         Ok(())
     }
 
@@ -306,7 +305,6 @@ impl Call<'_> {
                 "MPI_Allgatherv",
             )?;
         }
-        self.t.quiet();
         Ok(total / size.max(1))
     }
 

@@ -19,7 +19,8 @@
 //!   (MPI orders neither puts among themselves nor puts against accumulates).
 //! - **Progress.** Many MPIs apply passive-target operations aimed at a rank only while
 //!   it is inside MPI: waits call [`Transport::progress`], and sleeping is polling MPI,
-//!   yielding the CPU between polls, instead of a futex.
+//!   yielding the CPU between polls, in short slices after which the wait looks at its
+//!   condition itself (so nobody needs to wake a sleeper) instead of a futex.
 //! - **Ending.** [`finish`] frees the window and leaves MPI at finalize; a panic ends the
 //!   job with `MPI_Abort` ([`abort_job`]); an MPI error in a call that cannot return one
 //!   aborts the job with MPI's message.
@@ -45,6 +46,14 @@ use crate::memory::layout::{self, Region};
 
 /// Set once MPI is initialised by [`join`], cleared by [`finish`].
 static MPI_RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// Set while a non-blocking put may be undelivered: every other operation completes
+/// before it returns, and `MPI_Win_flush_all` costs a round trip to every rank even
+/// when nothing is outstanding, so `fence`/`quiet` flush only after one.
+static UNFLUSHED: AtomicBool = AtomicBool::new(false);
+
+/// Longest a sleeping rank polls before its wait looks at its condition again.
+const SLEEP_SLICE: Duration = Duration::from_micros(200);
 
 /// Joins the MPI job this process is a rank of: initialises MPI, checks that every rank
 /// has the same settings and that MPI's job size is the launcher's, maps the node's
@@ -403,6 +412,22 @@ impl MpiTransport {
         }
     }
 
+    /// Completes the non-blocking puts made since the last flush, if any.
+    fn flush_unflushed(&self) {
+        if UNFLUSHED.swap(false, Ordering::Relaxed) {
+            // SAFETY: the window exists for the life of the transport.
+            self.check_mpi(unsafe { ffi::shmem_mpi_flush_all() }, "MPI_Win_flush_all");
+        }
+    }
+
+    /// Makes what MPI wrote into this rank's window visible to its loads, and its stores
+    /// to MPI (`MPI_Win_sync`, a memory barrier).
+    pub(super) fn sync_memory(&self) {
+        // SAFETY: the window exists for the life of the transport.
+        self.check_mpi(unsafe { ffi::shmem_mpi_win_sync() }, "MPI_Win_sync");
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+
     fn check_mpi(&self, rc: c_int, call: &'static str) {
         if let Err(err) = check(rc, call) {
             fatal(self.me, err);
@@ -519,6 +544,7 @@ impl Transport for MpiTransport {
         self.put_with(from, to, len, PutCompletion::Remote);
     }
     unsafe fn put_nbi(&self, from: *const u8, to: MpiPlace, len: usize) {
+        UNFLUSHED.store(true, Ordering::Relaxed);
         self.put_with(from, to, len, PutCompletion::Local);
     }
     fn zero(&self, at: MpiPlace, len: usize) {
@@ -567,22 +593,20 @@ impl Transport for MpiTransport {
     }
 
     fn fence(&self) {
-        // SAFETY: the window exists for the life of the transport.
-        self.check_mpi(unsafe { ffi::shmem_mpi_flush_all() }, "MPI_Win_flush_all");
+        self.flush_unflushed();
     }
     fn quiet(&self) {
-        // SAFETY: as in `fence`.
-        self.check_mpi(unsafe { ffi::shmem_mpi_flush_all() }, "MPI_Win_flush_all");
-        // SAFETY: as above.
-        self.check_mpi(unsafe { ffi::shmem_mpi_win_sync() }, "MPI_Win_sync");
-        std::sync::atomic::fence(Ordering::SeqCst);
+        self.flush_unflushed();
+        self.sync_memory();
     }
     fn complete_for_barrier(&self) {
-        // SAFETY: as in `fence`.
-        self.check_mpi(unsafe { ffi::shmem_mpi_flush_all() }, "MPI_Win_flush_all");
+        self.flush_unflushed();
     }
 
+    const SLEEPERS_POLL: bool = true;
+
     fn sleep(&self, seen: u64, timeout: Duration) {
+        let timeout = timeout.min(SLEEP_SLICE);
         let wake = self.place(
             self.me,
             layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
