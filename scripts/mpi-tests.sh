@@ -54,7 +54,7 @@ two_hosts() {
   local runs=(
     "hello 2" "collect 2" "xor_to_all 2" "broadcast 4" "max_to_all 2" "barrier 2"
     "histogram 2" "workqueue 2" "transpose 2" "samplesort 2" "summa 2"
-    "heat2d 1 24"
+    "heat2d 1 24" "heat2d 2 24"
   )
   for run in "${runs[@]}"; do
     read -r name per_host args <<<"$run"
