@@ -27,7 +27,8 @@ step() { printf '\n==== mpi-tests: %s (%ss)\n' "$*" "$SECONDS"; }
 # The suites that run on every transport (as in .ci/run's loopback list), plus the MPI
 # failure cases.
 SUITES=(collectives collectives_props collectives_errors hardening_errors atomics
-  wait_family rma alltoall heap_work locks teams mpi_failures)
+  wait_family rma alltoall heap_work locks teams mpi_failures hardening_stress local_pairs
+  mismatched_pairs nested_arrays)
 
 examples() {
   step "examples, one node (shared memory under mpirun)"

@@ -1,7 +1,7 @@
 //! A PE that fails ends the whole MPI job, non-zero, within the launcher's teardown time:
 //! a panic (the panic hook calls `MPI_Abort`), an `Err` from the program's main, an exit
-//! without finalize, and a kill — while the other PEs wait in a barrier that can never
-//! complete. Runs under mpirun (`SHMEM_TEST_LAUNCHER=mpirun`, builds with the `mpi`
+//! without finalize, a finalize the others do not make (they find it gone), and a kill —
+//! while the other PEs wait in a barrier that can never complete. Runs under mpirun (`SHMEM_TEST_LAUNCHER=mpirun`, builds with the `mpi`
 //! feature); each case prints how long its job took beside a job without a fault.
 
 #![cfg(feature = "mpi")]
@@ -28,6 +28,11 @@ fn pe_body(case: &str) -> ! {
                 std::process::exit(1)
             }
             "early_exit" => std::process::exit(0),
+            "finalize_early" => {
+                let finalized = pe.finalize();
+                eprintln!("PE {me}: finalize returned {finalized:?}");
+                std::process::exit(0)
+            }
             "kill" => {
                 // SAFETY: raise has no memory effects; SIGKILL ends this process.
                 unsafe { libc::raise(libc::SIGKILL) };
@@ -61,7 +66,7 @@ fn a_failing_pe_ends_the_whole_job() {
     let name = shmem_testkit::test_name!();
     let (code, normal) = job(&name, "none");
     assert_eq!(code, 0, "the job without a fault failed");
-    for case in ["panic", "error", "early_exit", "kill"] {
+    for case in ["panic", "error", "early_exit", "finalize_early", "kill"] {
         let (code, took) = job(&name, case);
         eprintln!(
             "failure {case:>10}: exit {code}, job {:.0} ms (without a fault {:.0} ms)",

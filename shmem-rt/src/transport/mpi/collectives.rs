@@ -23,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
+use std::time::{Duration, Instant};
 
 use super::ffi::{self, check};
 use super::MpiTransport;
@@ -32,13 +33,21 @@ use crate::coll::descriptor::{Descriptor, ElemType};
 use crate::coll::reduce::Combine;
 use crate::coll::sets::SetSpec;
 use crate::coll::{broadcast, gather, reduce, RootTarget, Span};
-use crate::error::{Operation, ReduceOp, RtError, RtResult};
+use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult};
+use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
 use crate::transport::Transport;
 
 /// Words of a descriptor on the wire.
 const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;
+
+/// Polls of the agreement between looks at the members' states (remote loads).
+const LEFT_CHECK_POLLS: u32 = 1024;
+
+/// How long the agreement still waits for the part of a member seen to have left: the
+/// part it sent before leaving may still be on its way.
+const LEFT_GRACE: Duration = Duration::from_secs(1);
 
 /// Bytes of the member-order buffer a reduction gathers at a time (all members' chunks).
 const REDUCE_GATHER_BYTES: usize = 4 << 20;
@@ -140,18 +149,22 @@ impl Call<'_> {
     }
 
     /// Waits for the agreement exchange as for any other word: a job that fails meanwhile
-    /// ends the wait with its error. The exchange's buffers are then still lent to MPI,
-    /// so the job is ended here instead of returning (this PE cannot take part in
+    /// ends the wait with its error, and so does a member that has left the program
+    /// (finalized, or panicked) while the exchange still waits for its part, once its
+    /// part has had [`LEFT_GRACE`] to arrive. The exchange's buffers are then still lent
+    /// to MPI, so the job is ended here instead of returning (this PE cannot take part in
     /// anything after it anyway).
     ///
-    /// Only the job's failure ends it: which member has not arrived is MPI's to know, and
-    /// a member may be in another wait that will end in an error and bring it here (a
-    /// point-to-point wait nobody can satisfy). Calls on different sets are found at a
+    /// A member in another wait does not end it: which member has not arrived is MPI's to
+    /// know, and that member may be in a wait that will end in an error and bring it here
+    /// (a point-to-point wait nobody can satisfy). Calls on different sets are found at a
     /// set's first call (the runtime's join, see `runtime::collectives`); calls on two
     /// sets already joined that wait for each other wait until the job is stopped.
     fn wait_agreement(&self) -> RtResult<()> {
         let t = self.t;
         let mut failed = None;
+        let mut polls = 0u32;
+        let mut left: Option<(usize, Instant)> = None;
         let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
             let mut done: c_int = 0;
             // SAFETY: the exchange started in `agree` is in flight; a valid out-pointer.
@@ -160,17 +173,39 @@ impl Call<'_> {
                 failed = Some(err);
                 return true;
             }
-            done != 0
+            if done != 0 {
+                return true;
+            }
+            polls = polls.wrapping_add(1);
+            if polls % LEFT_CHECK_POLLS == 0 {
+                if left.is_none() {
+                    left = self
+                        .set
+                        .members()
+                        .find(|&pe| pe != t.me() && state::state_of(t, pe).has_left())
+                        .map(|pe| (pe, Instant::now()));
+                }
+                if let Some((pe, since)) = left {
+                    if since.elapsed() > LEFT_GRACE {
+                        state::record_failure(t, pe, PeEnd::LeftEarly);
+                        failed = Some(RtError::PeLeft {
+                            pe,
+                            waiter: t.me(),
+                            during: self.during,
+                        });
+                        return true;
+                    }
+                }
+            }
+            false
         });
-        if let Some(err) = failed {
-            super::fatal(t.me(), err);
-        }
-        if let Err(err) = waited {
-            crate::error::print_line(&format!("PE {}: {err}", t.me()));
-            super::abort_job(1);
-            std::process::exit(1);
-        }
-        Ok(())
+        let err = match (failed, waited) {
+            (None, Ok(())) => return Ok(()),
+            (Some(err), _) | (None, Err(err)) => err,
+        };
+        crate::error::print_line(&format!("PE {}: {err}", t.me()));
+        super::abort_job(1);
+        std::process::exit(1)
     }
 
     /// The address of `span` in this PE's own partition.
