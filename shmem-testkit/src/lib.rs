@@ -22,7 +22,7 @@ pub use fault::{
     FAIL_FAST_BOUND,
 };
 pub use job::{__libtest_name, expected_transport, job_spec, pe_args, run_job, run_on_pes};
-pub use mpirun::mpi_launcher;
+pub use mpirun::{mpi_launcher, note_finalized};
 pub use resources::{fd_targets, Resources};
 pub use shmem_rt::__private::JobOutcome;
 pub use shmem_testkit_macros::test;

@@ -31,9 +31,11 @@ pub(crate) fn selected() -> bool {
     std::env::var(LAUNCHER).as_deref() == Ok("mpirun")
 }
 
-/// In a PE: records that this PE finalized its test job (a no-op under the supervisor,
-/// which sees the PE's state itself).
-pub(crate) fn note_finalized(me: usize) {
+/// In a PE: records that PE `me` finalized its test job, so that a job under mpirun
+/// counts it (a no-op under the supervisor, which sees the PE's state itself). Tests
+/// that run their PEs by hand ([`run_job`](crate::run_job)) call it after finalize;
+/// [`run_on_pes`](crate::run_on_pes) does.
+pub fn note_finalized(me: usize) {
     if let Some(dir) = std::env::var_os(FINALIZED_DIR) {
         let marker = Path::new(&dir).join(me.to_string());
         std::fs::write(&marker, b"")

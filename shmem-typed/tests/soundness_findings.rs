@@ -755,6 +755,7 @@ fn no_hang_job(name: &str, checked: &str, odd: usize) {
         BODY_DONE.store(true, Ordering::Release);
         pe.finalize()
             .unwrap_or_else(|e| panic!("PE {me}: finalize: {e}"));
+        shmem_testkit::note_finalized(me);
     } else {
         let start = Instant::now();
         let outcome = shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked)]);
@@ -871,6 +872,7 @@ fn correct_barriers_job(name: &str, checked: &str) {
         }
         pe.finalize()
             .unwrap_or_else(|e| panic!("PE {me}: finalize: {e}"));
+        shmem_testkit::note_finalized(me);
     } else {
         let outcome = shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked)]);
         assert_eq!(outcome.exit_code, 0, "{name}: {:?}", outcome.failure);

@@ -18,7 +18,8 @@
 //!   before they return, so the runtime's "data, then flag" protocols keep their order
 //!   (MPI orders neither puts among themselves nor puts against accumulates).
 //! - **Progress.** Many MPIs apply passive-target operations aimed at a rank only while
-//!   it is inside MPI: waits call [`Transport::progress`], and sleeping is polling MPI,
+//!   it is inside MPI: waits call [`Transport::progress`], so does one read of its own
+//!   memory in sixteen (a program spinning on it), and sleeping is polling MPI,
 //!   yielding the CPU between polls, in short slices after which the wait looks at its
 //!   condition itself (so nobody needs to wake a sleeper) instead of a futex.
 //! - **Ending.** [`finish`] frees the window and leaves MPI at finalize; a panic ends the
@@ -33,7 +34,7 @@ mod ffi;
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use self::ffi::{check, AmoCode, PutCompletion};
@@ -51,6 +52,11 @@ static MPI_RUNNING: AtomicBool = AtomicBool::new(false);
 /// before it returns, and `MPI_Win_flush_all` costs a round trip to every rank even
 /// when nothing is outstanding, so `fence`/`quiet` flush only after one.
 static UNFLUSHED: AtomicBool = AtomicBool::new(false);
+
+/// Reads of node memory made by this rank, and how many of them make one call into MPI
+/// (see [`MpiTransport`]'s `get`).
+static LOCAL_READS: AtomicU32 = AtomicU32::new(0);
+const LOCAL_READS_PER_PROGRESS: u32 = 16;
 
 /// Longest a sleeping rank polls before its wait looks at its condition again.
 const SLEEP_SLICE: Duration = Duration::from_micros(200);
@@ -527,6 +533,11 @@ impl Transport for MpiTransport {
             return;
         }
         if let Some(src) = self.address(from) {
+            // A program that spins on its own memory (reading it until a peer's put
+            // arrives) must let MPI deliver that put: now and then a read enters MPI.
+            if LOCAL_READS.fetch_add(1, Ordering::Relaxed) % LOCAL_READS_PER_PROGRESS == 0 {
+                self.progress();
+            }
             // Words of on-node peers are written with MPI atomics: order this copy after
             // the load of the flag that announced the data.
             std::sync::atomic::fence(Ordering::Acquire);
