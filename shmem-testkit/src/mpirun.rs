@@ -50,8 +50,10 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .map_or(Duration::from_secs(300), Duration::from_secs);
-    let markers = MarkerDir::new(&spec.label);
+    let job = JobDir::new(&spec.label);
     let mut cmd = launcher_command(spec.npes);
+    // Open MPI reads its settings from OMPI_MCA_* variables too; other launchers ignore it.
+    cmd.env("OMPI_MCA_orte_tmpdir_base", job.sessions());
     let mut forward = |name: &str, value: &std::ffi::OsStr| {
         cmd.env(name, value);
         cmd.arg("-x").arg(name);
@@ -61,7 +63,7 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
         spec.symmetric_size.to_string().as_ref(),
     );
     forward("SHMEM_ACTIVE_SETS", spec.active_sets.to_string().as_ref());
-    forward(FINALIZED_DIR, markers.0.as_os_str());
+    forward(FINALIZED_DIR, job.markers().as_os_str());
     for (name, value) in &spec.env {
         forward(&name.to_string_lossy(), value);
     }
@@ -97,7 +99,7 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
     JobOutcome {
         exit_code,
         failure: None,
-        finalized: markers.count(),
+        finalized: job.finalized(),
     }
 }
 
@@ -126,11 +128,14 @@ fn launcher_command(npes: usize) -> Command {
     cmd
 }
 
-/// A fresh directory for one job's marker files, removed with its files when dropped.
-struct MarkerDir(PathBuf);
+/// A fresh directory of one job, removed with everything in it when dropped: the PEs'
+/// marker files, and Open MPI's session files (test jobs run side by side, and
+/// launchers started at once race to create one shared session directory, which fails
+/// one of them in `orte_init`).
+struct JobDir(PathBuf);
 
-impl MarkerDir {
-    fn new(label: &str) -> MarkerDir {
+impl JobDir {
+    fn new(label: &str) -> JobDir {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let safe: String = label
@@ -139,16 +144,31 @@ impl MarkerDir {
             .collect();
         let dir =
             std::env::temp_dir().join(format!("shmem-test-{}-{n}-{safe}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
-        MarkerDir(dir)
+        let job = JobDir(dir);
+        for sub in [job.markers(), job.sessions()] {
+            std::fs::create_dir_all(&sub)
+                .unwrap_or_else(|e| panic!("creating {}: {e}", sub.display()));
+        }
+        job
     }
 
-    fn count(&self) -> usize {
-        std::fs::read_dir(&self.0).map_or(0, |entries| entries.count())
+    /// Where the PEs leave their marker files.
+    fn markers(&self) -> PathBuf {
+        self.0.join("finalized")
+    }
+
+    /// Open MPI's session directory base for this job.
+    fn sessions(&self) -> PathBuf {
+        self.0.join("mpi-sessions")
+    }
+
+    /// PEs that left a marker.
+    fn finalized(&self) -> usize {
+        std::fs::read_dir(self.markers()).map_or(0, |entries| entries.count())
     }
 }
 
-impl Drop for MarkerDir {
+impl Drop for JobDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
