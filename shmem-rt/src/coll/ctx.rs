@@ -30,8 +30,9 @@ use super::descriptor::{disagreement, history_reset, Descriptor, Location, Undec
 use super::faults;
 use super::select::{BarrierAlgorithm, Selection};
 use super::sets::SetSpec;
+use super::verdict;
 use super::Span;
-use crate::error::{CollectiveError, Field, Operation, RtError, RtResult, Unable, WaitSite};
+use crate::error::{CollectiveError, Field, Operation, RtError, RtResult, WaitSite};
 use crate::memory::layout::{
     sync, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS, FAULT_WORDS, SLOT_BYTES,
 };
@@ -685,17 +686,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         match (field, theirs.unable()) {
             (Some(field), _) => Err(self.mismatch(mine, index, theirs, field)),
             (None, Err(Undecodable)) => Err(self.bad(index)),
-            (None, Ok(Some(why))) => Err(CollectiveError::Unable {
-                during: self.during,
-                pe: self.set.member(index),
-                why: match why {
-                    Unable::RootOutOfRange { root, .. } => Unable::RootOutOfRange {
-                        root,
-                        size: self.size() as u64,
-                    },
-                    other => other,
-                },
-            }),
+            (None, Ok(Some(why))) => Err(verdict::unable(
+                self.during,
+                self.set.member(index),
+                why,
+                self.size(),
+            )),
             (None, Ok(None)) => Ok(()),
         }
     }
@@ -707,17 +703,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         theirs: &Descriptor,
         field: Field,
     ) -> CollectiveError {
-        let (Ok(mine_value), Ok(their_value)) = (mine.value(field), theirs.value(field)) else {
-            return self.bad(index);
-        };
-        CollectiveError::Mismatch {
-            during: self.name_of(mine),
-            field,
-            me: self.t.me(),
-            mine: mine_value,
-            other: self.set.member(index),
-            theirs: their_value,
-        }
+        let other = self.set.member(index);
+        verdict::mismatch(self.during, self.t.me(), mine, other, theirs, field)
     }
 
     /// Member `index`'s history differs from this PE's before call `call`, both based on

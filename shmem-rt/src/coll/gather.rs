@@ -3,6 +3,7 @@
 
 use super::ctx::SetCtx;
 use super::descriptor::{Descriptor, ElemType, Location};
+use super::verdict;
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
@@ -177,20 +178,12 @@ fn check_capacities<T: Transport>(
     my_capacity: u64,
     total: u64,
 ) -> Result<(), CollectiveError> {
-    let too_small = |pe, capacity| CollectiveError::TargetTooSmall {
-        during: ctx.during,
-        pe,
-        capacity,
-        needed: total,
-    };
-    if my_capacity < total {
-        return Err(too_small(ctx.t.me(), my_capacity));
-    }
-    for i in ctx.others() {
-        let capacity = ctx.arrived_desc(i).capacity();
-        if capacity < total {
-            return Err(too_small(ctx.set.member(i), capacity));
-        }
-    }
-    Ok(())
+    let others = ctx
+        .others()
+        .map(|i| (ctx.set.member(i), ctx.arrived_desc(i).capacity()));
+    verdict::capacities_hold(
+        ctx.during,
+        total,
+        std::iter::once((ctx.t.me(), my_capacity)).chain(others),
+    )
 }

@@ -17,8 +17,6 @@
 //! into a hang; epochs stay aligned, so the set remains usable. Members that did not see
 //! it learn of it at their next contact with the set ([`ctx`]).
 
-#[cfg(feature = "mpi")]
-pub(crate) mod agreement;
 mod alltoall;
 mod barrier;
 pub(crate) mod broadcast;
@@ -31,6 +29,7 @@ pub(crate) mod reduce;
 pub(crate) mod select;
 pub(crate) mod sets;
 pub(crate) mod sweep;
+pub(crate) mod verdict;
 
 pub(crate) use alltoall::alltoall;
 pub use alltoall::Blocks;
@@ -98,19 +97,7 @@ fn publish_or_fail<T: Transport>(
 #[cold]
 #[inline(never)]
 fn own_fault<T: Transport>(ctx: &SetCtx<'_, T>, why: Unable) -> RtError {
-    // The set's size does not travel in a descriptor: this PE knows it.
-    let why = match why {
-        Unable::RootOutOfRange { root, .. } => Unable::RootOutOfRange {
-            root,
-            size: ctx.size() as u64,
-        },
-        other => other,
-    };
-    ctx.fail_with(CollectiveError::Unable {
-        during: ctx.during,
-        pe: ctx.t.me(),
-        why,
-    })
+    ctx.fail_with(verdict::unable(ctx.during, ctx.t.me(), why, ctx.size()))
 }
 
 /// The failure path of a call: records the error and publishes every progress word

@@ -175,61 +175,55 @@ macro_rules! run_call {
     }};
 }
 
-/// On the MPI transport, a call runs with MPI's own collectives (`$native`, with `$call`
-/// the call's `mpi::collectives::Call`) and returns: a program's work array is checked
-/// and otherwise not needed. An operation without them (`agree_only`) makes their
-/// agreement step on `$op` and `$elem` first, then goes on with the runtime's protocol.
-/// Nothing on other transports.
+/// On the MPI transport, runs `$native` (with `$call` the call's
+/// `mpi::collectives::Call`, see [`Runtime::mpi_call`]) and returns its result: the
+/// call is made with MPI's own collectives. Nothing on other transports.
 macro_rules! on_mpi {
     ($rt:expr, $set:expr, $work:expr, $during:expr, |$call:ident| $native:expr) => {
         #[cfg(feature = "mpi")]
-        if matches!($rt.transport, crate::transport::Transports::Mpi(_)) {
-            let index = $rt.member_index($set, $during)?;
-            if let Work::Explicit { offset, stage, .. } = $work {
-                $rt.check_work(offset, stage)?;
-            }
-            if !$rt.comms.knows($set) {
-                // The set's first call: the runtime's own join waits for every member's
-                // first call on it and finds calls on other sets that wait in a cycle,
-                // so the communicator is then made by members that all reached it.
-                $rt.prepare($set, index, Work::Implicit, $during)?;
-            }
-            let crate::transport::Transports::Mpi(t) = &$rt.transport else {
-                unreachable!("the MPI transport")
-            };
-            #[allow(unused_mut)]
-            let mut $call = crate::transport::mpi::collectives::Call {
-                t,
-                comms: &mut $rt.comms,
-                env: &$rt.env,
-                set: $set,
-                index,
-                during: $during,
-            };
+        #[allow(unused_mut)]
+        if let Some(mut $call) = $rt.mpi_call($set, $work, $during)? {
             return $native;
         }
     };
-    ($rt:expr, $set:expr, $during:expr, $op:expr, $elem:expr, agree_only) => {
-        #[cfg(feature = "mpi")]
-        if matches!($rt.transport, crate::transport::Transports::Mpi(_)) {
-            let index = $rt.member_index($set, $during)?;
-            if !$rt.comms.knows($set) {
-                $rt.prepare($set, index, Work::Implicit, $during)?;
-            }
-            let crate::transport::Transports::Mpi(t) = &$rt.transport else {
-                unreachable!("the MPI transport")
-            };
-            crate::transport::mpi::collectives::Call {
-                t,
-                comms: &mut $rt.comms,
-                env: &$rt.env,
-                set: $set,
-                index,
-                during: $during,
-            }
-            .agree_on_kind($op, $elem)?;
+}
+
+#[cfg(feature = "mpi")]
+impl Runtime {
+    /// On the MPI transport, this PE's part of a call on `set` with MPI's own
+    /// collectives; `None` on other transports. A program's work array is checked and
+    /// otherwise not needed. At the set's first call the runtime's own join runs first:
+    /// it waits for every member's first call on the set and finds calls on other sets
+    /// that wait in a cycle, so the set's communicator is made by members that all
+    /// reached it.
+    fn mpi_call(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        during: &'static str,
+    ) -> RtResult<Option<crate::transport::mpi::collectives::Call<'_>>> {
+        if !matches!(self.transport, crate::transport::Transports::Mpi(_)) {
+            return Ok(None);
         }
-    };
+        let index = self.member_index(set, during)?;
+        if let Work::Explicit { offset, stage, .. } = work {
+            self.check_work(offset, stage)?;
+        }
+        if !self.comms.knows(set) {
+            self.prepare(set, index, Work::Implicit, during)?;
+        }
+        let crate::transport::Transports::Mpi(t) = &self.transport else {
+            return Ok(None);
+        };
+        Ok(Some(crate::transport::mpi::collectives::Call {
+            t,
+            comms: &mut self.comms,
+            env: &self.env,
+            set: *set,
+            index,
+            during,
+        }))
+    }
 }
 
 impl Runtime {
@@ -575,14 +569,11 @@ impl Runtime {
         blocks: Blocks,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
-        on_mpi!(
-            self,
-            set,
-            "alltoall",
-            crate::error::Operation::Alltoall,
-            elem,
-            agree_only
-        );
+        #[cfg(feature = "mpi")]
+        if let Some(mut call) = self.mpi_call(set, work, "alltoall")? {
+            // No MPI collective for it: the agreement step, then the runtime's protocol.
+            call.agree_on_kind(crate::error::Operation::Alltoall, elem)?;
+        }
         run_call!(self, set, work, "alltoall", |ctx| coll::alltoall(
             &ctx, elem, target, source, blocks
         ))

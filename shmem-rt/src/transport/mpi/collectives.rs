@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 
 use super::ffi::{self, check};
 use super::MpiTransport;
-use crate::coll::agreement::judge;
 use crate::coll::ctx::CallEnv;
 use crate::coll::descriptor::{Descriptor, ElemType};
 use crate::coll::reduce::Combine;
 use crate::coll::sets::SetSpec;
+use crate::coll::verdict::judge;
 use crate::coll::{broadcast, gather, reduce, RootTarget, Span};
 use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult};
 use crate::job::state;
@@ -103,7 +103,7 @@ pub(crate) struct Call<'a> {
     pub(crate) t: &'a MpiTransport,
     pub(crate) comms: &'a mut SetComms,
     pub(crate) env: &'a CallEnv,
-    pub(crate) set: &'a SetSpec,
+    pub(crate) set: SetSpec,
     /// This PE's index in the set.
     pub(crate) index: usize,
     pub(crate) during: &'static str,
@@ -113,7 +113,7 @@ impl Call<'_> {
     /// Gathers every member's descriptor and judges them (the agreement step); returns
     /// them and the set's communicator.
     fn agree(&mut self, mine: &Descriptor) -> RtResult<(Vec<Descriptor>, c_int)> {
-        let comm = self.comms.of(self.t, self.set)?;
+        let comm = self.comms.of(self.t, &self.set)?;
         let n = self.set.size();
         let (head, tail, _) = mine.words();
         let mut send = [0u64; DESC_WORDS];
@@ -144,7 +144,7 @@ impl Call<'_> {
                 Descriptor::from_words(head, tail)
             })
             .collect();
-        judge(self.during, self.set, self.index, &all).map_err(RtError::from)?;
+        judge(self.during, &self.set, self.index, &all).map_err(RtError::from)?;
         Ok((all, comm))
     }
 
