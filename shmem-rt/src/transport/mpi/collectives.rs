@@ -1,20 +1,23 @@
 //! MPI's own collectives for the calls of a job over several nodes: one communicator per
 //! set of PEs (created at the set's first call, cached), and every call in two steps.
 //!
-//! 1. **Agreement.** Every member gathers every member's descriptor of the call (the
-//!    runtime's own: operation, set, element type, counts, root, capacity, and the faults
-//!    of its own arguments) with one non-blocking `MPI_Iallgather`, waited for as every
-//!    other wait (a failed job ends it), and judges them
-//!    all ([`judge`]): every member reaches the same verdict, so a mismatch or a bad
-//!    argument is an error on every member and no data moves.
-//! 2. **Data**, straight between the members' symmetric buffers: barrier — nothing more
-//!    (the agreement is one); broadcast — `MPI_Bcast` from the root's source into the
-//!    others' targets; fcollect — `MPI_Allgather` (in place when the source is this
+//! 1. **Agreement.** Every member gathers every member's block with one non-blocking
+//!    `MPI_Iallgather`, waited for as every other wait (a failed job ends it): the
+//!    runtime's descriptor of the call (operation, set, element type, counts, root,
+//!    capacity, and the faults of its own arguments), then up to [`inline_bytes`] of
+//!    the member's data when it fits. Every member judges all descriptors ([`judge`])
+//!    and reaches the same verdict, so a mismatch or a bad argument is an error on every
+//!    member and no target is written.
+//! 2. **Data.** When every member's part came inline, it is copied from the gathered
+//!    blocks: the call took one MPI collective. Otherwise it moves straight between the
+//!    members' symmetric buffers: broadcast — `MPI_Bcast` from the root's source into
+//!    the others' targets; fcollect — `MPI_Allgather` (in place when the source is this
 //!    member's block); collect — `MPI_Allgatherv` with the counts from the descriptors;
-//!    reductions — `MPI_Allgather` of the sources into private memory, combined here
-//!    left to right in member order, so results are bit for bit those of the runtime's
-//!    own reduction (MPI's reductions may combine in any order), and no type or operator
-//!    needs an MPI counterpart.
+//!    reductions — `MPI_Allgather` of the sources into private memory. Barrier needs
+//!    nothing more (the agreement is one). Reductions combine left to right in member
+//!    order, so results are bit for bit those of the runtime's own reduction (MPI's
+//!    reductions may combine in any order), and no type or operator needs an MPI
+//!    counterpart.
 //!
 //! A program's work array is accepted (checked, then not needed). Alltoall keeps the
 //! runtime's protocol, after the agreement step on its operation and element type: every
@@ -51,6 +54,17 @@ const LEFT_GRACE: Duration = Duration::from_secs(1);
 
 /// Bytes of the member-order buffer a reduction gathers at a time (all members' chunks).
 const REDUCE_GATHER_BYTES: usize = 4 << 20;
+
+/// Bytes of the agreement exchange (all members' parts) that may carry the call's data.
+const INLINE_TOTAL_BYTES: usize = 8 << 10;
+
+/// Bytes of its data each member sends inside the agreement exchange of a set of `n`
+/// members: a call whose data fits (every member's part) needs no second collective.
+/// A multiple of 8 between 64 and 1 KiB; the same on every member (it depends on `n`
+/// alone), so every member sends and expects blocks of one size.
+fn inline_bytes(n: usize) -> usize {
+    (INLINE_TOTAL_BYTES / n.max(1)).clamp(64, 1 << 10) & !7
+}
 
 /// The communicators of the sets this PE has called on, by set key.
 pub(crate) struct SetComms {
@@ -98,6 +112,37 @@ impl SetComms {
     }
 }
 
+/// What the agreement step gathered, judged sound: every member's descriptor and
+/// block, and the set's communicator.
+struct Agreed {
+    descs: Vec<Descriptor>,
+    /// One block of `block` words per member: its descriptor, then `inline` bytes that
+    /// hold its data when the data fits.
+    blocks: Vec<u64>,
+    block: usize,
+    inline: usize,
+    comm: c_int,
+}
+
+impl Agreed {
+    /// Whether every member's data (its descriptor's elements of `size` bytes, or
+    /// member `only`'s alone) came inline; the same answer on every member, which holds
+    /// the same descriptors.
+    fn carried(&self, size: usize, only: Option<usize>) -> bool {
+        let fits = |d: &Descriptor| d.nelems().saturating_mul(size as u64) <= self.inline as u64;
+        match only {
+            Some(m) => fits(&self.descs[m]),
+            None => self.descs.iter().all(fits),
+        }
+    }
+
+    /// Member `m`'s inline data (valid for the bytes its descriptor says, when
+    /// [`Agreed::carried`]).
+    fn inline_of(&self, m: usize) -> *const u8 {
+        self.blocks[m * self.block + DESC_WORDS..].as_ptr().cast()
+    }
+}
+
 /// One member's view of a call on its set.
 pub(crate) struct Call<'a> {
     pub(crate) t: &'a MpiTransport,
@@ -110,17 +155,31 @@ pub(crate) struct Call<'a> {
 }
 
 impl Call<'_> {
-    /// Gathers every member's descriptor and judges them (the agreement step); returns
-    /// them and the set's communicator.
-    fn agree(&mut self, mine: &Descriptor) -> RtResult<(Vec<Descriptor>, c_int)> {
+    /// The agreement step: gathers every member's descriptor, with `data` (bytes at an
+    /// offset of this PE's partition) inline when it fits [`inline_bytes`], and judges
+    /// the descriptors.
+    fn agree(&mut self, mine: &Descriptor, data: Option<(usize, usize)>) -> RtResult<Agreed> {
         let comm = self.comms.of(self.t, &self.set)?;
         let n = self.set.size();
+        let inline = inline_bytes(n);
+        let block = DESC_WORDS + inline / 8;
         let (head, tail, _) = mine.words();
-        let mut send = [0u64; DESC_WORDS];
+        let mut send = vec![0u64; block];
         send[..DESC_HEAD_WORDS].copy_from_slice(head);
-        send[DESC_HEAD_WORDS..].copy_from_slice(tail);
-        let mut all = vec![0u64; n * DESC_WORDS];
-        // SAFETY: `send` holds one descriptor, `all` one per member; both outlive the
+        send[DESC_HEAD_WORDS..DESC_WORDS].copy_from_slice(tail);
+        if let Some((off, len)) = data.filter(|&(_, len)| len <= inline) {
+            // SAFETY: `len` bytes at `off` of this PE's own partition (the runtime checked
+            // the call's spans); `send` has `inline >= len` bytes after the descriptor.
+            unsafe {
+                crate::memory::copy::copy(
+                    self.local(off),
+                    send[DESC_WORDS..].as_mut_ptr().cast(),
+                    len,
+                )
+            };
+        }
+        let mut blocks = vec![0u64; n * block];
+        // SAFETY: `send` holds one block, `blocks` one per member; both outlive the
         // exchange, which completes in the wait below before either is dropped (an
         // error there ends the job: `fatal` or the job's failure, never a return with
         // the exchange in flight — see `wait_agreement`).
@@ -128,24 +187,30 @@ impl Call<'_> {
             ffi::shmem_mpi_agree_start(
                 comm,
                 send.as_ptr().cast(),
-                (DESC_WORDS * 8) as c_int,
-                all.as_mut_ptr().cast(),
+                (block * 8) as c_int,
+                blocks.as_mut_ptr().cast(),
             )
         };
         check(rc, "MPI_Iallgather")?;
         self.wait_agreement()?;
-        let all: Vec<Descriptor> = all
-            .chunks_exact(DESC_WORDS)
+        let descs: Vec<Descriptor> = blocks
+            .chunks_exact(block)
             .map(|w| {
                 let mut head = [0u64; DESC_HEAD_WORDS];
                 let mut tail = [0u64; DESC_TAIL_WORDS];
                 head.copy_from_slice(&w[..DESC_HEAD_WORDS]);
-                tail.copy_from_slice(&w[DESC_HEAD_WORDS..]);
+                tail.copy_from_slice(&w[DESC_HEAD_WORDS..DESC_WORDS]);
                 Descriptor::from_words(head, tail)
             })
             .collect();
-        judge(self.during, &self.set, self.index, &all).map_err(RtError::from)?;
-        Ok((all, comm))
+        judge(self.during, &self.set, self.index, &descs).map_err(RtError::from)?;
+        Ok(Agreed {
+            descs,
+            blocks,
+            block,
+            inline,
+            comm,
+        })
     }
 
     /// Waits for the agreement exchange as for any other word: a job that fails meanwhile
@@ -222,19 +287,20 @@ impl Call<'_> {
     pub(crate) fn agree_on_kind(&mut self, op: Operation, elem: ElemType) -> RtResult<()> {
         let mut mine = Descriptor::new(op, self.set.key());
         mine.set_elem(elem);
-        self.agree(&mine).map(drop)
+        self.agree(&mine, None).map(drop)
     }
 
     /// `shmem_barrier`/`shmem_sync`: the agreement is the barrier; afterwards every
     /// member's earlier updates are visible here.
     pub(crate) fn barrier(&mut self) -> RtResult<()> {
         let mine = Descriptor::new(Operation::Barrier, self.set.key());
-        self.agree(&mine)?;
+        self.agree(&mine, None)?;
         self.t.sync_memory();
         Ok(())
     }
 
-    /// `shmem_broadcast` (see `coll::broadcast`).
+    /// `shmem_broadcast` (see `coll::broadcast`): the root's source came with the
+    /// agreement when it fits, else `MPI_Bcast` moves it.
     pub(crate) fn broadcast(
         &mut self,
         elem: ElemType,
@@ -253,21 +319,33 @@ impl Call<'_> {
             source,
             root_target,
         );
-        let (_, comm) = self.agree(&mine)?;
         let bytes = source.len * elem.size as usize;
+        let is_root = root == self.index;
+        let agreed = self.agree(&mine, is_root.then_some((source.off, bytes)))?;
         if bytes == 0 {
             return Ok(());
         }
-        let is_root = root == self.index;
+        let writes_target =
+            !is_root || (root_target == RootTarget::Written && target.off != source.off);
+        if agreed.carried(elem.size as usize, Some(root)) {
+            if writes_target {
+                // SAFETY: the root's `bytes` came inline; this PE's target holds them
+                // (checked by the agreement) and is its own partition.
+                unsafe {
+                    crate::memory::copy::copy(agreed.inline_of(root), self.local(target.off), bytes)
+                };
+            }
+            return Ok(());
+        }
         let buf = self.local(if is_root { source.off } else { target.off });
         check(
             // SAFETY: the root's source and every other member's target hold `bytes` bytes of
             // the member's own partition (checked by the runtime and by the agreement); MPI
             // reads the root's and writes the others'.
-            unsafe { ffi::shmem_mpi_bcast(comm, buf.cast(), bytes, root as c_int) },
+            unsafe { ffi::shmem_mpi_bcast(agreed.comm, buf.cast(), bytes, root as c_int) },
             "MPI_Bcast",
         )?;
-        if is_root && root_target == RootTarget::Written && target.off != source.off {
+        if is_root && writes_target {
             // SAFETY: this PE's own source and target, `bytes` long and not overlapping
             // (the agreement refused an overlap other than equality).
             unsafe { crate::memory::copy::copy(buf, self.local(target.off), bytes) };
@@ -276,7 +354,8 @@ impl Call<'_> {
     }
 
     /// `shmem_fcollect` and `shmem_collect` (`op`; see `coll::gather`): the elements
-    /// written to the target.
+    /// written to the target. Every member's source came with the agreement when each
+    /// fits, else `MPI_Allgather`/`MPI_Allgatherv` moves them.
     pub(crate) fn gather(
         &mut self,
         op: Operation,
@@ -287,9 +366,24 @@ impl Call<'_> {
         let n = self.set.size();
         let size = elem.size as usize;
         let mine = gather::describe(op, self.set.key(), n, self.index, elem, target, source);
-        let (all, comm) = self.agree(&mine)?;
-        let counts: Vec<usize> = all.iter().map(|d| d.nelems() as usize * size).collect();
+        let agreed = self.agree(&mine, Some((source.off, source.len * size)))?;
+        let counts: Vec<usize> = agreed
+            .descs
+            .iter()
+            .map(|d| d.nelems() as usize * size)
+            .collect();
         let total: usize = counts.iter().sum();
+        let recv = self.local(target.off);
+        if agreed.carried(size, None) {
+            let mut at = 0;
+            for (m, &count) in counts.iter().enumerate() {
+                // SAFETY: member `m`'s `count` bytes came inline; the target holds the
+                // total (checked by the agreement) and is this PE's own partition.
+                unsafe { crate::memory::copy::copy(agreed.inline_of(m), recv.add(at), count) };
+                at += count;
+            }
+            return Ok(total / size.max(1));
+        }
         let too_large = || {
             RtError::Config(format!(
                 "{}: {total} bytes in all is more than MPI's int counts address",
@@ -297,7 +391,6 @@ impl Call<'_> {
             ))
         };
         let int = |v: usize| c_int::try_from(v).map_err(|_| too_large());
-        let recv = self.local(target.off);
         if op == Operation::Fcollect {
             let in_place = gather::in_place(op, self.index, elem, target, source);
             let send: *const c_void = if in_place {
@@ -311,7 +404,7 @@ impl Call<'_> {
                 // SAFETY: the source holds `len` bytes (or is this member's block of the
                 // target), the target `n * len` (checked by the agreement), both in this PE's
                 // own partition.
-                unsafe { ffi::shmem_mpi_allgather(comm, send, len, recv.cast()) },
+                unsafe { ffi::shmem_mpi_allgather(agreed.comm, send, len, recv.cast()) },
                 "MPI_Allgather",
             )?;
         } else {
@@ -329,7 +422,7 @@ impl Call<'_> {
                 // come from the same descriptors on every member.
                 unsafe {
                     ffi::shmem_mpi_allgatherv(
-                        comm,
+                        agreed.comm,
                         send.cast_const().cast(),
                         counts[self.index],
                         recv.cast(),
@@ -344,7 +437,8 @@ impl Call<'_> {
     }
 
     /// `shmem_OP_to_all` with `C` (see `coll::reduce`): every member's source gathered
-    /// here a chunk at a time and combined left to right in member order.
+    /// here (with the agreement when it fits, else a chunk at a time) and combined left
+    /// to right in member order.
     pub(crate) fn reduce<C: Combine>(
         &mut self,
         op: ReduceOp,
@@ -355,47 +449,55 @@ impl Call<'_> {
     ) -> RtResult<()> {
         let n = self.set.size();
         let size = size_of::<C::Elem>();
-        let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
-        let (_, comm) = self.agree(&mine)?;
         let count = source.len;
+        let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
+        let agreed = self.agree(&mine, Some((source.off, count * size)))?;
         if count == 0 {
             return Ok(());
         }
-        let per_chunk = (REDUCE_GATHER_BYTES / (n * size)).clamp(1, count);
+        let inline = agreed.carried(size, None);
+        let per_chunk = if inline {
+            count
+        } else {
+            (REDUCE_GATHER_BYTES / (n * size)).clamp(1, count)
+        };
         let mut gathered: Vec<C::Elem> = Vec::with_capacity(n * per_chunk);
-        let mut acc: Vec<C::Elem> = Vec::with_capacity(per_chunk);
-        let mut next: Vec<C::Elem> = Vec::with_capacity(per_chunk);
         let mut done = 0;
         while done < count {
             let k = per_chunk.min(count - done);
-            let len = c_int::try_from(k * size).expect("a chunk is at most 4 MiB");
-            // SAFETY: the source holds `count` elements of this PE's own partition, so
-            // `k` from `done`; `gathered` has room for `n * k` elements, all written by
-            // the gather before the length covers them; every bit pattern is an element
-            // (`Combine`'s contract).
-            unsafe {
-                let send = self.local(source.off + done * size);
-                check(
-                    ffi::shmem_mpi_allgather(
-                        comm,
-                        send.cast_const().cast(),
-                        len,
-                        gathered.as_mut_ptr().cast(),
-                    ),
-                    "MPI_Allgather",
-                )?;
-                gathered.set_len(n * k);
+            if inline {
+                for m in 0..n {
+                    // SAFETY: member `m`'s `count` elements came inline; `gathered` has
+                    // room for `n * count` elements.
+                    unsafe {
+                        crate::memory::copy::copy(
+                            agreed.inline_of(m),
+                            gathered.as_mut_ptr().add(m * count).cast(),
+                            count * size,
+                        )
+                    };
+                }
+            } else {
+                let len = c_int::try_from(k * size).expect("a chunk is at most 4 MiB");
+                // SAFETY: the source holds `count` elements of this PE's own partition, so
+                // `k` from `done`; `gathered` has room for `n * k` elements.
+                unsafe {
+                    let send = self.local(source.off + done * size);
+                    check(
+                        ffi::shmem_mpi_allgather(
+                            agreed.comm,
+                            send.cast_const().cast(),
+                            len,
+                            gathered.as_mut_ptr().cast(),
+                        ),
+                        "MPI_Allgather",
+                    )?;
+                }
             }
-            let block = |m: usize| &gathered[m * k..(m + 1) * k];
-            acc.clear();
-            acc.extend_from_slice(block(0));
-            for m in 1..n {
-                // Initialised before `combine` overwrites it.
-                next.clear();
-                next.extend_from_slice(block(m));
-                C::combine(&mut next, &acc, block(m));
-                std::mem::swap(&mut acc, &mut next);
-            }
+            // SAFETY: all `n * k` elements were written above (inline copies or the
+            // gather); every bit pattern is an element (`Combine`'s contract).
+            unsafe { gathered.set_len(n * k) };
+            let acc = combine_in_order::<C>(&gathered, n, k);
             // SAFETY: the target holds `count` elements of this PE's own partition
             // (checked by the agreement); `acc` holds `k` of them.
             unsafe {
@@ -409,4 +511,20 @@ impl Call<'_> {
         }
         Ok(())
     }
+}
+
+/// The `n` blocks of `k` elements in `gathered` combined left to right in member order:
+/// `((b0 op b1) op b2) …`, as the runtime's own reduction combines them.
+fn combine_in_order<C: Combine>(gathered: &[C::Elem], n: usize, k: usize) -> Vec<C::Elem> {
+    let block = |m: usize| &gathered[m * k..(m + 1) * k];
+    let mut acc = block(0).to_vec();
+    let mut next = Vec::with_capacity(k);
+    for m in 1..n {
+        // Initialised before `combine` overwrites it.
+        next.clear();
+        next.extend_from_slice(block(m));
+        C::combine(&mut next, &acc, block(m));
+        std::mem::swap(&mut acc, &mut next);
+    }
+    acc
 }
