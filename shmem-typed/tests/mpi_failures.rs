@@ -51,6 +51,41 @@ fn pe_body(case: &str) -> ! {
     std::process::exit(1)
 }
 
+/// In a PE: once every set is in use, makes calls on them in crossed orders, so that
+/// the PEs wait for each other in a cycle and none of the calls may return. `two`: PE 0
+/// waits in the pair {0, 1} for PE 1, which waits in the world for PE 0. `three`: PE 0
+/// waits in {0, 1} for PE 1, which waits in {1, 2} for PE 2, which waits in {0, 2} for
+/// PE 0.
+fn crossed_sets_body(case: &str) -> ! {
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    let set = |start, log_stride| ActiveSet::new(start, log_stride, 2).expect("a pair");
+    let (a, b, c) = (set(0, 0), set(1, 0), set(0, 1));
+    let crossed = if case == "two" {
+        if me < 2 {
+            barrier(&mut pe, &a).expect("the pair's first barrier");
+        }
+        pe.barrier_all().expect("the world's first barrier");
+        match me {
+            0 => barrier(&mut pe, &a).and_then(|()| pe.barrier_all()),
+            1 => pe.barrier_all().and_then(|()| barrier(&mut pe, &a)),
+            _ => pe.barrier_all(),
+        }
+    } else {
+        let (first, then) = match me {
+            0 => ([&a, &c], [&a, &c]),
+            1 => ([&a, &b], [&b, &a]),
+            _ => ([&b, &c], [&c, &b]),
+        };
+        for set in first {
+            barrier(&mut pe, set).expect("a pair's first barrier");
+        }
+        barrier(&mut pe, then[0]).and_then(|()| barrier(&mut pe, then[1]))
+    };
+    eprintln!("PE {me}: the crossed barriers returned {crossed:?}");
+    std::process::exit(1)
+}
+
 /// Runs `case` as a 3-PE job of the test `name`; returns its exit status and wall time.
 fn job(name: &str, case: &str) -> (i32, Duration) {
     let start = Instant::now();
@@ -78,5 +113,22 @@ fn a_failing_pe_ends_the_whole_job() {
             took < normal + TEARDOWN_BOUND,
             "{case}: the job took {took:?} to end"
         );
+    }
+}
+
+#[test]
+fn calls_on_sets_that_wait_for_each_other_end_the_job() {
+    if shmem_rt::is_pe() {
+        crossed_sets_body(&std::env::var("MPI_FAILURE_CASE").expect("the case"));
+    }
+    let name = shmem_testkit::test_name!();
+    for case in ["two", "three"] {
+        let (code, took) = job(&name, case);
+        eprintln!(
+            "crossed sets, cycle of {case}: exit {code}, job {:.0} ms",
+            took.as_secs_f64() * 1e3
+        );
+        assert_ne!(code, 0, "{case}: the job exited 0");
+        assert!(took < TEARDOWN_BOUND, "{case}: the job took {took:?} to end");
     }
 }

@@ -55,12 +55,19 @@ pub(crate) enum Awaited {
         /// The set's key.
         key: u64,
     },
+    /// Every member of the set to join PE `pe`'s agreement exchange of the MPI transport
+    /// (`transport::mpi::stuck` follows these records; a chain here ends at one).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Agreement {
+        /// The waiting PE itself.
+        pe: usize,
+    },
 }
 
 impl Awaited {
     fn pe(&self) -> usize {
         match *self {
-            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } => pe,
+            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } | Awaited::Agreement { pe } => pe,
         }
     }
 
@@ -74,6 +81,7 @@ impl Awaited {
                 t.load(t.place(pe, word)) < at_least
             }
             Awaited::Claim { pe, key } => pe < t.npes() && sets::find(t, pe, key).is_none(),
+            Awaited::Agreement { .. } => false,
         }
     }
 }
@@ -91,6 +99,9 @@ const IDLE: u64 = 0;
 const WAITING: u64 = 1;
 /// Record state: waiting, and in a cycle of waits.
 const IN_CYCLE: u64 = 2;
+
+/// Record kind of a wait in an MPI agreement (0: a word, 1: a claim).
+const AGREEMENT: u64 = 2;
 
 /// Fingerprint of one wait of a cycle: which PE, in which call.
 fn wait_print(pe: usize, sync: u64, epoch: u64) -> u64 {
@@ -130,6 +141,7 @@ fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awai
         let (kind, pe, word, at_least) = match *awaited {
             Awaited::Word { pe, word, at_least } => (0, pe, word as u64, at_least),
             Awaited::Claim { pe, key } => (1, pe, key, 0),
+            Awaited::Agreement { pe } => (AGREEMENT, pe, 0, 0),
         };
         t.store_relaxed(at(rec!(set_key)), site.set_key);
         t.store_relaxed(at(rec!(sync)), site.sync);
@@ -155,11 +167,14 @@ fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
     let load = |off: usize| t.load_relaxed(at(off));
     let waits_for = load(rec!(waits_for)) as usize;
     let word = load(rec!(word));
-    let awaited = if load(rec!(kind)) == 1 {
+    let kind = load(rec!(kind));
+    let awaited = if kind == 1 {
         Awaited::Claim {
             pe: waits_for,
             key: word,
         }
+    } else if kind == AGREEMENT {
+        Awaited::Agreement { pe: waits_for }
     } else {
         Awaited::Word {
             pe: waits_for,
@@ -336,5 +351,28 @@ impl<'t, T: Transport> Watch<'t, T> {
         if self.published {
             write_record(self.t, IDLE, &self.site, &self.awaited, 0);
         }
+    }
+}
+
+/// Publishes that this PE waits in the MPI transport's agreement exchange of the call
+/// `site` (its `epoch`: the call's number on its set).
+#[cfg(feature = "mpi")]
+pub(crate) fn publish_agreement<T: Transport>(t: &T, site: &WaitSite) {
+    write_record(t, WAITING, site, &Awaited::Agreement { pe: t.me() }, 0);
+}
+
+/// Withdraws the record [`publish_agreement`] published.
+#[cfg(feature = "mpi")]
+pub(crate) fn withdraw_agreement<T: Transport>(t: &T, site: &WaitSite) {
+    write_record(t, IDLE, site, &Awaited::Agreement { pe: t.me() }, 0);
+}
+
+/// The call whose agreement exchange `pe` waits in now, if its record says so (and
+/// reads consistently).
+#[cfg(feature = "mpi")]
+pub(crate) fn agreement_of<T: Transport>(t: &T, pe: usize) -> Option<WaitSite> {
+    match read_record(t, pe) {
+        Reading::Blocked(s) if matches!(s.awaited, Awaited::Agreement { .. }) => Some(s.site),
+        _ => None,
     }
 }

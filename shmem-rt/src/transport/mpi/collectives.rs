@@ -29,6 +29,7 @@ use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant};
 
 use super::ffi::{self, check};
+use super::stuck::StuckWatch;
 use super::MpiTransport;
 use crate::coll::ctx::CallEnv;
 use crate::coll::descriptor::{Descriptor, ElemType};
@@ -48,6 +49,9 @@ const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;
 /// Polls of the agreement between looks at the members' states (remote loads).
 const LEFT_CHECK_POLLS: u32 = 1024;
 
+/// Polls of the agreement between looks at the clock for [`StuckWatch`].
+const STUCK_CHECK_POLLS: u32 = 64;
+
 /// How long the agreement still waits for the part of a member seen to have left: the
 /// part it sent before leaving may still be on its way.
 const LEFT_GRACE: Duration = Duration::from_secs(1);
@@ -66,9 +70,10 @@ fn inline_bytes(n: usize) -> usize {
     (INLINE_TOTAL_BYTES / n.max(1)).clamp(64, 1 << 10) & !7
 }
 
-/// The communicators of the sets this PE has called on, by set key.
+/// The communicators of the sets this PE has called on, by set key, each with the
+/// number of agreements this PE has entered on it.
 pub(crate) struct SetComms {
-    comms: HashMap<u64, c_int>,
+    comms: HashMap<u64, (c_int, u64)>,
 }
 
 impl SetComms {
@@ -83,13 +88,15 @@ impl SetComms {
         self.comms.contains_key(&set.key())
     }
 
-    /// The communicator of `set`'s members (ranks in member order), created at the set's
-    /// first call (collective over its members) and kept; at most the PE's set slots
-    /// (`SHMEM_ACTIVE_SETS`) of them.
-    fn of(&mut self, t: &MpiTransport, set: &SetSpec) -> RtResult<c_int> {
+    /// Enters a call on `set`: the communicator of its members (ranks in member order),
+    /// created at the set's first call (collective over its members) and kept, at most
+    /// the PE's set slots (`SHMEM_ACTIVE_SETS`) of them; and the call's number on the set
+    /// (from 1).
+    fn enter(&mut self, t: &MpiTransport, set: &SetSpec) -> RtResult<(c_int, u64)> {
         let key = set.key();
-        if let Some(&comm) = self.comms.get(&key) {
-            return Ok(comm);
+        if let Some((comm, calls)) = self.comms.get_mut(&key) {
+            *calls += 1;
+            return Ok((*comm, *calls));
         }
         let max = t.region().sets();
         if self.comms.len() >= max && set.size() > 1 {
@@ -107,8 +114,8 @@ impl SetComms {
             )
         };
         check(rc, "MPI_Comm_create_group")?;
-        self.comms.insert(key, comm);
-        Ok(comm)
+        self.comms.insert(key, (comm, 1));
+        Ok((comm, 1))
     }
 }
 
@@ -159,7 +166,7 @@ impl Call<'_> {
     /// offset of this PE's partition) inline when it fits [`inline_bytes`], and judges
     /// the descriptors.
     fn agree(&mut self, mine: &Descriptor, data: Option<(usize, usize)>) -> RtResult<Agreed> {
-        let comm = self.comms.of(self.t, &self.set)?;
+        let (comm, call) = self.comms.enter(self.t, &self.set)?;
         let n = self.set.size();
         let inline = inline_bytes(n);
         let block = DESC_WORDS + inline / 8;
@@ -192,7 +199,7 @@ impl Call<'_> {
             )
         };
         check(rc, "MPI_Iallgather")?;
-        self.wait_agreement()?;
+        self.wait_agreement(call)?;
         let descs: Vec<Descriptor> = blocks
             .chunks_exact(block)
             .map(|w| {
@@ -222,14 +229,16 @@ impl Call<'_> {
     ///
     /// A member in another wait does not end it: which member has not arrived is MPI's to
     /// know, and that member may be in a wait that will end in an error and bring it here
-    /// (a point-to-point wait nobody can satisfy). Calls on different sets are found at a
-    /// set's first call (the runtime's join, see `runtime::collectives`); calls on two
-    /// sets already joined that wait for each other wait until the job is stopped.
-    fn wait_agreement(&self) -> RtResult<()> {
+    /// (a point-to-point wait nobody can satisfy). Calls on different sets that wait for
+    /// each other end it: at a set's first call the runtime's join finds them (see
+    /// `runtime::collectives`), at later ones the agreements' records (`stuck`, for
+    /// call number `call` on the set).
+    fn wait_agreement(&self, call: u64) -> RtResult<()> {
         let t = self.t;
         let mut failed = None;
         let mut polls = 0u32;
         let mut left: Option<(usize, Instant)> = None;
+        let mut stuck = StuckWatch::new(t, self.during, self.set.key(), call);
         let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
             let mut done: c_int = 0;
             // SAFETY: the exchange started in `agree` is in flight; a valid out-pointer.
@@ -242,6 +251,12 @@ impl Call<'_> {
                 return true;
             }
             polls = polls.wrapping_add(1);
+            if polls % STUCK_CHECK_POLLS == 0 {
+                if let Some(err) = stuck.poll() {
+                    failed = Some(err.into());
+                    return true;
+                }
+            }
             if polls % LEFT_CHECK_POLLS == 0 {
                 if left.is_none() {
                     left = self
@@ -264,6 +279,7 @@ impl Call<'_> {
             }
             false
         });
+        stuck.finish();
         let err = match (failed, waited) {
             (None, Ok(())) => return Ok(()),
             (Some(err), _) | (None, Err(err)) => err,

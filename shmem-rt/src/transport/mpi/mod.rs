@@ -31,6 +31,7 @@
 
 pub(crate) mod collectives;
 mod ffi;
+mod stuck;
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
