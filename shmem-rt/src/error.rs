@@ -21,6 +21,21 @@ pub enum PeEnd {
     Interrupted,
 }
 
+impl PeEnd {
+    /// The exit status a job reports for a PE that ended so: the shell's convention for
+    /// a signal (128 + signal), the PE's own status, 101 (Rust's) for a panic, and 1 for
+    /// a PE that left the job too early.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            PeEnd::Signal(s) => 128 + s,
+            PeEnd::Status(c) => c,
+            PeEnd::Panicked => 101,
+            PeEnd::ExitedEarly | PeEnd::LeftEarly => 1,
+            PeEnd::Interrupted => 128 + libc::SIGINT,
+        }
+    }
+}
+
 impl fmt::Display for PeEnd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

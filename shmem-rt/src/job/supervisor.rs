@@ -354,7 +354,7 @@ fn supervise(spec: &JobSpec, heap: &Mapping, procs: &mut [PeProcess]) -> JobOutc
     let failure = recorded_failure(heap);
     let exit_code = match (interrupted, failure) {
         (Some(sig), _) => 128 + sig,
-        (None, Some((_, end))) => exit_code_of(end),
+        (None, Some((_, end))) => end.exit_code(),
         // Every abnormal end is recorded, so no failure means every PE ended normally.
         (None, None) => 0,
     };
@@ -387,19 +387,6 @@ fn record_failure(heap: &Mapping, pe: usize, end: PeEnd) {
 /// The failure recorded in the job's failure word, if any.
 fn recorded_failure(heap: &Mapping) -> Option<(usize, PeEnd)> {
     state::decode(heap.word(0, layout::JOB_WORD).load(Ordering::Acquire))
-}
-
-/// The exit status a job reports for a PE that ended as `end`: the shell's convention
-/// for a signal (128 + signal), the PE's own status, 101 (Rust's) for a panic, and 1 for
-/// a PE that left the job too early.
-fn exit_code_of(end: PeEnd) -> i32 {
-    match end {
-        PeEnd::Signal(s) => 128 + s,
-        PeEnd::Status(c) => c,
-        PeEnd::Panicked => 101,
-        PeEnd::ExitedEarly | PeEnd::LeftEarly => 1,
-        PeEnd::Interrupted => 128 + libc::SIGINT,
-    }
 }
 
 /// How a reaped PE ended, or `None` if it ended normally.

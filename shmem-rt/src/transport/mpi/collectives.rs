@@ -285,8 +285,13 @@ impl Call<'_> {
             (Some(err), _) | (None, Err(err)) => err,
         };
         crate::error::print_line(&format!("PE {}: {err}", t.me()));
-        super::abort_job(1);
-        std::process::exit(1)
+        // The job ends with the status of the PE that failed first, as on shared memory.
+        let code = match err {
+            RtError::PeFailed { end, .. } => end.exit_code(),
+            _ => 1,
+        };
+        super::abort_job(code);
+        std::process::exit(code)
     }
 
     /// The address of `span` in this PE's own partition.
