@@ -69,19 +69,25 @@ pub(crate) struct Args {
     /// Measure start-up and footprint instead of latencies: a hello program from exec to
     /// exit on 2 and 8 PEs (wall time, peak resident memory), ours beside `oshrun` and
     /// `mpirun` of the same program in C, and ours with an untouched 1 GiB heap.
-    #[arg(long, conflicts_with = "scaling")]
+    #[arg(long, conflicts_with_all = ["scaling", "workloads"])]
     pub startup: bool,
 
     /// Measure how the collectives scale instead: their 8-byte rows (barriers: 0) at each
     /// PE count of `--counts`, ours beside OSHMEM and MPI, fewer calls per batch at high
     /// counts; writes scaling.{md,csv,json,svg}.
-    #[arg(long, conflicts_with = "mpi")]
+    #[arg(long, conflicts_with_all = ["mpi", "workloads"])]
     pub scaling: bool,
 
     /// The PE counts of `--scaling` (comma-separated, increasing).
     #[arg(long, value_delimiter = ',', value_parser = parse_npes,
           default_value = "2,4,8,16,32", requires = "scaling")]
     pub counts: Vec<usize>,
+
+    /// Time the example programs heat2d, samplesort and histogram on 2 and 8 PEs beside
+    /// one process computing the same result; writes workloads.{md,csv}. The examples
+    /// must be built first (cargo build --release -p examples --examples).
+    #[arg(long, conflicts_with = "mpi")]
+    pub workloads: bool,
 
     /// Internal: run as a job of the benchmark and write its samples to this file.
     #[arg(long, hide = true)]
@@ -320,6 +326,8 @@ mod tests {
         assert!(Args::try_parse_from(["x", "--counts", "2,4"]).is_err());
         assert!(Args::try_parse_from(["x", "--scaling", "--mpi"]).is_err());
         assert!(Args::try_parse_from(["x", "--scaling", "--startup"]).is_err());
+        assert!(Args::try_parse_from(["x", "--workloads", "--scaling"]).is_err());
+        assert!(Args::parse_from(["x", "--workloads"]).workloads);
     }
 
     #[test]

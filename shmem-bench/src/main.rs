@@ -2,7 +2,8 @@
 //! beside this machine's floors and Open MPI's OSHMEM and MPI; with `--mpi` (a build
 //! with `--features mpi`), ours on the MPI transport beside raw MPI.
 //!
-//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--mpi | --startup | --scaling]
+//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--mpi | --startup | --scaling |
+//! --workloads]
 //! [--out DIR]` (see `--help`). The program is the driver the user starts and, re-run by it with the hidden
 //! `--job-results FILE`, the supervisor and the PEs of its jobs (with `--mpi`, `mpirun`'s
 //! ranks, each a PE).
@@ -25,6 +26,7 @@ mod scaling_output;
 mod startup;
 mod targets;
 mod timing;
+mod workloads;
 
 use clap::Parser;
 use shmem_typed::Pe;
@@ -40,6 +42,8 @@ fn main() {
             startup::run(&args)
         } else if args.scaling {
             scaling::run(&args)
+        } else if args.workloads {
+            workloads::run(&args)
         } else {
             driver::run(&args)
         } {
