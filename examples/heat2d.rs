@@ -11,104 +11,22 @@
 //!
 //! At the end the blocks are gathered with `collect` (PEs may own different numbers of
 //! rows) and PE 0 runs the same solver sequentially on the whole plate: the parallel
-//! result must equal it bit for bit, after the same number of iterations.
+//! result must equal it bit for bit, after the same number of iterations. PE 0 prints
+//! the solve time and the plate's checksum (see `examples::workload`). The kernel lives
+//! in `examples::heat2d`, shared with the sequential solver.
 //!
 //! Run: `cargo run --release --example heat2d [-- SIZE]` (4 PEs unless `SHMEM_NPES` says
 //! otherwise; SIZE 96 by default) or `shmemrun -n 3 target/release/examples/heat2d 64`.
 
 use std::error::Error;
-use std::ops::Range;
 
+use examples::heat2d::{rows_of, solve_sequentially, sweep, Grid, MAX_ITERATIONS, TOLERANCE};
+use examples::workload;
 use shmem_typed::prelude::*;
-
-/// Temperature of the top edge; the other edges are at 0.
-const TOP: f64 = 100.0;
-/// Converged when no point changes by more than this in one iteration.
-const TOLERANCE: f64 = 1e-3;
-/// Give up (with an error) after this many iterations.
-const MAX_ITERATIONS: usize = 100_000;
 
 /// This PE's largest change in the last iteration; after the max-reduction, everyone's.
 #[symmetric]
 static CHANGE: f64 = 0.0;
-
-/// A grid of `rows` rows of `width` points, row-major.
-struct Grid {
-    width: usize,
-    points: Vec<f64>,
-}
-
-impl Grid {
-    /// `interior_rows` rows of SIZE interior points, plus a row above, a row below and a
-    /// column on each side for the fixed edges or the halos. The row above is `TOP` if
-    /// `top_edge`, else 0 until a halo arrives.
-    fn new(interior_rows: usize, size: usize, top_edge: bool) -> Grid {
-        let width = size + 2;
-        let mut points = vec![0.0; (interior_rows + 2) * width];
-        if top_edge {
-            points[1..width - 1].fill(TOP);
-        }
-        Grid { width, points }
-    }
-
-    fn rows(&self) -> usize {
-        self.points.len() / self.width
-    }
-
-    fn row(&self, r: usize) -> &[f64] {
-        &self.points[r * self.width..(r + 1) * self.width]
-    }
-
-    fn row_mut(&mut self, r: usize) -> &mut [f64] {
-        &mut self.points[r * self.width..(r + 1) * self.width]
-    }
-
-    /// The interior points, row after row.
-    fn interior(&self) -> impl Iterator<Item = f64> + '_ {
-        (1..self.rows() - 1).flat_map(|r| self.row(r)[1..self.width - 1].iter().copied())
-    }
-}
-
-/// One Jacobi sweep: every interior point of `next` becomes the mean of its four
-/// neighbours in `current`. Returns the largest change. The parallel and the sequential
-/// solver both use this, so their arithmetic is the same.
-fn sweep(current: &Grid, next: &mut Grid) -> f64 {
-    let w = current.width;
-    let mut largest: f64 = 0.0;
-    for r in 1..current.rows() - 1 {
-        for c in 1..w - 1 {
-            let i = r * w + c;
-            let p = &current.points;
-            let value = 0.25 * (p[i - w] + p[i + w] + p[i - 1] + p[i + 1]);
-            largest = largest.max((value - p[i]).abs());
-            next.points[i] = value;
-        }
-    }
-    largest
-}
-
-/// The interior rows PE `p` of `n` owns: the first `size % n` PEs one row more.
-fn rows_of(p: usize, n: usize, size: usize) -> Range<usize> {
-    let (base, extra) = (size / n, size % n);
-    let start = p * base + p.min(extra);
-    start..start + base + usize::from(p < extra)
-}
-
-/// Solves the whole plate on one PE: the iterations taken, the last largest change and
-/// the interior.
-fn solve_sequentially(size: usize) -> (usize, f64, Vec<f64>) {
-    let mut current = Grid::new(size, size, true);
-    let mut next = Grid::new(size, size, true);
-    let mut iterations = 0;
-    loop {
-        let change = sweep(&current, &mut next);
-        std::mem::swap(&mut current, &mut next);
-        iterations += 1;
-        if change <= TOLERANCE || iterations == MAX_ITERATIONS {
-            return (iterations, change, current.interior().collect());
-        }
-    }
-}
 
 #[shmem_typed::main(npes = 4)]
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
@@ -176,14 +94,22 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     collect::<f64>(pe, &world, &plate, &block.range(..rows * size)?)?;
 
     if me == 0 {
-        let (seq_iterations, seq_change, seq_plate) = solve_sequentially(size);
+        let sequential = solve_sequentially(size);
         let plate = plate.to_vec(pe);
-        if iterations != seq_iterations || change != seq_change || plate != seq_plate {
+        if iterations != sequential.iterations
+            || change != sequential.change
+            || plate != sequential.plate
+        {
             return Err(format!(
                 "the parallel solver took {iterations} iterations (last change {change:e}), \
-                 the sequential one {seq_iterations} ({seq_change:e}), and their plates differ \
-                 in {} points",
-                plate.iter().zip(&seq_plate).filter(|(a, b)| a != b).count()
+                 the sequential one {} ({:e}), and their plates differ in {} points",
+                sequential.iterations,
+                sequential.change,
+                plate
+                    .iter()
+                    .zip(&sequential.plate)
+                    .filter(|(a, b)| a != b)
+                    .count()
             )
             .into());
         }
@@ -200,8 +126,8 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             split.join("/")
         );
         println!(
-            "solve time: {:.2} ms ({:.2} µs per iteration)",
-            solve_time.as_secs_f64() * 1e3,
+            "{} ({:.2} µs per iteration)",
+            workload::line(solve_time, examples::heat2d::checksum(&plate)),
             solve_time.as_secs_f64() * 1e6 / iterations as f64
         );
     }

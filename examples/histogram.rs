@@ -5,54 +5,24 @@
 //! samples — and the histogram — do not depend on how many PEs share them. Each PE bins
 //! a block of consecutive samples into its own copy of the symmetric `HISTOGRAM`, and
 //! `reduce::<Sum, u64>` turns every copy into the total, in place. PE 0 checks the total
-//! against binning all samples sequentially and prints the histogram.
+//! against binning all samples sequentially (`examples::histogram`, shared with
+//! `shmem-bench --workloads`), prints the histogram, the compute time (binning and
+//! reduction) and the bins' checksum.
 //!
 //! Run: `cargo run --release --example histogram [-- SAMPLES]` (4 PEs unless
 //! `SHMEM_NPES` says otherwise; 10,000,000 samples by default) or
 //! `shmemrun -n 3 target/release/examples/histogram 100000`.
 
 use std::error::Error;
-use std::ops::Range;
+use std::time::Instant;
 
+use examples::histogram::{bin_into, block_of, count_sequentially, BINS};
+use examples::workload;
 use shmem_typed::prelude::*;
-
-/// Bins over [0, 4), the range of a sum of four numbers in [0, 1).
-const BINS: usize = 16;
 
 /// This PE's bin counts; after the reduction, everyone's.
 #[symmetric]
 static HISTOGRAM: [u64; BINS] = [0; BINS];
-
-/// splitmix64: a well-mixed 64-bit value for every input.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The bin of sample `i`: a sum of four uniform numbers (53-bit fractions) in [0, 4).
-fn bin_of(i: u64) -> usize {
-    let sum: f64 = (0..4)
-        .map(|k| (mix(i * 4 + k) >> 11) as f64 / (1u64 << 53) as f64)
-        .sum();
-    ((sum / 4.0 * BINS as f64) as usize).min(BINS - 1)
-}
-
-/// Bins the samples `range` into `counts`.
-fn bin_into(counts: &mut [u64; BINS], range: Range<u64>) {
-    for i in range {
-        counts[bin_of(i)] += 1;
-    }
-}
-
-/// The samples PE `p` of `n` bins.
-fn block_of(p: usize, n: usize, samples: u64) -> Range<u64> {
-    let (p, n) = (p as u64, n as u64);
-    let (base, extra) = (samples / n, samples % n);
-    let start = p * base + p.min(extra);
-    start..start + base + u64::from(p < extra)
-}
 
 #[shmem_typed::main(npes = 4)]
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
@@ -63,15 +33,18 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             .map_err(|_| format!("SAMPLES is the number of samples, not {text:?}"))?,
     };
     let (me, n) = (pe.my_pe(), pe.n_pes());
+    // The clock starts once every PE is ready, so it times the computation alone.
+    barrier_all(pe)?;
+    let started = Instant::now();
 
     HISTOGRAM.update(pe, |bins| bin_into(bins, block_of(me, n, samples)));
     let world = pe.world();
     reduce::<Sum, u64>(pe, &world, &HISTOGRAM, &HISTOGRAM)?;
+    let compute_time = started.elapsed();
 
     if me == 0 {
         let total = HISTOGRAM.read(pe);
-        let mut sequential = [0; BINS];
-        bin_into(&mut sequential, 0..samples);
+        let sequential = count_sequentially(samples);
         if total != sequential {
             return Err(format!(
                 "the reduced histogram {total:?} differs from the sequential one {sequential:?}"
@@ -92,6 +65,10 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         println!(
             "histogram: {samples} samples on {n} PEs, {} in the fullest bin; equal to the sequential count",
             fullest
+        );
+        println!(
+            "{}",
+            workload::line(compute_time, workload::checksum(total))
         );
     }
     Ok(())

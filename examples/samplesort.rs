@@ -9,15 +9,20 @@
 //! PE 0 holds the smallest keys, PE n-1 the largest.
 //!
 //! A sum reduction counts the keys, `collect` (a different count on every PE) gathers
-//! the sorted pieces, and PE 0 checks them against a sequential sort of the same keys.
+//! the sorted pieces, and PE 0 checks them against a sequential sort of the same keys
+//! (`examples::samplesort`, shared with `shmem-bench --workloads`). PE 0 prints the
+//! compute time (from the keys' generation to the reduction, which no PE passes before
+//! every PE has sorted its share) and the sorted keys' checksum.
 //!
 //! Run: `cargo run --release --example samplesort [-- KEYS]` (4 PEs unless `SHMEM_NPES`
 //! says otherwise; 1,000,000 keys by default) or
 //! `shmemrun -n 3 target/release/examples/samplesort 100000`.
 
 use std::error::Error;
-use std::ops::Range;
+use std::time::Instant;
 
+use examples::samplesort::{block_of, key, sort_sequentially};
+use examples::workload;
 use shmem_typed::prelude::*;
 
 /// The PE count this example accepts at most: PE 0's sample buffer is a static of
@@ -37,22 +42,6 @@ static PIVOTS: [u64; MAX_PES] = [0; MAX_PES];
 #[symmetric]
 static HELD: u64 = 0;
 
-/// Key number `i` of the whole input: a fixed pseudo-random sequence (splitmix64),
-/// reduced to a range small enough for some keys to repeat.
-fn key(i: u64) -> u64 {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) % 1_000_000_000
-}
-
-/// The input keys PE `p` of `n` starts with.
-fn block_of(p: usize, n: usize, keys: usize) -> Range<u64> {
-    let (base, extra) = (keys / n, keys % n);
-    let start = p * base + p.min(extra);
-    start as u64..(start + base + usize::from(p < extra)) as u64
-}
-
 #[shmem_typed::main(npes = 4)]
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let keys: usize = match std::env::args().nth(1) {
@@ -66,6 +55,9 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         return Err(format!("this example runs on at most {MAX_PES} PEs, not {n}").into());
     }
     let world = pe.world();
+    // The clock starts once every PE is ready, so it times the computation alone.
+    barrier_all(pe)?;
+    let started = Instant::now();
 
     // 1. Sort the own block; n regular samples of it go to PE 0.
     let mut mine: Vec<u64> = block_of(me, n, keys).map(key).collect();
@@ -139,12 +131,12 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     HELD.write(pe, held as u64);
     reduce::<Sum, u64>(pe, &world, &HELD, &HELD)?;
     let total = HELD.read(pe);
+    let compute_time = started.elapsed();
     let everything = pe.alloc_slice::<u64>(keys)?;
     collect::<u64>(pe, &world, &everything, &inbox.range(..held)?)?;
     if me == 0 {
-        let mut sequential: Vec<u64> = (0..keys as u64).map(key).collect();
-        sequential.sort_unstable();
-        if total != keys as u64 || everything.to_vec(pe) != sequential {
+        let sorted = everything.to_vec(pe);
+        if total != keys as u64 || sorted != sort_sequentially(keys) {
             return Err(format!(
                 "the PEs hold {total} keys of {keys}, and in PE order they are not the sequential sort"
             )
@@ -156,6 +148,10 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             "samplesort: {keys} keys on {n} PEs, shares {} (largest {:.2}x the mean); equal to the sequential sort",
             shares.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("/"),
             largest as f64 * n as f64 / keys.max(1) as f64
+        );
+        println!(
+            "{}",
+            workload::line(compute_time, workload::checksum(sorted.iter().copied()))
         );
     }
     pe.free(everything)?;

@@ -111,10 +111,11 @@ for impl in $impls; do
     rc=$?
 
     # CSV lines to stdout, anything else the launcher printed to stderr.
-    grep -E "^${impl}," "$out" || true
-    grep -vE "^${impl}," "$out" >&2 || true
+    # -a: a stray binary byte in the launcher's output must not hide the lines.
+    grep -aE "^${impl}," "$out" || true
+    grep -avE "^${impl}," "$out" >&2 || true
 
-    if grep -qE "^${impl}," "$out"; then
+    if grep -aqE "^${impl}," "$out"; then
         (( rc == 0 )) || log "$launcher exited with $rc after printing results (ignored)"
     else
         log "$impl produced no results ($launcher exit status $rc)"

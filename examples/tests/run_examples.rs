@@ -430,6 +430,14 @@ fn without_pe_count(line: &str) -> String {
     format!("{before}{rest}")
 }
 
+/// The checksum of the run's compute-time line (`examples::workload`), which must be
+/// that of the same computation in one process, `single_process`.
+fn assert_checksum(run: &Run, single_process: u64) {
+    let (_, checksum) = examples::workload::parse(&run.stdout)
+        .unwrap_or_else(|| panic!("{}: no compute-time line in\n{}", run.what, run.stdout));
+    assert_eq!(checksum, single_process, "{}: checksum", run.what);
+}
+
 #[test]
 fn heat2d() {
     let mut summaries = Vec::new();
@@ -444,6 +452,8 @@ fn heat2d() {
             "{line}"
         );
         assert!(line.ends_with("; equal to the sequential solver"), "{line}");
+        let plate = examples::heat2d::solve_sequentially(20).plate;
+        assert_checksum(&run, examples::heat2d::checksum(&plate));
         summaries.push(without_pe_count(line));
     }
     // Same iterations, same last change, same centre temperature on any PE count.
@@ -482,6 +492,8 @@ fn samplesort() {
             .map(|s| s.parse::<usize>().unwrap())
             .sum();
         assert_eq!(shares, 5000, "{line}");
+        let sorted = examples::samplesort::sort_sequentially(5000);
+        assert_checksum(&run, examples::workload::checksum(sorted));
     }
 }
 
@@ -512,6 +524,8 @@ fn histogram() {
             .map(|c| c.parse::<u64>().unwrap())
             .sum();
         assert_eq!(counted, 20000, "{}", run.stdout);
+        let counts = examples::histogram::count_sequentially(20000);
+        assert_checksum(&run, examples::workload::checksum(counts));
         outputs.push((bars.join("\n"), without_pe_count(summary)));
     }
     // The samples do not depend on the PE count, so neither does the histogram.

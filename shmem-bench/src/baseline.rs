@@ -36,7 +36,9 @@ pub(crate) fn run(args: &Args) -> Baselines {
             harness.display()
         ));
     }
-    let build_dir = std::env::temp_dir().join("shmem-bench-c");
+    // A directory of this run's own: concurrent runs would overwrite each other's
+    // binaries and outputs in a shared one.
+    let build_dir = std::env::temp_dir().join(format!("shmem-bench-c-{}", std::process::id()));
     let mut command = Command::new("bash");
     command
         .arg(harness)
@@ -54,6 +56,7 @@ pub(crate) fn run(args: &Args) -> Baselines {
             .env("BENCH_LAUNCH_FLAGS", mpirun::LAUNCH_FLAGS.join(" "));
     }
     let output = command.output();
+    let _ = std::fs::remove_dir_all(&build_dir);
     let output = match output {
         Ok(o) => o,
         Err(e) => {

@@ -69,8 +69,25 @@ pub(crate) struct Args {
     /// Measure start-up and footprint instead of latencies: a hello program from exec to
     /// exit on 2 and 8 PEs (wall time, peak resident memory), ours beside `oshrun` and
     /// `mpirun` of the same program in C, and ours with an untouched 1 GiB heap.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["scaling", "workloads"])]
     pub startup: bool,
+
+    /// Measure how the collectives scale instead: their 8-byte rows (barriers: 0) at each
+    /// PE count of `--counts`, ours beside OSHMEM and MPI, fewer calls per batch at high
+    /// counts; writes scaling.{md,csv,json,svg}.
+    #[arg(long, conflicts_with_all = ["mpi", "workloads"])]
+    pub scaling: bool,
+
+    /// The PE counts of `--scaling` (comma-separated, increasing).
+    #[arg(long, value_delimiter = ',', value_parser = parse_npes,
+          default_value = "2,4,8,16,32", requires = "scaling")]
+    pub counts: Vec<usize>,
+
+    /// Time the example programs heat2d, samplesort and histogram on 2 and 8 PEs beside
+    /// one process computing the same result; writes workloads.{md,csv}. The examples
+    /// must be built first (cargo build --release -p examples --examples).
+    #[arg(long, conflicts_with = "mpi")]
+    pub workloads: bool,
 
     /// Internal: run as a job of the benchmark and write its samples to this file.
     #[arg(long, hide = true)]
@@ -149,6 +166,31 @@ impl Args {
         sizes
     }
 
+    /// The arguments that make a job measure what these arguments ask for (the job's
+    /// supervisor and PEs parse them; the driver adds `--job-results` and `--job-kind`).
+    pub(crate) fn job_args(&self) -> Vec<String> {
+        let mut argv: Vec<String> = [
+            ("-n", self.npes),
+            ("--min", self.min),
+            ("--max", self.max),
+            ("--step", self.step as usize),
+            ("--iters", self.iters()),
+        ]
+        .iter()
+        .flat_map(|&(flag, value)| [flag.to_string(), value.to_string()])
+        .collect();
+        if !self.ops.is_empty() {
+            let names: Vec<&str> = self.ops.iter().map(|op| op.name()).collect();
+            argv.extend(["--ops".to_string(), names.join(",")]);
+        }
+        for (set, flag) in [(self.no_bind, "--no-bind"), (self.mpi, "--mpi")] {
+            if set {
+                argv.push(flag.to_string());
+            }
+        }
+        argv
+    }
+
     /// Checks what clap cannot: the size range, and `--mpi` in a build without the MPI
     /// transport.
     pub(crate) fn validate(&self) -> Result<(), String> {
@@ -158,6 +200,12 @@ impl Args {
                  rebuild with --features mpi (cargo build --release -p shmem-bench --features mpi)"
                     .to_string(),
             );
+        }
+        if self.counts.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "--counts {:?} must increase from one PE count to the next",
+                self.counts
+            ));
         }
         if self.max < self.min {
             return Err(format!(
@@ -242,6 +290,44 @@ mod tests {
             assert!(checked.unwrap_err().contains("rebuild with --features mpi"));
         }
         assert!(Args::try_parse_from(["x", "--mpi", "--startup"]).is_err());
+    }
+
+    #[test]
+    fn a_job_parses_back_what_the_driver_asked_for() {
+        let args = Args::parse_from([
+            "x",
+            "-n",
+            "4",
+            "--max",
+            "64",
+            "--quick",
+            "--ops",
+            "barrier,fcollect",
+            "--no-bind",
+        ]);
+        let mut argv = vec!["x".to_string()];
+        argv.extend(args.job_args());
+        let job = Args::try_parse_from(&argv).unwrap();
+        assert_eq!((job.npes, job.min, job.max, job.step), (4, 8, 64, 2));
+        assert_eq!(job.iters(), 100);
+        assert_eq!(job.selected_ops(), vec![Op::Barrier, Op::Fcollect]);
+        assert!(job.no_bind && !job.mpi && !job.scaling);
+    }
+
+    #[test]
+    fn scaling_counts_default_to_powers_of_two_and_must_increase() {
+        let args = Args::parse_from(["x", "--scaling"]);
+        assert_eq!(args.counts, [2, 4, 8, 16, 32]);
+        let args = Args::parse_from(["x", "--scaling", "--counts", "2,3,6"]);
+        assert_eq!(args.counts, [2, 3, 6]);
+        let args = Args::parse_from(["x", "--scaling", "--counts", "4,2"]);
+        assert!(args.validate().unwrap_err().contains("must increase"));
+        assert!(Args::try_parse_from(["x", "--scaling", "--counts", "2,zero"]).is_err());
+        assert!(Args::try_parse_from(["x", "--counts", "2,4"]).is_err());
+        assert!(Args::try_parse_from(["x", "--scaling", "--mpi"]).is_err());
+        assert!(Args::try_parse_from(["x", "--scaling", "--startup"]).is_err());
+        assert!(Args::try_parse_from(["x", "--workloads", "--scaling"]).is_err());
+        assert!(Args::parse_from(["x", "--workloads"]).workloads);
     }
 
     #[test]

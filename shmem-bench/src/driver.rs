@@ -99,7 +99,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
 /// to measure and where to write it, becomes the job's supervisor (as any program
 /// started directly does) and starts the PEs with the same arguments; with `--mpi`,
 /// `mpirun` starts it as the PEs directly.
-fn run_job(args: &Args, kind: JobKind, npes: usize) -> Result<Vec<Sample>, String> {
+pub(crate) fn run_job(args: &Args, kind: JobKind, npes: usize) -> Result<Vec<Sample>, String> {
     let results =
         std::env::temp_dir().join(format!("shmem-bench-{}-{kind:?}.csv", std::process::id()));
     let samples = run_job_into(args, kind, npes, &results);
@@ -136,7 +136,7 @@ fn run_job_into(
         Transport::Mpi => mpirun::command(&program, npes, &env),
     };
     command
-        .args(std::env::args_os().skip(1))
+        .args(args.job_args())
         .arg("--job-results")
         .arg(results)
         .arg("--job-kind")
@@ -172,7 +172,7 @@ fn heap_needed(args: &Args) -> usize {
 
 /// A warning when other work kept the CPUs at least 20% busy during the second before
 /// the benchmark started (the load average lags by minutes): its figures will be noisy.
-fn busy_note() -> Option<String> {
+pub(crate) fn busy_note() -> Option<String> {
     let before = cpu_times()?;
     std::thread::sleep(std::time::Duration::from_secs(1));
     let after = cpu_times()?;

@@ -2,8 +2,9 @@
 //! beside this machine's floors and Open MPI's OSHMEM and MPI; with `--mpi` (a build
 //! with `--features mpi`), ours on the MPI transport beside raw MPI.
 //!
-//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--mpi] [--out DIR]` (see
-//! `--help`). The program is the driver the user starts and, re-run by it with the hidden
+//! Run: `cargo run --release -p shmem-bench -- [-n NPES] [--mpi | --startup | --scaling |
+//! --workloads]
+//! [--out DIR]` (see `--help`). The program is the driver the user starts and, re-run by it with the hidden
 //! `--job-results FILE`, the supervisor and the PEs of its jobs (with `--mpi`, `mpirun`'s
 //! ranks, each a PE).
 
@@ -20,9 +21,12 @@ mod page_buffer;
 mod plot;
 mod report;
 mod results;
+mod scaling;
+mod scaling_output;
 mod startup;
 mod targets;
 mod timing;
+mod workloads;
 
 use clap::Parser;
 use shmem_typed::Pe;
@@ -36,6 +40,10 @@ fn main() {
         (Some(_), false) => shmem_rt::__private::self_start(args.npes),
         (None, _) => match if args.startup {
             startup::run(&args)
+        } else if args.scaling {
+            scaling::run(&args)
+        } else if args.workloads {
+            workloads::run(&args)
         } else {
             driver::run(&args)
         } {

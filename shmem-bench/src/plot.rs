@@ -13,6 +13,7 @@ use crate::cli::Transport;
 use crate::ops::{Op, Sizes};
 use crate::output::bytes_label;
 use crate::report::Report;
+use crate::scaling::{Point, Scaling};
 
 const OURS: RGBColor = RGBColor(214, 39, 40);
 const OSHMEM: RGBColor = RGBColor(31, 119, 180);
@@ -20,13 +21,13 @@ const MPI: RGBColor = RGBColor(44, 160, 44);
 const FLOOR: RGBColor = RGBColor(110, 110, 110);
 const MEMCPY: RGBColor = RGBColor(170, 170, 170);
 
-const PANEL_W: u32 = 620;
-const PANEL_H: u32 = 360;
-const COLUMNS: usize = 2;
+pub(crate) const PANEL_W: u32 = 620;
+pub(crate) const PANEL_H: u32 = 360;
+pub(crate) const COLUMNS: usize = 2;
 /// Height of the shared legend under the title.
-const LEGEND_H: u32 = 30;
+pub(crate) const LEGEND_H: u32 = 30;
 
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
+pub(crate) type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Draws the report's figure into an SVG file at `path`.
 pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
@@ -53,7 +54,7 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     };
     let root = root.titled(&title, ("sans-serif", 22))?;
     let (key, body) = root.split_vertically(LEGEND_H);
-    draw_legend(&key, report)?;
+    draw_legend(&key, &report_keys(report))?;
     let panels = body.split_evenly((rows_of_panels, COLUMNS));
     for (op, panel) in ops.into_iter().zip(panels.iter()) {
         match op.sizes() {
@@ -65,9 +66,58 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     Ok(())
 }
 
+/// Draws the scaling run's figure into an SVG file at `path`: one log–log panel per
+/// operation, latency against PE count for ours, OSHMEM and MPI.
+pub(crate) fn write_scaling_svg(scaling: &Scaling, path: &Path) -> PlotResult {
+    let rows_of_panels = scaling.series.len().div_ceil(COLUMNS).max(1);
+    let size = (
+        PANEL_W * COLUMNS as u32,
+        PANEL_H * rows_of_panels as u32 + 40,
+    );
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(
+        &format!(
+            "Latency per call against PEs on {} CPUs, 8 B (barriers 0 B); lower is better",
+            scaling.cpus
+        ),
+        ("sans-serif", 22),
+    )?;
+    let (key, body) = root.split_vertically(LEGEND_H);
+    let has = |f: fn(&Point) -> bool| scaling.series.iter().any(|s| s.points.iter().any(f));
+    let shown: Vec<Key> = KEYS[..3]
+        .iter()
+        .copied()
+        .filter(|k| match k.name {
+            "OSHMEM" => has(|p| p.oshmem_us.is_some()),
+            "MPI" => has(|p| p.mpi_us.is_some()),
+            _ => true,
+        })
+        .collect();
+    draw_legend(&key, &shown)?;
+    let panels = body.split_evenly((rows_of_panels, COLUMNS));
+    for (series, panel) in scaling.series.iter().zip(panels.iter()) {
+        let line = |f: fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
+            series
+                .points
+                .iter()
+                .filter_map(|p| Some(((p.npes as f64).log2(), f(p)?)))
+                .collect()
+        };
+        let lines = [
+            (line(|p| p.mpi_us), KEYS[2]),
+            (line(|p| p.oshmem_us), KEYS[1]),
+            (line(|p| Some(p.ours_us)), KEYS[0]),
+        ];
+        log2_panel(panel, series.op.name(), "PEs", |n| n.to_string(), &lines)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
 /// One line style of the figure and its name in the legend.
 #[derive(Clone, Copy)]
-struct Key {
+pub(crate) struct Key {
     name: &'static str,
     color: RGBColor,
     width: u32,
@@ -81,7 +131,7 @@ impl Key {
 }
 
 /// Ours, OSHMEM, MPI, memcpy floor, round-trip floor (the legend's order).
-const KEYS: [Key; 5] = [
+pub(crate) const KEYS: [Key; 5] = [
     Key {
         name: "ours",
         color: OURS,
@@ -114,17 +164,11 @@ const KEYS: [Key; 5] = [
     },
 ];
 
-/// The legend shared by every panel, in one row (baselines only when measured).
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    report: &Report,
-) -> PlotResult
-where
-    DB::ErrorType: 'static,
-{
+/// The keys of the report's figure: baselines only when measured, floors only on shared
+/// memory.
+fn report_keys(report: &Report) -> Vec<Key> {
     let has = |f: fn(&crate::report::Row) -> bool| report.rows.iter().any(f);
-    let shown: Vec<Key> = KEYS
-        .into_iter()
+    KEYS.into_iter()
         .filter(|k| match k.name {
             "OSHMEM" => has(|r| r.oshmem_us.is_some()),
             "MPI" => has(|r| r.mpi_us.is_some()),
@@ -132,7 +176,17 @@ where
             // The floors: measured on shared memory only.
             _ => report.transport == Transport::SharedMemory,
         })
-        .collect();
+        .collect()
+}
+
+/// The legend shared by every panel: `shown`, in one row.
+pub(crate) fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    shown: &[Key],
+) -> PlotResult
+where
+    DB::ErrorType: 'static,
+{
     let font = ("sans-serif", 14).into_font().color(&BLACK);
     // Without font files the backend cannot measure text; 8 px per character at 14 px
     // is a safe width for sans-serif.
@@ -206,27 +260,60 @@ where
         .rtt_us
         .map(|t| vec![(x_lo, t), (x_hi, t)])
         .unwrap_or_default();
+    let series = [
+        (rtt, KEYS[4]),
+        (memcpy, KEYS[3]),
+        (mpi, KEYS[2]),
+        (oshmem, KEYS[1]),
+        (ours, KEYS[0]),
+    ];
+    log2_panel(area, op.name(), "bytes", bytes_label, &series)
+}
+
+/// A log–log panel of latency against a power-of-two quantity: `series` are
+/// (log2 x, µs) points drawn in order, each in its key's style; ours also with a dot per
+/// point. `x_label` names the whole powers of two on the x axis.
+pub(crate) fn log2_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+    x_desc: &str,
+    x_label: fn(usize) -> String,
+    series: &[(Vec<(f64, f64)>, Key)],
+) -> PlotResult
+where
+    DB::ErrorType: 'static,
+{
+    let xs = || {
+        series
+            .iter()
+            .flat_map(|(points, _)| points.iter().map(|p| p.0))
+    };
+    let x_lo = xs().fold(f64::INFINITY, f64::min);
+    if !x_lo.is_finite() {
+        return Ok(());
+    }
+    let x_hi = xs().fold(f64::NEG_INFINITY, f64::max).max(x_lo + 1.0);
     let (y_lo, y_hi) = log_range(
-        [&ours, &oshmem, &mpi, &memcpy, &rtt]
-            .into_iter()
-            .flat_map(|s| s.iter().map(|p| p.1)),
+        series
+            .iter()
+            .flat_map(|(points, _)| points.iter().map(|p| p.1)),
     );
 
     let mut chart = ChartBuilder::on(area)
-        .caption(op.name(), ("sans-serif", 18))
+        .caption(caption, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(34)
         .y_label_area_size(56)
         .build_cartesian_2d(x_lo..x_hi, (y_lo..y_hi).log_scale())?;
     chart
         .configure_mesh()
-        .x_desc("bytes")
+        .x_desc(x_desc)
         .x_labels(10)
         .y_desc("µs per call")
         .x_label_formatter(&|x| {
-            // Only whole powers of two are message sizes.
+            // Only whole powers of two are labelled.
             if (x - x.round()).abs() < 1e-9 {
-                bytes_label(2f64.powf(*x).round() as usize)
+                x_label(2f64.powf(*x).round() as usize)
             } else {
                 String::new()
             }
@@ -235,23 +322,23 @@ where
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
 
-    let mut series = |points: Vec<(f64, f64)>, key: Key| -> PlotResult {
+    for (points, key) in series {
         if points.is_empty() {
-            return Ok(());
+            continue;
         }
         if key.dashed {
-            chart.draw_series(DashedLineSeries::new(points, 6, 4, key.style()))?;
+            chart.draw_series(DashedLineSeries::new(points.clone(), 6, 4, key.style()))?;
         } else {
-            chart.draw_series(LineSeries::new(points, key.style()))?;
+            chart.draw_series(LineSeries::new(points.clone(), key.style()))?;
         }
-        Ok(())
-    };
-    series(rtt, KEYS[4])?;
-    series(memcpy, KEYS[3])?;
-    series(mpi, KEYS[2])?;
-    series(oshmem, KEYS[1])?;
-    series(ours.clone(), KEYS[0])?;
-    chart.draw_series(ours.iter().map(|&p| Circle::new(p, 3, OURS.filled())))?;
+        if key.name == KEYS[0].name {
+            chart.draw_series(
+                points
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, key.color.filled())),
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -385,6 +472,26 @@ mod tests {
             "no memcpy floor"
         );
         assert!(!svg.contains("broadcast"), "a panel for an unmeasured op");
+    }
+
+    #[test]
+    fn the_scaling_figure_has_a_panel_per_operation() {
+        let samples = vec![
+            Sample::new(Impl::Ours, "barrier", 0, 2, 0.2),
+            Sample::new(Impl::Oshmem, "barrier", 0, 2, 0.5),
+            Sample::new(Impl::Ours, "barrier", 0, 8, 2.0),
+            Sample::new(Impl::Ours, "reduce_sum_f64", 8, 8, 3.0),
+        ];
+        let scaling = Scaling::new(vec![(2, 1000), (8, 250)], &samples, vec![]);
+        let dir = std::env::temp_dir().join(format!("shmem-bench-splot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("scaling.svg");
+        write_scaling_svg(&scaling, &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(svg.contains("barrier") && svg.contains("reduce_sum_f64"));
+        assert!(svg.contains("OSHMEM") && !svg.contains(">MPI<"), "legend");
+        assert!(!svg.contains("fcollect"), "a panel for an unmeasured op");
     }
 
     #[test]

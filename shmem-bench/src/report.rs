@@ -87,6 +87,8 @@ impl Row {
             Limit::PerOshmemAtMost(_) => self.per_oshmem(),
             Limit::PerMpiAtMost(_) => self.per_mpi(),
             Limit::PctMemcpyAtLeast(_) => self.pct_memcpy(),
+            // A latency run has one PE count: nothing to grow from.
+            Limit::GrowthAtMost(_) => None,
         }
     }
 }

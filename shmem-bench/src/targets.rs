@@ -8,6 +8,10 @@
 //!
 //! On the MPI transport (`--mpi`), at every PE count and size: barrier, broadcast, the
 //! collects, the reductions, put and get ≤ 1.15× the same operation on raw MPI.
+//!
+//! Scaling (`--scaling`), at every PE count: each collective at 8 B (barriers 0 B)
+//! ≤ 0.5× OSHMEM and ≤ 0.6× MPI, and from one count to the next its latency grows by no
+//! more than the ratio of the PE counts.
 
 use crate::cli::Transport;
 use crate::ops::Op;
@@ -23,6 +27,8 @@ pub(crate) enum Limit {
     PerMpiAtMost(f64),
     /// percent of memcpy bandwidth ≥ x.
     PctMemcpyAtLeast(f64),
+    /// ours at this PE count / ours at the previous count ≤ x (their PE-count ratio).
+    GrowthAtMost(f64),
 }
 
 impl Limit {
@@ -33,15 +39,17 @@ impl Limit {
             Limit::PerOshmemAtMost(x) => format!("/OSHMEM ≤ {x}"),
             Limit::PerMpiAtMost(x) => format!("/MPI ≤ {x}"),
             Limit::PctMemcpyAtLeast(x) => format!("memcpy ≥ {x}%"),
+            Limit::GrowthAtMost(x) => format!("growth ≤ {x}"),
         }
     }
 
     /// Whether `value` satisfies the bound.
     pub(crate) fn holds(self, value: f64) -> bool {
         match self {
-            Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
-                value <= x
-            }
+            Limit::PerRttAtMost(x)
+            | Limit::PerOshmemAtMost(x)
+            | Limit::PerMpiAtMost(x)
+            | Limit::GrowthAtMost(x) => value <= x,
             Limit::PctMemcpyAtLeast(x) => value >= x,
         }
     }
@@ -50,9 +58,10 @@ impl Limit {
     /// for upper bounds, limit / value for lower bounds.
     pub(crate) fn miss_factor(self, value: f64) -> f64 {
         match self {
-            Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
-                value / x
-            }
+            Limit::PerRttAtMost(x)
+            | Limit::PerOshmemAtMost(x)
+            | Limit::PerMpiAtMost(x)
+            | Limit::GrowthAtMost(x) => value / x,
             Limit::PctMemcpyAtLeast(x) => x / value,
         }
     }
@@ -178,6 +187,23 @@ pub(crate) const TARGETS: &[Target] = &[
     },
 ];
 
+/// The collectives `--scaling` measures, in table order.
+pub(crate) const SCALING_OPS: &[Op] = &[
+    Op::BarrierAll,
+    Op::Barrier,
+    Op::Broadcast,
+    Op::Fcollect,
+    Op::Collect,
+    Op::ReduceXorI64,
+    Op::ReduceMaxI64,
+    Op::ReduceSumF64,
+];
+
+/// The bounds on each of [`SCALING_OPS`] at every PE count of `--scaling` (with
+/// [`Limit::GrowthAtMost`] the PE-count ratio from the previous count).
+pub(crate) const SCALING_LIMITS: [Limit; 2] =
+    [Limit::PerOshmemAtMost(0.5), Limit::PerMpiAtMost(0.6)];
+
 /// The bounds that apply to `op` at `bytes` in a run on `transport` with `npes` PEs.
 pub(crate) fn limits_for(transport: Transport, op: Op, bytes: usize, npes: usize) -> Vec<Limit> {
     TARGETS
@@ -212,6 +238,7 @@ impl Check {
                     Limit::PerOshmemAtMost(x) => ("/OSHMEM", ">", x),
                     Limit::PerMpiAtMost(x) => ("/MPI", ">", x),
                     Limit::PctMemcpyAtLeast(x) => ("memcpy%", "<", x),
+                    Limit::GrowthAtMost(x) => ("growth", ">", x),
                 };
                 let prec = if matches!(self.limit, Limit::PctMemcpyAtLeast(_)) {
                     1
@@ -294,6 +321,12 @@ mod tests {
         assert_eq!(missed.limit.miss_factor(25.0), 2.0);
         assert_eq!(unknown.met(), None);
         assert!(missed.short().starts_with('✗'));
+        let grew = Check {
+            limit: Limit::GrowthAtMost(2.0),
+            value: Some(2.5),
+        };
+        assert_eq!(grew.short(), "✗ growth 2.500 > 2");
+        assert_eq!(grew.limit.miss_factor(2.5), 1.25);
         assert!(unknown.short().starts_with('?'));
     }
 }

@@ -1,0 +1,293 @@
+//! `--scaling`: how the collectives' latency grows with the PE count. At each count of
+//! `--counts` the driver runs the operations job on [`SCALING_OPS`] at 8 B (barriers
+//! 0 B) and the C baselines on the same, with [`calls_per_batch`] calls per timed batch
+//! (fewer at high counts, where every call waits for PEs that share 2 cores); then it
+//! holds each figure to the scaling targets ([`SCALING_LIMITS`], and growth from the
+//! previous count at most the PE-count ratio) and writes `scaling.{md,csv,json,svg}`.
+//! Above the machine's CPU count PEs run unpinned, as the baselines do.
+
+use std::time::Instant;
+
+use crate::baseline::{self, Baselines};
+use crate::cli::{Args, JobKind};
+use crate::driver;
+use crate::ops::Op;
+use crate::results::{Impl, Sample};
+use crate::targets::{Check, Limit, SCALING_LIMITS, SCALING_OPS};
+use crate::{plot, scaling_output};
+
+/// Message size of the data-moving collectives' rows.
+const BYTES: usize = 8;
+/// Fewest calls per timed batch at any count.
+const MIN_CALLS: usize = 50;
+/// Calls per timed batch at 2 PEs unless `--iters` or `--quick` say otherwise: more
+/// than a latency run's, since only 8 rows are measured per count and oversubscribed
+/// figures steady with longer batches.
+const BASE_CALLS: usize = 4000;
+
+/// Calls per timed batch at `npes` PEs for a run whose 2-PE batches have `base` calls:
+/// `base · 2 / npes` (a call's latency grows about linearly with the PEs once they
+/// outnumber the cores), at least [`MIN_CALLS`] (nor above `base`).
+pub(crate) fn calls_per_batch(base: usize, npes: usize) -> usize {
+    (base * 2 / npes.max(1)).max(MIN_CALLS).min(base)
+}
+
+/// One operation at one PE count.
+#[derive(Debug, Clone)]
+pub(crate) struct Point {
+    /// PEs.
+    pub npes: usize,
+    /// Our latency, µs per call.
+    pub ours_us: f64,
+    /// OSHMEM's, if measured.
+    pub oshmem_us: Option<f64>,
+    /// MPI's, if measured.
+    pub mpi_us: Option<f64>,
+    /// Ours at this count / ours at the previous count (`None` at the first).
+    pub growth: Option<f64>,
+    /// The scaling targets, evaluated: /OSHMEM, /MPI, then growth (from the second count).
+    pub checks: Vec<Check>,
+}
+
+impl Point {
+    /// ours / OSHMEM.
+    pub(crate) fn per_oshmem(&self) -> Option<f64> {
+        self.oshmem_us.map(|b| self.ours_us / b)
+    }
+
+    /// ours / MPI.
+    pub(crate) fn per_mpi(&self) -> Option<f64> {
+        self.mpi_us.map(|b| self.ours_us / b)
+    }
+}
+
+/// One operation over the PE counts.
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    /// The operation.
+    pub op: Op,
+    /// Its message size (0 for barriers).
+    pub bytes: usize,
+    /// One point per PE count at which ours was measured, in count order.
+    pub points: Vec<Point>,
+}
+
+/// The whole scaling run.
+#[derive(Debug, Clone)]
+pub(crate) struct Scaling {
+    /// CPUs of the machine.
+    pub cpus: usize,
+    /// (PE count, calls per timed batch), in count order.
+    pub counts: Vec<(usize, usize)>,
+    /// One series per measured operation, in table order.
+    pub series: Vec<Series>,
+    /// Conditions of the run worth telling.
+    pub notes: Vec<String>,
+}
+
+impl Scaling {
+    /// The series of `samples` (of every implementation and count) with their checks.
+    pub(crate) fn new(counts: Vec<(usize, usize)>, samples: &[Sample], notes: Vec<String>) -> Self {
+        let find = |who: Impl, op: Op, bytes: usize, npes: usize| {
+            samples
+                .iter()
+                .find(|s| {
+                    s.implementation == who
+                        && s.op == op.name()
+                        && s.bytes == bytes
+                        && s.npes == npes
+                })
+                .map(|s| s.usec)
+        };
+        let series = SCALING_OPS
+            .iter()
+            .map(|&op| {
+                let bytes = op.sizes_of(&[BYTES])[0];
+                let mut points: Vec<Point> = Vec::new();
+                for &(npes, _) in &counts {
+                    let Some(ours_us) = find(Impl::Ours, op, bytes, npes) else {
+                        continue;
+                    };
+                    let mut point = Point {
+                        npes,
+                        ours_us,
+                        oshmem_us: find(Impl::Oshmem, op, bytes, npes),
+                        mpi_us: find(Impl::Mpi, op, bytes, npes),
+                        growth: None,
+                        checks: Vec::new(),
+                    };
+                    point.checks = SCALING_LIMITS
+                        .iter()
+                        .map(|&limit| Check {
+                            limit,
+                            value: match limit {
+                                Limit::PerOshmemAtMost(_) => point.per_oshmem(),
+                                _ => point.per_mpi(),
+                            },
+                        })
+                        .collect();
+                    if let Some(previous) = points.last() {
+                        let growth = ours_us / previous.ours_us;
+                        point.growth = Some(growth);
+                        point.checks.push(Check {
+                            limit: Limit::GrowthAtMost(npes as f64 / previous.npes as f64),
+                            value: Some(growth),
+                        });
+                    }
+                    points.push(point);
+                }
+                Series { op, bytes, points }
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        Scaling {
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            counts,
+            series,
+            notes,
+        }
+    }
+
+    /// Every check with its series and point, in table order.
+    pub(crate) fn checks(&self) -> impl Iterator<Item = (&Series, &Point, &Check)> {
+        self.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .flat_map(move |p| p.checks.iter().map(move |c| (s, p, c)))
+        })
+    }
+}
+
+/// Runs the scaling measurements and writes `scaling.{md,csv,json,svg}` into `--out`.
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    args.validate()?;
+    let started = Instant::now();
+    let mut notes: Vec<String> = driver::busy_note().into_iter().collect();
+    for note in &notes {
+        eprintln!("shmem-bench: warning: {note}");
+    }
+    let mut samples = Vec::new();
+    let mut counts = Vec::new();
+    for &npes in &args.counts {
+        let at_count = args_at(args, npes);
+        let calls = at_count.iters();
+        counts.push((npes, calls));
+        eprintln!("shmem-bench: scaling: ours on {npes} PEs, {calls} calls per batch");
+        samples.extend(driver::run_job(&at_count, JobKind::Ops, npes)?);
+        if args.no_baseline {
+            continue;
+        }
+        eprintln!("shmem-bench: scaling: the Open MPI baselines on {npes} PEs");
+        match baseline::run(&at_count) {
+            Baselines::Ran {
+                samples: theirs,
+                notes: n,
+            } => {
+                samples.extend(theirs);
+                notes.extend(n.into_iter().map(|n| format!("{npes} PEs: {n}")));
+            }
+            Baselines::Unavailable(why) => {
+                notes.push(format!("no baseline columns at {npes} PEs: {why}"))
+            }
+        }
+    }
+    if args.no_baseline {
+        notes.push("baselines not run (--no-baseline)".to_string());
+    } else {
+        notes.push(
+            "MPI has no barrier_all of its own (MPI_Barrier is in the barrier rows): \
+             barrier_all's /MPI target has no figure"
+                .to_string(),
+        );
+    }
+    notes.push(format!(
+        "the whole run took {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let scaling = Scaling::new(counts, &samples, notes);
+    print!("{}", scaling_output::markdown(&scaling));
+    let mut written = scaling_output::write_files(&scaling, &args.out)
+        .map_err(|e| format!("cannot write the results into {}: {e}", args.out.display()))?;
+    let svg = args.out.join("scaling.svg");
+    plot::write_scaling_svg(&scaling, &svg)
+        .map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
+    written.push(svg);
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
+    Ok(())
+}
+
+/// The arguments of the jobs and baselines at `npes` PEs: the scaling operations at 8 B,
+/// with that count's calls per batch.
+fn args_at(args: &Args, npes: usize) -> Args {
+    let mut at = args.clone();
+    at.npes = npes;
+    at.min = BYTES;
+    at.max = BYTES;
+    at.ops = SCALING_OPS.to_vec();
+    let base = match (args.iters, args.quick) {
+        (None, false) => BASE_CALLS,
+        _ => args.iters(),
+    };
+    at.iters = Some(calls_per_batch(base, npes) as u32);
+    at.quick = false;
+    at.scaling = false;
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn batches_shrink_with_the_pe_count_down_to_a_floor() {
+        assert_eq!(calls_per_batch(1000, 2), 1000);
+        assert_eq!(calls_per_batch(1000, 4), 500);
+        assert_eq!(calls_per_batch(1000, 16), 125);
+        assert_eq!(calls_per_batch(1000, 64), MIN_CALLS);
+        assert_eq!(calls_per_batch(20, 32), 20);
+        let args = Args::parse_from(["x", "--scaling", "--quick"]);
+        let at = args_at(&args, 8);
+        assert_eq!((at.npes, at.min, at.max, at.iters()), (8, 8, 8, 50));
+        assert_eq!(at.selected_ops(), SCALING_OPS);
+        assert_eq!(
+            args_at(&Args::parse_from(["x", "--scaling"]), 8).iters(),
+            1000
+        );
+    }
+
+    #[test]
+    fn each_point_is_held_to_the_baselines_and_to_the_previous_count() {
+        let samples = vec![
+            Sample::new(Impl::Ours, "barrier", 0, 2, 1.0),
+            Sample::new(Impl::Oshmem, "barrier", 0, 2, 4.0),
+            Sample::new(Impl::Mpi, "barrier", 0, 2, 1.0),
+            Sample::new(Impl::Ours, "barrier", 0, 4, 3.0),
+            Sample::new(Impl::Oshmem, "barrier", 0, 4, 5.0),
+            Sample::new(Impl::Ours, "fcollect", 8, 4, 2.0),
+        ];
+        let scaling = Scaling::new(vec![(2, 1000), (4, 500)], &samples, vec![]);
+        assert_eq!(scaling.series.len(), 2);
+        let barrier = &scaling.series[0];
+        assert_eq!((barrier.op, barrier.bytes), (Op::Barrier, 0));
+        let [two, four] = &barrier.points[..] else {
+            panic!("{barrier:?}")
+        };
+        let shorts = |p: &Point| p.checks.iter().map(Check::short).collect::<Vec<_>>();
+        assert_eq!(shorts(two), ["✓ /OSHMEM ≤ 0.5", "✗ /MPI 1.000 > 0.6"]);
+        assert_eq!(
+            shorts(four),
+            [
+                "✗ /OSHMEM 0.600 > 0.5",
+                "? /MPI ≤ 0.6",
+                "✗ growth 3.000 > 2"
+            ]
+        );
+        // A series that starts at a later count has no growth to check there.
+        let fcollect = &scaling.series[1];
+        assert_eq!(fcollect.points.len(), 1);
+        assert_eq!(fcollect.points[0].growth, None);
+        assert_eq!(scaling.checks().count(), 7);
+    }
+}

@@ -1,0 +1,277 @@
+//! The scaling run in its forms: Markdown (the run's conditions, the target summary,
+//! then a table per operation), CSV and JSON.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::output::bytes_label;
+use crate::scaling::{Point, Scaling};
+use crate::targets::Check;
+
+/// `x` with `prec` decimals, or `—` when absent.
+fn opt(x: Option<f64>, prec: usize) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:.prec$}"))
+}
+
+/// The run's conditions in one line.
+fn conditions(scaling: &Scaling) -> String {
+    let calls: Vec<String> = scaling
+        .counts
+        .iter()
+        .map(|(npes, calls)| format!("{npes} PEs {calls}"))
+        .collect();
+    format!(
+        "Collectives at 8 B (barriers 0 B) on {} CPUs, PEs pinned one per CPU where the \
+         CPUs suffice and unpinned above (as the baselines); calls per timed batch: {}",
+        scaling.cpus,
+        calls.join(", ")
+    )
+}
+
+/// The targets: counts, then one line per missed or unmeasured check.
+pub(crate) fn targets_summary(scaling: &Scaling) -> String {
+    let checks: Vec<_> = scaling.checks().collect();
+    let met = checks
+        .iter()
+        .filter(|(_, _, c)| c.met() == Some(true))
+        .count();
+    let missed = checks
+        .iter()
+        .filter(|(_, _, c)| c.met() == Some(false))
+        .count();
+    let unknown = checks.len() - met - missed;
+    let mut out = format!("scaling targets: {met} met, {missed} missed");
+    if unknown > 0 {
+        let _ = write!(out, ", {unknown} not measurable in this run");
+    }
+    out.push('\n');
+    for (series, point, check) in checks {
+        let what = format!(
+            "{} {} at {} PEs",
+            series.op,
+            bytes_label(series.bytes),
+            point.npes
+        );
+        match (check.met(), check.value) {
+            (Some(false), Some(v)) => {
+                let _ = writeln!(
+                    out,
+                    "  missed {what:<30} {:<16} is {v:.3}: {:.2}× over",
+                    check.limit.describe(),
+                    check.limit.miss_factor(v)
+                );
+            }
+            (None, _) => {
+                let _ = writeln!(
+                    out,
+                    "  ?      {what:<30} {} (no figure)",
+                    check.limit.describe()
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One operation's table row at one PE count.
+fn markdown_row(point: &Point, calls: usize) -> String {
+    let checks: Vec<String> = point.checks.iter().map(Check::short).collect();
+    format!(
+        "| {} | {calls} | {:.3} | {} | {} | {} | {} | {} | {} |",
+        point.npes,
+        point.ours_us,
+        opt(point.oshmem_us, 3),
+        opt(point.per_oshmem(), 2),
+        opt(point.mpi_us, 3),
+        opt(point.per_mpi(), 2),
+        opt(point.growth, 2),
+        checks.join(", ")
+    )
+}
+
+/// The run as Markdown.
+pub(crate) fn markdown(scaling: &Scaling) -> String {
+    let mut out = format!("{}.\n\n", conditions(scaling));
+    for note in &scaling.notes {
+        let _ = writeln!(out, "Note: {note}.\n");
+    }
+    let _ = write!(
+        out,
+        "Targets at every PE count: /OSHMEM ≤ 0.5 and /MPI ≤ 0.6; growth (ours over ours at \
+         the previous count) ≤ the PE-count ratio.\n\n```text\n{}```\n",
+        targets_summary(scaling)
+    );
+    for series in &scaling.series {
+        let _ = write!(
+            out,
+            "\n### {} ({} B)\n\n| PEs | calls/batch | ours µs | OSHMEM µs | /OSHMEM | MPI µs | /MPI | growth | targets |\n\
+             | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+            series.op, series.bytes
+        );
+        for point in &series.points {
+            let calls = scaling
+                .counts
+                .iter()
+                .find(|(n, _)| *n == point.npes)
+                .map_or(0, |c| c.1);
+            let _ = writeln!(out, "{}", markdown_row(point, calls));
+        }
+    }
+    out
+}
+
+/// CSV: one line per operation and PE count (empty cells for missing figures).
+pub(crate) fn csv(scaling: &Scaling) -> String {
+    let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
+    let mut out = String::from(
+        "op,bytes,npes,ours_us,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,growth,targets_met,targets_missed\n",
+    );
+    for series in &scaling.series {
+        for p in &series.points {
+            let count = |want: bool| p.checks.iter().filter(|c| c.met() == Some(want)).count();
+            let _ = writeln!(
+                out,
+                "{},{},{},{:.4},{},{},{},{},{},{},{}",
+                series.op,
+                series.bytes,
+                p.npes,
+                p.ours_us,
+                cell(p.oshmem_us),
+                cell(p.per_oshmem()),
+                cell(p.mpi_us),
+                cell(p.per_mpi()),
+                cell(p.growth),
+                count(true),
+                count(false)
+            );
+        }
+    }
+    out
+}
+
+/// JSON of the whole run.
+pub(crate) fn json(scaling: &Scaling) -> serde_json::Value {
+    let series: Vec<_> = scaling
+        .series
+        .iter()
+        .map(|s| {
+            let points: Vec<_> = s
+                .points
+                .iter()
+                .map(|p| {
+                    json!({
+                        "npes": p.npes,
+                        "ours_us": p.ours_us,
+                        "oshmem_us": p.oshmem_us,
+                        "ours_per_oshmem": p.per_oshmem(),
+                        "mpi_us": p.mpi_us,
+                        "ours_per_mpi": p.per_mpi(),
+                        "growth": p.growth,
+                        "targets": p.checks.iter().map(|c| json!({
+                            "limit": c.limit.describe(),
+                            "value": c.value,
+                            "met": c.met(),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({"op": s.op.name(), "bytes": s.bytes, "points": points})
+        })
+        .collect();
+    let counts: Vec<_> = scaling
+        .counts
+        .iter()
+        .map(|(npes, calls)| json!({"npes": npes, "calls_per_batch": calls}))
+        .collect();
+    json!({
+        "cpus": scaling.cpus,
+        "counts": counts,
+        "notes": scaling.notes,
+        "ops": series,
+    })
+}
+
+/// Writes `scaling.{csv,json,md}` into `dir`; returns their paths.
+pub(crate) fn write_files(scaling: &Scaling, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let files = [
+        ("scaling.csv", csv(scaling)),
+        (
+            "scaling.json",
+            serde_json::to_string_pretty(&json(scaling))? + "\n",
+        ),
+        ("scaling.md", markdown(scaling)),
+    ];
+    let mut written = Vec::new();
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Impl, Sample};
+
+    fn scaling() -> Scaling {
+        let samples = vec![
+            Sample::new(Impl::Ours, "broadcast", 8, 2, 0.2),
+            Sample::new(Impl::Oshmem, "broadcast", 8, 2, 0.5),
+            Sample::new(Impl::Mpi, "broadcast", 8, 2, 0.25),
+            Sample::new(Impl::Ours, "broadcast", 8, 4, 0.5),
+            Sample::new(Impl::Oshmem, "broadcast", 8, 4, 2.0),
+            Sample::new(Impl::Mpi, "broadcast", 8, 4, 1.0),
+        ];
+        Scaling::new(vec![(2, 1000), (4, 500)], &samples, vec!["a note".into()])
+    }
+
+    #[test]
+    fn markdown_has_a_table_per_operation_and_shows_misses_with_their_figure() {
+        let md = markdown(&scaling());
+        assert!(
+            md.contains("calls per timed batch: 2 PEs 1000, 4 PEs 500"),
+            "{md}"
+        );
+        assert!(md.contains("Note: a note."), "{md}");
+        assert!(md.contains("### broadcast (8 B)"), "{md}");
+        assert!(
+            md.contains("| 2 | 1000 | 0.200 | 0.500 | 0.40 | 0.250 | 0.80 | — | ✓ /OSHMEM ≤ 0.5, ✗ /MPI 0.800 > 0.6 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 2.50 | ✓ /OSHMEM ≤ 0.5, ✓ /MPI ≤ 0.6, ✗ growth 2.500 > 2 |"),
+            "{md}"
+        );
+        let summary = targets_summary(&scaling());
+        assert!(
+            summary.starts_with("scaling targets: 3 met, 2 missed\n"),
+            "{summary}"
+        );
+        assert!(summary.contains("missed broadcast 8 at 2 PEs"), "{summary}");
+        assert!(summary.contains("is 0.800: 1.33× over"), "{summary}");
+    }
+
+    #[test]
+    fn csv_and_json_have_a_line_per_operation_and_count() {
+        let s = scaling();
+        let csv = csv(&s);
+        assert_eq!(csv.lines().count(), 3);
+        assert_eq!(
+            csv.lines().nth(2),
+            Some("broadcast,8,4,0.5000,2.0000,0.2500,1.0000,0.5000,2.5000,2,1")
+        );
+        let json = json(&s);
+        assert_eq!(json["ops"][0]["points"][1]["npes"], 4);
+        assert_eq!(
+            json["ops"][0]["points"][0]["growth"],
+            serde_json::Value::Null
+        );
+        assert_eq!(json["counts"][1]["calls_per_batch"], 500);
+    }
+}
