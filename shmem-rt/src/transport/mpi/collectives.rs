@@ -71,15 +71,36 @@ fn inline_bytes(n: usize) -> usize {
 }
 
 /// The communicators of the sets this PE has called on, by set key, each with the
-/// number of agreements this PE has entered on it.
+/// number of agreements this PE has entered on it; and the reductions' scratch memory,
+/// kept from call to call (a fresh buffer of 128 KiB or more is a fresh mapping, whose
+/// page faults cost more than the reduction).
 pub(crate) struct SetComms {
     comms: HashMap<u64, (c_int, u64)>,
+    scratch: Vec<Unit>,
+}
+
+/// 64 bytes aligned to 64: scratch memory any element type can be viewed in.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Unit([u8; 64]);
+
+/// `scratch` grown to hold `elems` elements of `E`, viewed as them.
+fn view_as<E: Copy>(scratch: &mut Vec<Unit>, elems: usize) -> &mut [E] {
+    const { assert!(align_of::<E>() <= align_of::<Unit>()) };
+    let units = (elems * size_of::<E>()).div_ceil(size_of::<Unit>());
+    if scratch.len() < units {
+        scratch.resize(units, Unit([0; 64]));
+    }
+    // SAFETY: `units` initialised units hold `elems` elements, aligned (checked above);
+    // the callers' `E` is a `Combine::Elem`, for which every bit pattern is a value.
+    unsafe { std::slice::from_raw_parts_mut(scratch.as_mut_ptr().cast::<E>(), elems) }
 }
 
 impl SetComms {
     pub(crate) fn new() -> SetComms {
         SetComms {
             comms: HashMap::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -482,14 +503,17 @@ impl Call<'_> {
         } else {
             (REDUCE_GATHER_BYTES / (n * size)).clamp(1, count)
         };
-        let mut gathered: Vec<C::Elem> = Vec::with_capacity(n * per_chunk);
+        let mut scratch = std::mem::take(&mut self.comms.scratch);
+        let buf = view_as::<C::Elem>(&mut scratch, (n + 2) * per_chunk);
+        let (gathered, rest) = buf.split_at_mut(n * per_chunk);
+        let (acc, next) = rest.split_at_mut(per_chunk);
         let mut done = 0;
         while done < count {
             let k = per_chunk.min(count - done);
             if inline {
                 for m in 0..n {
-                    // SAFETY: member `m`'s `count` elements came inline; `gathered` has
-                    // room for `n * count` elements.
+                    // SAFETY: member `m`'s `count` elements came inline; `gathered` holds
+                    // `n * count` elements.
                     unsafe {
                         crate::memory::copy::copy(
                             agreed.inline_of(m),
@@ -501,7 +525,7 @@ impl Call<'_> {
             } else {
                 let len = c_int::try_from(k * size).expect("a chunk is at most 4 MiB");
                 // SAFETY: the source holds `count` elements of this PE's own partition, so
-                // `k` from `done`; `gathered` has room for `n * k` elements.
+                // `k` from `done`; `gathered` holds `n * k` elements.
                 unsafe {
                     let send = self.local(source.off + done * size);
                     check(
@@ -515,36 +539,37 @@ impl Call<'_> {
                     )?;
                 }
             }
-            // SAFETY: all `n * k` elements were written above (inline copies or the
-            // gather); every bit pattern is an element (`Combine`'s contract).
-            unsafe { gathered.set_len(n * k) };
-            let acc = combine_in_order::<C>(&gathered, n, k);
+            let result = combine_in_order::<C>(&gathered[..n * k], &mut acc[..k], &mut next[..k]);
             // SAFETY: the target holds `count` elements of this PE's own partition
-            // (checked by the agreement); `acc` holds `k` of them.
+            // (checked by the agreement); `result` holds `k` of them.
             unsafe {
                 crate::memory::copy::copy(
-                    acc.as_ptr().cast(),
+                    result.as_ptr().cast(),
                     self.local(target.off + done * size),
                     k * size,
                 )
             };
             done += k;
         }
+        self.comms.scratch = scratch;
         Ok(())
     }
 }
 
-/// The `n` blocks of `k` elements in `gathered` combined left to right in member order:
-/// `((b0 op b1) op b2) …`, as the runtime's own reduction combines them.
-fn combine_in_order<C: Combine>(gathered: &[C::Elem], n: usize, k: usize) -> Vec<C::Elem> {
-    let block = |m: usize| &gathered[m * k..(m + 1) * k];
-    let mut acc = block(0).to_vec();
-    let mut next = Vec::with_capacity(k);
-    for m in 1..n {
-        // Initialised before `combine` overwrites it.
-        next.clear();
-        next.extend_from_slice(block(m));
-        C::combine(&mut next, &acc, block(m));
+/// The blocks of `acc.len()` elements in `gathered` (one per member) combined left to
+/// right in member order, `((b0 op b1) op b2) …`, as the runtime's own reduction
+/// combines them, with `acc` and `next` (as long) as work space; returns the one that
+/// holds the result.
+fn combine_in_order<'a, C: Combine>(
+    gathered: &[C::Elem],
+    mut acc: &'a mut [C::Elem],
+    mut next: &'a mut [C::Elem],
+) -> &'a [C::Elem] {
+    let k = acc.len();
+    let mut blocks = gathered.chunks_exact(k);
+    acc.copy_from_slice(blocks.next().expect("one member at least"));
+    for block in blocks {
+        C::combine(next, acc, block);
         std::mem::swap(&mut acc, &mut next);
     }
     acc
