@@ -27,7 +27,7 @@ pub(crate) const PAGE: usize = 4096;
 /// Arrival lines per set of sync words, used in turn by epoch: a member whose calls do
 /// not wait for readers (a broadcast root) can run this many calls minus one ahead of
 /// them before it has to look at their progress again.
-pub(crate) const ARRIVAL_LINES: usize = 8;
+pub(crate) const ARRIVAL_LINES: usize = 32;
 
 /// Descriptor words every reader needs (operation, element type, count, set, history),
 /// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
