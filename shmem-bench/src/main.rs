@@ -13,6 +13,7 @@ mod cli;
 mod driver;
 mod floors;
 mod job;
+mod lines;
 mod mpirun;
 mod ops;
 mod ours;

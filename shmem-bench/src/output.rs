@@ -35,7 +35,7 @@ struct Column {
     on_mpi: bool,
 }
 
-static COLUMNS: [Column; 11] = [
+static COLUMNS: [Column; 12] = [
     Column {
         header: "op",
         cell: |r| r.op.name().to_string(),
@@ -54,6 +54,11 @@ static COLUMNS: [Column; 11] = [
     Column {
         header: "/rtt",
         cell: |r| opt(r.per_rtt(), 2),
+        on_mpi: false,
+    },
+    Column {
+        header: "lines",
+        cell: |r| opt(r.expected_lines, 2),
         on_mpi: false,
     },
     Column {
@@ -288,6 +293,7 @@ pub(crate) fn json(report: &Report) -> serde_json::Value {
                 "received_bytes": r.received,
                 "ours_us": r.ours_us,
                 "ours_per_rtt": r.per_rtt(),
+                "expected_lines": r.expected_lines,
                 "ours_gbps": r.gbps(),
                 "memcpy_gbps": r.memcpy_gbps(),
                 "ours_pct_memcpy": r.pct_memcpy(),
@@ -327,13 +333,13 @@ pub(crate) fn json(report: &Report) -> serde_json::Value {
 pub(crate) fn csv(report: &Report) -> String {
     let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     let mut out = String::from(
-        "op,bytes,npes,received_bytes,ours_us,rtt_us,ours_per_rtt,ours_gbps,memcpy_gbps,ours_pct_memcpy,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,targets_met,targets_missed\n",
+        "op,bytes,npes,received_bytes,ours_us,rtt_us,ours_per_rtt,ours_gbps,memcpy_gbps,ours_pct_memcpy,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,targets_met,targets_missed,expected_lines\n",
     );
     for r in &report.rows {
         let count = |want: bool| r.checks.iter().filter(|c| c.met() == Some(want)).count();
         let _ = writeln!(
             out,
-            "{},{},{},{},{:.4},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{:.4},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.op.name(),
             r.bytes,
             report.npes,
@@ -350,6 +356,7 @@ pub(crate) fn csv(report: &Report) -> String {
             cell(r.per_mpi()),
             count(true),
             count(false),
+            cell(r.expected_lines),
         );
     }
     out

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::cli::Transport;
+use crate::lines;
 use crate::ops::Op;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Check, Limit};
@@ -36,6 +37,9 @@ pub(crate) struct Row {
     /// the row's operation and size (fcollect, put and get rows with a bandwidth target;
     /// see [`crate::floors::copies_alone`]).
     pub copy_floor_us: Option<f64>,
+    /// The cache-line transfers per call the runtime's protocol makes for this row, if
+    /// the model covers it (see [`crate::lines`]); shared memory only.
+    pub expected_lines: Option<f64>,
     /// The target bounds of this row, evaluated.
     pub checks: Vec<Check>,
     rtt_us: Option<f64>,
@@ -143,6 +147,9 @@ impl Report {
                     oshmem_us: find(Impl::Oshmem, &s.op, s.bytes),
                     mpi_us: find(Impl::Mpi, &s.op, s.bytes),
                     copy_floor_us: find(Impl::Floor, &s.op, s.bytes),
+                    expected_lines: (transport == Transport::SharedMemory)
+                        .then(|| lines::expected(op, npes, s.bytes))
+                        .flatten(),
                     checks: Vec::new(),
                     rtt_us: floors.rtt_us,
                     memcpy_gbps: floors.memcpy_gbps.get(&received).copied(),

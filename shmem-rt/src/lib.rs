@@ -47,6 +47,9 @@ pub use error::{
 pub mod __private {
     pub use crate::coll::ctx::StageArea;
     pub use crate::coll::descriptor::ElemType;
+    pub use crate::coll::select::{
+        BROADCAST_STAGE_MAX, FLAT_BARRIER_MAX, GATHER_STAGE_MAX, ONE_SHOT_MAX, ONE_SHOT_READ_MAX,
+    };
     pub use crate::coll::sets::SetSpec;
     pub use crate::coll::{Blocks, Combine, RootTarget, Span};
     pub use crate::config::{
@@ -56,7 +59,9 @@ pub mod __private {
     pub use crate::error::print_line;
     pub use crate::job::self_start::self_start;
     pub use crate::job::supervisor::{run_job, JobOutcome, JobSpec, ABORT_GRACE};
-    pub use crate::memory::layout::{CACHE_LINE, STAGE_BYTES};
+    pub use crate::memory::layout::{
+        ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,
+    };
     pub use crate::memory::statics::{StaticSlot, SYMMETRIC_STATICS};
     pub use crate::runtime::{
         check_statics_fit, Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,

@@ -21,23 +21,23 @@ use crate::memory::layout::INLINE_BYTES;
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line,
 /// and checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉
 /// rounds).
-pub(crate) const FLAT_BARRIER_MAX: usize = 16;
+pub const FLAT_BARRIER_MAX: usize = 16;
 
 /// Broadcast contributions up to this many bytes are staged rather than read from the
 /// root's source (above it, a trailing handshake is cheaper than the extra copy: staged
 /// and direct cost the same at 4 KiB).
-pub(crate) const BROADCAST_STAGE_MAX: usize = 2 << 10;
+pub const BROADCAST_STAGE_MAX: usize = 2 << 10;
 
 /// Collect/fcollect contributions up to this many bytes are staged (at 2 KiB direct is
 /// as fast or faster, at 8 KiB twice as fast).
-pub(crate) const GATHER_STAGE_MAX: usize = 1 << 10;
+pub const GATHER_STAGE_MAX: usize = 1 << 10;
 
 /// Sources up to this many bytes are reduced in one shot when the data every member
 /// reads, `bytes × (members − 1)`, stays up to [`ONE_SHOT_READ_MAX`].
-pub(crate) const ONE_SHOT_MAX: usize = 4 << 10;
+pub const ONE_SHOT_MAX: usize = 4 << 10;
 
 /// See [`ONE_SHOT_MAX`].
-pub(crate) const ONE_SHOT_READ_MAX: usize = 16 << 10;
+pub const ONE_SHOT_READ_MAX: usize = 16 << 10;
 
 /// The crossovers in force for this job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

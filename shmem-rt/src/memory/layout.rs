@@ -27,7 +27,7 @@ pub(crate) const PAGE: usize = 4096;
 /// Arrival lines per set of sync words, used in turn by epoch: a member whose calls do
 /// not wait for readers (a broadcast root) can run this many calls minus one ahead of
 /// them before it has to look at their progress again.
-pub(crate) const ARRIVAL_LINES: usize = 32;
+pub const ARRIVAL_LINES: usize = 32;
 
 /// Descriptor words every reader needs (operation, element type, count, set, history),
 /// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
@@ -41,10 +41,10 @@ pub(crate) const DESC_TAIL_WORDS: usize = 4;
 /// to this many bytes per PE move their data with the synchronization itself. With the
 /// epoch and the head they fill the line's first 112 bytes; the tail follows, so an
 /// arrival line takes two 128-byte lines, the second touched only for the tail.
-pub(crate) const INLINE_BYTES: usize = 64;
+pub const INLINE_BYTES: usize = 64;
 
 /// Inline bytes in the first 64 bytes of the line.
-pub(crate) const INLINE_HOT_BYTES: usize = 64 - 8 - DESC_HEAD_WORDS * 8;
+pub const INLINE_HOT_BYTES: usize = 64 - 8 - DESC_HEAD_WORDS * 8;
 
 /// Bytes of one staging buffer of a set slot (small collectives copy through it so that
 /// they need no trailing synchronization).
