@@ -374,16 +374,26 @@ pub(crate) fn file_path(dir: &Path, transport: Transport, npes: usize, ext: &str
 
 /// Writes the CSV, JSON and Markdown files; returns their paths.
 pub(crate) fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
     let path = |ext| file_path(dir, report.transport, report.npes, ext);
-    let files = [
-        (path("csv"), csv(report)),
-        (
-            path("json"),
-            serde_json::to_string_pretty(&json(report))? + "\n",
-        ),
-        (path("md"), markdown_report(report)),
-    ];
+    write_texts(
+        dir,
+        [
+            (path("csv"), csv(report)),
+            (
+                path("json"),
+                serde_json::to_string_pretty(&json(report))? + "\n",
+            ),
+            (path("md"), markdown_report(report)),
+        ],
+    )
+}
+
+/// Creates `dir` and writes each (path, text) of `files`; returns the paths.
+pub(crate) fn write_texts(
+    dir: &Path,
+    files: impl IntoIterator<Item = (PathBuf, String)>,
+) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     for (path, text) in files {
         std::fs::write(&path, text)?;

@@ -196,22 +196,17 @@ pub(crate) fn json(scaling: &Scaling) -> serde_json::Value {
 
 /// Writes `scaling.{csv,json,md}` into `dir`; returns their paths.
 pub(crate) fn write_files(scaling: &Scaling, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    let files = [
-        ("scaling.csv", csv(scaling)),
-        (
-            "scaling.json",
-            serde_json::to_string_pretty(&json(scaling))? + "\n",
-        ),
-        ("scaling.md", markdown(scaling)),
-    ];
-    let mut written = Vec::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text)?;
-        written.push(path);
-    }
-    Ok(written)
+    crate::output::write_texts(
+        dir,
+        [
+            (dir.join("scaling.csv"), csv(scaling)),
+            (
+                dir.join("scaling.json"),
+                serde_json::to_string_pretty(&json(scaling))? + "\n",
+            ),
+            (dir.join("scaling.md"), markdown(scaling)),
+        ],
+    )
 }
 
 #[cfg(test)]
