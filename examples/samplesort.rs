@@ -5,8 +5,8 @@
 //! `n²` samples, picks `n - 1` pivots and broadcasts them. Every PE cuts its sorted block
 //! into `n` buckets at the pivots, the bucket sizes of all PEs are exchanged with
 //! `fcollect` (so every PE knows where its buckets go in the others' receive buffers),
-//! each bucket is put to its PE, and after a barrier each PE sorts what it received:
-//! PE 0 holds the smallest keys, PE n-1 the largest.
+//! each bucket is put to its PE, and after a barrier each PE merges the sorted runs it
+//! received (one from every PE): PE 0 holds the smallest keys, PE n-1 the largest.
 //!
 //! A sum reduction counts the keys, `collect` (a different count on every PE) gathers
 //! the sorted pieces, and PE 0 checks them against a sequential sort of the same keys
@@ -21,7 +21,7 @@
 use std::error::Error;
 use std::time::Instant;
 
-use examples::samplesort::{block_of, key, sort_sequentially};
+use examples::samplesort::{block_of, key, merge_runs, sort_sequentially};
 use examples::workload;
 use shmem_typed::prelude::*;
 
@@ -111,7 +111,8 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let offset = |s: usize, r: usize| -> usize { (0..s).map(|q| matrix[q * n + r] as usize).sum() };
 
     // 5. Put each bucket into its PE's receive buffer (symmetric, so as large as the
-    //    largest share), then sort the own share once all have arrived.
+    //    largest share), then merge the own share's runs (one sorted run from every PE,
+    //    in PE order) once all have arrived.
     let capacity = (0..n).map(received).max().unwrap_or(0);
     let inbox = pe.alloc_slice::<u64>(capacity)?;
     for r in 0..n {
@@ -123,9 +124,14 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     }
     barrier_all(pe)?;
     let held = received(me);
-    let mut sorted = inbox.to_vec(pe);
-    sorted[..held].sort_unstable();
-    inbox.write_local(pe, &sorted)?;
+    let arrived = inbox.to_vec(pe);
+    let runs: Vec<Vec<u64>> = (0..n)
+        .map(|s| {
+            let at = offset(s, me);
+            arrived[at..at + matrix[s * n + me] as usize].to_vec()
+        })
+        .collect();
+    inbox.range(..held)?.write_local(pe, &merge_runs(runs))?;
 
     // 6. Check: no key lost or made up, and the pieces in PE order are the sorted input.
     HELD.write(pe, held as u64);
