@@ -17,7 +17,10 @@
 //!    nothing more (the agreement is one). Reductions combine left to right in member
 //!    order, so results are bit for bit those of the runtime's own reduction (MPI's
 //!    reductions may combine in any order), and no type or operator needs an MPI
-//!    counterpart.
+//!    counterpart. Not `MPI_Allreduce` even for integers, whose result does not depend
+//!    on the order: tried, Open MPI 4.1.4 saturates 8- and 16-bit sums (its AVX
+//!    operators; open-mpi/ompi#8045, "wontfix"), which the property tests caught, and
+//!    it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong (ompi#10648, pmodels/mpich#6083).
 //!
 //! A program's work array is accepted (checked, then not needed). Alltoall keeps the
 //! runtime's protocol, after the agreement step on its operation and element type: every
