@@ -84,8 +84,9 @@ pub(crate) struct Args {
     pub counts: Vec<usize>,
 
     /// Time the example programs heat2d, samplesort and histogram on 2 and 8 PEs beside
-    /// one process computing the same result; writes workloads.{md,csv}. The examples
-    /// must be built first (cargo build --release -p examples --examples).
+    /// one process computing the same result, and heat2d beside bench/c/heat2d.c on
+    /// OSHMEM (oshrun); writes workloads.{md,csv}. The examples must be built first
+    /// (cargo build --release -p examples --examples).
     #[arg(long, conflicts_with = "mpi")]
     pub workloads: bool,
 

@@ -9,6 +9,7 @@
 //! ranks, each a PE).
 
 mod baseline;
+mod c_programs;
 mod cli;
 mod driver;
 mod floors;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::c_programs;
 use crate::cli::Args;
 
 /// Timed runs per side and PE count.
@@ -42,11 +43,7 @@ struct Side {
 
 /// Runs the start-up measurements and writes `startup.{md,csv}` into `--out`.
 pub(crate) fn run(args: &Args) -> Result<(), String> {
-    let c_dir = args
-        .c_harness
-        .parent()
-        .ok_or("the C harness path has no directory")?;
-    let built = build_c_hellos(c_dir);
+    let built = build_c_hellos(c_programs::source_dir(args)?);
     let mut table = String::new();
     let mut csv = String::from("side,npes,wall_ms,max_rss_kib\n");
     let mut verdicts = Vec::new();
@@ -163,7 +160,7 @@ fn ours_command(npes: usize, heap: Option<&str>) -> Result<Command, String> {
     Ok(command)
 }
 
-/// The C hellos, built with oshcc and mpicc into a temporary directory.
+/// The C hellos, built with oshcc and mpicc.
 struct CHellos {
     oshmem: PathBuf,
     mpi: PathBuf,
@@ -171,61 +168,22 @@ struct CHellos {
 
 fn build_c_hellos(c_dir: &Path) -> Result<CHellos, String> {
     let source = c_dir.join("hello.c");
-    let dir = std::env::temp_dir().join("shmem-bench-c");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let bins = CHellos {
-        oshmem: dir.join("hello_oshmem"),
-        mpi: dir.join("hello_mpi"),
-    };
-    for (cc, define, out) in [
-        ("oshcc", None, &bins.oshmem),
-        ("mpicc", Some("-DUSE_MPI"), &bins.mpi),
-    ] {
-        let status = Command::new(cc)
-            .args(["-O2", "-o"])
-            .arg(out)
-            .args(define)
-            .arg(&source)
-            .stdin(Stdio::null())
-            .status()
-            .map_err(|e| format!("cannot run {cc} ({e}): is Open MPI installed?"))?;
-        if !status.success() {
-            return Err(format!("{cc} {} failed ({status})", source.display()));
-        }
-    }
-    Ok(bins)
+    Ok(CHellos {
+        oshmem: c_programs::build("oshcc", &source, "hello_oshmem", &[])?,
+        mpi: c_programs::build("mpicc", &source, "hello_mpi", &["-DUSE_MPI"])?,
+    })
 }
 
-/// `oshrun` and `mpirun` of the C hellos, with the latency baselines' flags (bench/c/run.sh).
+/// `oshrun` and `mpirun` of the C hellos, with the latency baselines' flags.
 fn baseline_sides(bins: &CHellos, npes: usize) -> Vec<Side> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut flags: Vec<&str> = vec![
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--mca",
-        "btl",
-        "self,vader",
-        "--mca",
-        "osc",
-        "^rdma",
-    ];
-    if npes > cpus {
-        flags.extend(["--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]);
-    } else {
-        flags.extend(["--bind-to", "core"]);
-    }
     [
         ("OSHMEM", "oshrun", &bins.oshmem),
         ("MPI", "mpirun", &bins.mpi),
     ]
     .into_iter()
-    .map(|(name, launcher, bin)| {
-        let mut command = Command::new(launcher);
-        command
-            .args(&flags)
-            .args(["-np", &npes.to_string()])
-            .arg(bin);
-        Side { name, command }
+    .map(|(name, launcher, bin)| Side {
+        name,
+        command: c_programs::launch(launcher, npes, bin),
     })
     .collect()
 }

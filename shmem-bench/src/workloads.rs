@@ -4,7 +4,11 @@
 //! computes the same result with the same kernel from the examples library
 //! (`examples::heat2d` …) in one process. A parallel result whose checksum differs from
 //! the single-process one ends the run with an error: the times compare equal work.
-//! Figures: the median of [`RUNS`] runs each. Writes `workloads.{md,csv}` into `--out`.
+//! A workload with a C version in bench/c (heat2d: `heat2d.c`, OpenSHMEM) also runs that
+//! on Open MPI's OSHMEM, built with `oshcc` and started by `oshrun` with the latency
+//! baselines' flags (`c_programs`), held to the same checksum; without Open MPI its
+//! column shows "—" and a note says why. Figures: the median of [`RUNS`] runs each.
+//! Writes `workloads.{md,csv}` into `--out`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use examples::workload;
 
+use crate::c_programs;
 use crate::cli::Args;
 
 /// Runs per figure (the median is reported).
@@ -28,6 +33,9 @@ struct Workload {
     /// What `size` counts, for the table.
     unit: &'static str,
     single_process: fn(u64) -> u64,
+    /// The same program in C on OpenSHMEM, a file of bench/c taking the same argument and
+    /// printing the same line (`examples::workload`), if there is one.
+    oshmem_source: Option<&'static str>,
 }
 
 /// The workloads, sized so that compute outweighs start-up and every run stays within
@@ -40,6 +48,7 @@ const WORKLOADS: [Workload; 3] = [
         single_process: |size| {
             examples::heat2d::checksum(&examples::heat2d::solve_sequentially(size as usize).plate)
         },
+        oshmem_source: Some("heat2d.c"),
     },
     Workload {
         example: "samplesort",
@@ -48,6 +57,7 @@ const WORKLOADS: [Workload; 3] = [
         single_process: |keys| {
             workload::checksum(examples::samplesort::sort_sequentially(keys as usize))
         },
+        oshmem_source: None,
     },
     Workload {
         example: "histogram",
@@ -56,6 +66,7 @@ const WORKLOADS: [Workload; 3] = [
         single_process: |samples| {
             workload::checksum(examples::histogram::count_sequentially(samples))
         },
+        oshmem_source: None,
     },
 ];
 
@@ -74,6 +85,9 @@ pub(crate) struct Row {
     pub checksum: u64,
     /// (PEs, compute time on PE 0), one per PE count.
     pub parallel: Vec<(usize, Duration)>,
+    /// (PEs, compute time on PE 0) of the C version on OSHMEM, one per PE count; empty
+    /// when there is none or Open MPI is missing.
+    pub oshmem: Vec<(usize, Duration)>,
 }
 
 impl Row {
@@ -82,16 +96,29 @@ impl Row {
         let (_, t) = self.parallel.iter().find(|(n, _)| *n == npes)?;
         Some(self.single.as_secs_f64() / t.as_secs_f64())
     }
+
+    /// The C version's time on OSHMEM on `npes` PEs, if it ran.
+    pub(crate) fn oshmem_time(&self, npes: usize) -> Option<Duration> {
+        let (_, t) = self.oshmem.iter().find(|(n, _)| *n == npes)?;
+        Some(*t)
+    }
+
+    /// The time on `npes` PEs over the C version's on OSHMEM (below 1: ours is faster).
+    pub(crate) fn ours_over_oshmem(&self, npes: usize) -> Option<f64> {
+        let (_, ours) = self.parallel.iter().find(|(n, _)| *n == npes)?;
+        Some(ours.as_secs_f64() / self.oshmem_time(npes)?.as_secs_f64())
+    }
 }
 
 /// Runs the workloads and writes `workloads.{md,csv}` into `--out`.
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     let started = Instant::now();
     let dir = examples_dir()?;
-    let busy = crate::driver::busy_note();
-    if let Some(note) = &busy {
+    let mut notes: Vec<String> = crate::driver::busy_note().into_iter().collect();
+    for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }
+    let c_dir = c_programs::source_dir(args)?;
     let mut rows = Vec::new();
     for w in &WORKLOADS {
         eprintln!(
@@ -105,21 +132,33 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             Ok(start.elapsed())
         })?;
         let program = dir.join(w.example);
+        let c_program = w.oshmem_source.and_then(|source| {
+            build_oshmem(&c_dir.join(source), w.example)
+                .map_err(|why| {
+                    let note = format!("no OSHMEM figures for {}: {why}", w.example);
+                    eprintln!("shmem-bench: warning: {note}");
+                    notes.push(note);
+                })
+                .ok()
+        });
         let mut parallel = Vec::new();
+        let mut oshmem = Vec::new();
         for npes in PE_COUNTS {
             eprintln!("shmem-bench: workloads: {} on {npes} PEs", w.example);
-            let time = median_of(|| {
-                let (time, theirs) = run_example(&program, w.size, npes)?;
-                if theirs != checksum {
-                    return Err(format!(
-                        "{} on {npes} PEs computed checksum {theirs:016x}, one process \
-                         {checksum:016x}: the results differ",
-                        w.example
-                    ));
-                }
-                Ok(time)
-            })?;
-            parallel.push((npes, time));
+            let ours = || {
+                let mut command = Command::new(&program);
+                command.env("SHMEM_NPES", npes.to_string());
+                command
+            };
+            parallel.push((npes, timed(w, npes, checksum, ours)?));
+            if let Some(c_program) = &c_program {
+                eprintln!(
+                    "shmem-bench: workloads: {} in C on OSHMEM, {npes} PEs",
+                    w.example
+                );
+                let theirs = || c_programs::launch("oshrun", npes, c_program);
+                oshmem.push((npes, timed(w, npes, checksum, theirs)?));
+            }
         }
         rows.push(Row {
             example: w.example,
@@ -128,11 +167,12 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             single,
             checksum,
             parallel,
+            oshmem,
         });
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut md = markdown(&rows, cpus, started.elapsed());
-    if let Some(note) = busy {
+    for note in notes.iter().rev() {
         md = format!("Note: {note}.\n\n{md}");
     }
     print!("{md}");
@@ -175,28 +215,63 @@ fn median_of(mut once: impl FnMut() -> Result<Duration, String>) -> Result<Durat
     Ok(times[RUNS / 2])
 }
 
-/// Runs `program SIZE` on `npes` PEs: its compute time and checksum.
-fn run_example(program: &Path, size: u64, npes: usize) -> Result<(Duration, u64), String> {
-    let output = Command::new(program)
-        .arg(size.to_string())
-        .env("SHMEM_NPES", npes.to_string())
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-    if !output.status.success() {
+/// Builds the C version of `example` (`source`, OpenSHMEM) with `oshcc`, if Open MPI's
+/// `oshcc` and `oshrun` are installed; else why not.
+fn build_oshmem(source: &Path, example: &str) -> Result<PathBuf, String> {
+    if let Some(missing) = ["oshcc", "oshrun"]
+        .into_iter()
+        .find(|tool| !c_programs::installed(tool))
+    {
         return Err(format!(
-            "{} {size} on {npes} PEs failed ({})",
-            program.display(),
-            output.status
+            "Open MPI's {missing} is not installed (apt-get install -y libopenmpi-dev openmpi-bin)"
         ));
     }
-    workload::parse(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
-        format!(
-            "{} printed no compute-time line: rebuild the examples \
-             (cargo build --release -p examples --examples)",
-            program.display()
-        )
+    // Contraction into fused multiply-adds would round differently from the Rust kernel.
+    let flags = ["-Wall", "-Wextra", "-ffp-contract=off", "-lm"];
+    c_programs::build("oshcc", source, &format!("{example}_oshmem"), &flags)
+}
+
+/// The median compute time of [`RUNS`] runs of `command() SIZE` on `npes` PEs (the
+/// example itself, or its C version under `oshrun`); an error if one fails or computes
+/// another checksum than `checksum`, the single process's.
+fn timed(
+    w: &Workload,
+    npes: usize,
+    checksum: u64,
+    command: impl Fn() -> Command,
+) -> Result<Duration, String> {
+    median_of(|| {
+        let mut command = command();
+        let output = command
+            .arg(w.size.to_string())
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output();
+        let line = match output {
+            Err(e) => Err(format!("cannot start {:?}: {e}", command.get_program())),
+            Ok(out) if !out.status.success() => Err(format!("failed ({})", out.status)),
+            Ok(out) => workload::parse(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| {
+                "printed no compute-time line: an old build? \
+                     (cargo build --release -p examples --examples)"
+                    .to_string()
+            }),
+        };
+        let what = || {
+            let argv: Vec<_> = std::iter::once(command.get_program())
+                .chain(command.get_args())
+                .map(|a| a.to_string_lossy())
+                .collect();
+            format!("{} on {npes} PEs ({})", w.example, argv.join(" "))
+        };
+        let (time, theirs) = line.map_err(|e| format!("{}: {e}", what()))?;
+        if theirs != checksum {
+            return Err(format!(
+                "{} computed checksum {theirs:016x}, one process {checksum:016x}: \
+                 the results differ",
+                what()
+            ));
+        }
+        Ok(time)
     })
 }
 
@@ -204,20 +279,26 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// The table, with the run's conditions above it.
+/// The table, with the run's conditions above it. "—" where a workload has no OSHMEM
+/// figure.
 pub(crate) fn markdown(rows: &[Row], cpus: usize, took: Duration) -> String {
     let mut out = format!(
         "Compute time on PE 0 (median of {RUNS} runs) of each example beside one process \
          running the same kernel on the same input, on {cpus} CPUs (8 PEs oversubscribe them: \
-         at most {cpus}× faster); every parallel result's checksum equals the single \
-         process's. The whole run took {:.0} s.\n\n",
+         at most {cpus}× faster), and beside the same program in C on Open MPI's OSHMEM where \
+         bench/c has one (heat2d.c, under oshrun with the latency baselines' flags; — \
+         elsewhere); every parallel result's checksum equals the single process's. The whole \
+         run took {:.0} s.\n\n",
         took.as_secs_f64()
     );
     let mut header = String::from("| workload | size | one process ms |");
     let mut align = String::from("| --- | ---: | ---: |");
     for npes in PE_COUNTS {
-        let _ = write!(header, " {npes} PEs ms | speed-up |");
-        align.push_str(" ---: | ---: |");
+        let _ = write!(
+            header,
+            " {npes} PEs ms | speed-up | OSHMEM {npes} PEs ms | ours/OSHMEM |"
+        );
+        align.push_str(" ---: | ---: | ---: | ---: |");
     }
     let _ = writeln!(out, "{header} checksum |\n{align} --- |");
     for r in rows {
@@ -232,28 +313,42 @@ pub(crate) fn markdown(rows: &[Row], cpus: usize, took: Duration) -> String {
         for &(npes, t) in &r.parallel {
             let speedup = r.speedup(npes).unwrap_or(f64::NAN);
             let _ = write!(out, " {:.1} | {speedup:.2}× |", ms(t));
+            match (r.oshmem_time(npes), r.ours_over_oshmem(npes)) {
+                (Some(theirs), Some(ratio)) => {
+                    let _ = write!(out, " {:.1} | {ratio:.2}× |", ms(theirs));
+                }
+                _ => out.push_str(" — | — |"),
+            }
         }
         let _ = writeln!(out, " {:016x} ✓ |", r.checksum);
     }
     out
 }
 
-/// CSV: one line per workload and side (`npes` 1 for the single process).
+/// CSV: one line per workload and PE count (`npes` 1 for the single process); the
+/// OSHMEM columns are empty where there is no figure.
 pub(crate) fn csv(rows: &[Row]) -> String {
-    let mut out = String::from("workload,size,npes,compute_ms,speedup,checksum\n");
+    let mut out =
+        String::from("workload,size,npes,compute_ms,speedup,oshmem_ms,ours_over_oshmem,checksum\n");
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},1,{:.3},1.000,{:016x}",
+            "{},{},1,{:.3},1.000,,,{:016x}",
             r.example,
             r.size,
             ms(r.single),
             r.checksum
         );
         for &(npes, t) in &r.parallel {
+            let (theirs, ratio) = match (r.oshmem_time(npes), r.ours_over_oshmem(npes)) {
+                (Some(theirs), Some(ratio)) => {
+                    (format!("{:.3}", ms(theirs)), format!("{ratio:.3}"))
+                }
+                _ => Default::default(),
+            };
             let _ = writeln!(
                 out,
-                "{},{},{npes},{:.3},{:.3},{:016x}",
+                "{},{},{npes},{:.3},{:.3},{theirs},{ratio},{:016x}",
                 r.example,
                 r.size,
                 ms(t),
@@ -280,6 +375,7 @@ mod tests {
                 (2, Duration::from_millis(256)),
                 (8, Duration::from_millis(1024)),
             ],
+            oshmem: vec![(2, Duration::from_millis(128))],
         }
     }
 
@@ -292,26 +388,47 @@ mod tests {
     }
 
     #[test]
+    fn ours_over_oshmem_only_where_oshmem_ran() {
+        let r = row();
+        assert_eq!(r.ours_over_oshmem(2), Some(2.0));
+        assert_eq!(r.ours_over_oshmem(8), None);
+    }
+
+    #[test]
     fn the_table_and_csv_show_each_side() {
         let md = markdown(&[row()], 2, Duration::from_secs(40));
         assert!(md.contains("The whole run took 40 s."), "{md}");
         assert!(
-            md.contains("| workload | size | one process ms | 2 PEs ms | speed-up | 8 PEs ms | speed-up | checksum |"),
+            md.contains(
+                "| workload | size | one process ms | 2 PEs ms | speed-up | OSHMEM 2 PEs ms | \
+                 ours/OSHMEM | 8 PEs ms | speed-up | OSHMEM 8 PEs ms | ours/OSHMEM | checksum |"
+            ),
             "{md}"
         );
         assert!(
-            md.contains("| histogram | 1000 samples | 512.0 | 256.0 | 2.00× | 1024.0 | 0.50× | 00000000000000ab ✓ |"),
+            md.contains(
+                "| histogram | 1000 samples | 512.0 | 256.0 | 2.00× | 128.0 | 2.00× | \
+                 1024.0 | 0.50× | — | — | 00000000000000ab ✓ |"
+            ),
             "{md}"
         );
         let csv = csv(&[row()]);
         assert_eq!(csv.lines().count(), 4);
         assert_eq!(
+            csv.lines().next(),
+            Some("workload,size,npes,compute_ms,speedup,oshmem_ms,ours_over_oshmem,checksum")
+        );
+        assert_eq!(
             csv.lines().nth(1),
-            Some("histogram,1000,1,512.000,1.000,00000000000000ab")
+            Some("histogram,1000,1,512.000,1.000,,,00000000000000ab")
+        );
+        assert_eq!(
+            csv.lines().nth(2),
+            Some("histogram,1000,2,256.000,2.000,128.000,2.000,00000000000000ab")
         );
         assert_eq!(
             csv.lines().nth(3),
-            Some("histogram,1000,8,1024.000,0.500,00000000000000ab")
+            Some("histogram,1000,8,1024.000,0.500,,,00000000000000ab")
         );
     }
 }

@@ -1,0 +1,122 @@
+//! The C programs of bench/c that a report runs by itself (`--startup`'s hellos,
+//! `--workloads`' heat2d): built with Open MPI's compiler wrappers (`oshcc`, `mpicc`)
+//! into one temporary directory, and launched by `oshrun` or `mpirun` with the flags of
+//! the latency baselines, [`launch_flags`] (those bench/c/run.sh passes).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::cli::Args;
+
+/// The folder of the C sources: that of `--c-harness` (bench/c/run.sh).
+pub(crate) fn source_dir(args: &Args) -> Result<&Path, String> {
+    args.c_harness
+        .parent()
+        .ok_or_else(|| "the C harness path has no directory".to_string())
+}
+
+/// Whether `tool` is an executable file in a directory of `PATH`.
+pub(crate) fn installed(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// Builds `source` with `cc` (`oshcc` or `mpicc`) as `name` in the build directory:
+/// `cc -O2 -o NAME SOURCE FLAGS…` (flags after the source, so libraries link). Returns
+/// the program's path.
+pub(crate) fn build(
+    cc: &str,
+    source: &Path,
+    name: &str,
+    flags: &[&str],
+) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join("shmem-bench-c");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let program = dir.join(name);
+    let status = Command::new(cc)
+        .args(["-O2", "-o"])
+        .arg(&program)
+        .arg(source)
+        .args(flags)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run {cc} ({e}): is Open MPI installed?"))?;
+    if !status.success() {
+        return Err(format!("{cc} {} failed ({status})", source.display()));
+    }
+    Ok(program)
+}
+
+/// bench/c/run.sh's launcher flags for `npes` PEs on one node as root: more PEs than
+/// cores allowed; shared memory only (`btl self,vader`); no `osc/rdma` (OSHMEM 4.1.4
+/// segfaults in `shmem_finalize` with it, MPI in `MPI_Compare_and_swap`); one core per PE
+/// while there are enough, else unbound and yielding when idle.
+pub(crate) fn launch_flags(npes: usize) -> Vec<&'static str> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut flags = vec![
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "btl",
+        "self,vader",
+        "--mca",
+        "osc",
+        "^rdma",
+    ];
+    if npes > cpus {
+        flags.extend(["--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]);
+    } else {
+        flags.extend(["--bind-to", "core"]);
+    }
+    flags
+}
+
+/// `launcher` (`oshrun` or `mpirun`) of `program` on `npes` PEs with [`launch_flags`];
+/// the caller adds the program's arguments.
+pub(crate) fn launch(launcher: &str, npes: usize, program: &Path) -> Command {
+    let mut command = Command::new(launcher);
+    command
+        .args(launch_flags(npes))
+        .args(["-np", &npes.to_string()])
+        .arg(program);
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launches_carry_the_baselines_flags() {
+        let command = launch("oshrun", 8, Path::new("/tmp/heat2d"));
+        assert_eq!(command.get_program(), "oshrun");
+        let argv: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let line = argv.join(" ");
+        assert!(
+            line.starts_with("--allow-run-as-root --oversubscribe --mca btl self,vader --mca osc ^rdma --bind-to "),
+            "{line}"
+        );
+        assert!(line.ends_with(" -np 8 /tmp/heat2d"), "{line}");
+        // 8 PEs oversubscribe any machine with fewer CPUs; one PE never does.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(
+            line.contains("--bind-to none --mca mpi_yield_when_idle 1"),
+            cpus < 8
+        );
+        assert!(launch_flags(1).ends_with(&["--bind-to", "core"]));
+    }
+
+    #[test]
+    fn the_shell_is_installed_and_nonsense_is_not() {
+        assert!(installed("sh"));
+        assert!(!installed("no-such-tool-shmem-bench"));
+    }
+}
