@@ -59,12 +59,24 @@ pub fn sweep(current: &Grid, next: &mut Grid) -> f64 {
     let w = current.width;
     let mut largest: f64 = 0.0;
     for r in 1..current.rows() - 1 {
-        for c in 1..w - 1 {
-            let i = r * w + c;
-            let p = &current.points;
-            let value = 0.25 * (p[i - w] + p[i + w] + p[i - 1] + p[i + 1]);
-            largest = largest.max((value - p[i]).abs());
-            next.points[i] = value;
+        // The row's interior and its four neighbours, as slices of one length (no index
+        // checks in the loop); the sum in the order up, down, left, right.
+        let (above, here, below) = (current.row(r - 1), current.row(r), current.row(r + 1));
+        let neighbours = above[1..w - 1]
+            .iter()
+            .zip(&below[1..w - 1])
+            .zip(&here[..w - 2])
+            .zip(&here[2..]);
+        let out = &mut next.row_mut(r)[1..w - 1];
+        for ((o, &old), (((&up, &down), &left), &right)) in
+            out.iter_mut().zip(&here[1..w - 1]).zip(neighbours)
+        {
+            let value = 0.25 * (up + down + left + right);
+            let change = (value - old).abs();
+            if change > largest {
+                largest = change;
+            }
+            *o = value;
         }
     }
     largest
