@@ -1,12 +1,17 @@
 //! The C programs of bench/c that a report runs by itself (`--startup`'s hellos,
 //! `--workloads`' heat2d): built with Open MPI's compiler wrappers (`oshcc`, `mpicc`)
 //! into one temporary directory, and launched by `oshrun` or `mpirun` with the flags of
-//! the latency baselines, [`launch_flags`] (those bench/c/run.sh passes).
+//! the latency baselines, [`launch_flags`] (those bench/c/run.sh passes); and the run
+//! of one program under a time limit ([`run_limited`]), which the reports share.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::cli::Args;
+
+/// Most a run may take before it counts as hung.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The folder of the C sources: that of `--c-harness` (bench/c/run.sh).
 pub(crate) fn source_dir(args: &Args) -> Result<&Path, String> {
@@ -85,6 +90,47 @@ pub(crate) fn launch(launcher: &str, npes: usize, program: &Path) -> Command {
         .args(["-np", &npes.to_string()])
         .arg(program);
     command
+}
+
+/// Runs `command` once, killed after [`RUN_TIMEOUT`]: its wall time from spawn to reaping, and the peak resident
+/// memory (KiB) of the largest process of its tree.
+pub(crate) fn run_limited(command: &mut Command) -> Result<(Duration, u64), String> {
+    let start = Instant::now();
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {:?}: {e}", command.get_program()))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our child, not yet reaped (the `Child` is never waited on);
+        // `status` and `usage` are valid for writing.
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if reaped == pid {
+            break;
+        }
+        if reaped < 0 {
+            return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+        }
+        if start.elapsed() > RUN_TIMEOUT {
+            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return Err(format!(
+                "{:?} did not finish in {RUN_TIMEOUT:?}",
+                command.get_program()
+            ));
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let wall = start.elapsed();
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(format!(
+            "{:?} failed (wait status {status})",
+            command.get_program()
+        ));
+    }
+    Ok((wall, usage.ru_maxrss as u64))
 }
 
 #[cfg(test)]

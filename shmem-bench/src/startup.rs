@@ -11,10 +11,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::c_programs;
 use crate::cli::Args;
+use crate::timing::ms;
 
 /// Timed runs per side and PE count.
 const RUNS: usize = 7;
@@ -23,8 +24,6 @@ pub(crate) const PE_COUNTS: [usize; 2] = [2, 8];
 /// The limits of issue 17: ours ≤ 0.2× their wall time and ≤ 0.25× their memory.
 const TIME_LIMIT: f64 = 0.2;
 const MEMORY_LIMIT: f64 = 0.25;
-/// Most a run may take before it counts as hung.
-const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One side's figures at one PE count.
 #[derive(Debug, Clone, Copy)]
@@ -194,11 +193,11 @@ fn measure(command: &mut Command) -> Result<Figures, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    run_once(command)?;
+    c_programs::run_limited(command)?;
     let mut walls = Vec::with_capacity(RUNS);
     let mut max_rss_kib = 0;
     for _ in 0..RUNS {
-        let (wall, rss) = run_once(command)?;
+        let (wall, rss) = c_programs::run_limited(command)?;
         walls.push(wall);
         max_rss_kib = max_rss_kib.max(rss);
     }
@@ -207,51 +206,6 @@ fn measure(command: &mut Command) -> Result<Figures, String> {
         wall: walls[RUNS / 2],
         max_rss_kib,
     })
-}
-
-/// Runs `command` once: its wall time from spawn to reaping, and the peak resident
-/// memory (KiB) of the largest process of its tree.
-fn run_once(command: &mut Command) -> Result<(Duration, u64), String> {
-    let start = Instant::now();
-    let child = command
-        .spawn()
-        .map_err(|e| format!("cannot start {:?}: {e}", command.get_program()))?;
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `pid` is our child, not yet reaped (the `Child` is never waited on);
-        // `status` and `usage` are valid for writing.
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if reaped == pid {
-            break;
-        }
-        if reaped < 0 {
-            return Err(format!("wait4: {}", std::io::Error::last_os_error()));
-        }
-        if start.elapsed() > RUN_TIMEOUT {
-            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            return Err(format!(
-                "{:?} did not finish in {RUN_TIMEOUT:?}",
-                command.get_program()
-            ));
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    let wall = start.elapsed();
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        return Err(format!(
-            "{:?} failed (wait status {status})",
-            command.get_program()
-        ));
-    }
-    Ok((wall, usage.ru_maxrss as u64))
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// Ours against `theirs`: (time ratio, memory ratio).

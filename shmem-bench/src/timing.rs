@@ -30,6 +30,11 @@ pub(crate) fn warmup_for(n: usize) -> usize {
     (n / 4).max(2)
 }
 
+/// A duration in milliseconds.
+pub(crate) fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 /// Median of a non-empty sample (sorts it).
 pub(crate) fn median(xs: &mut [f64]) -> f64 {
     assert!(!xs.is_empty(), "median of an empty sample");

@@ -19,6 +19,7 @@ use examples::workload;
 
 use crate::c_programs;
 use crate::cli::Args;
+use crate::timing::ms;
 
 /// Runs per figure (the median is reported).
 const RUNS: usize = 5;
@@ -32,7 +33,9 @@ struct Workload {
     size: u64,
     /// What `size` counts, for the table.
     unit: &'static str,
-    single_process: fn(u64) -> u64,
+    /// Runs the kernel in one process (the timed part) and returns how to checksum its
+    /// result (not timed: the examples stop their clocks before they checksum too).
+    single_process: fn(u64) -> Box<dyn FnOnce() -> u64>,
     /// The same program in C on OpenSHMEM, a file of bench/c taking the same argument and
     /// printing the same line (`examples::workload`), if there is one.
     oshmem_source: Option<&'static str>,
@@ -46,7 +49,8 @@ const WORKLOADS: [Workload; 3] = [
         size: 160,
         unit: "points a side",
         single_process: |size| {
-            examples::heat2d::checksum(&examples::heat2d::solve_sequentially(size as usize).plate)
+            let plate = examples::heat2d::solve_sequentially(size as usize).plate;
+            Box::new(move || examples::heat2d::checksum(&plate))
         },
         oshmem_source: Some("heat2d.c"),
     },
@@ -55,7 +59,8 @@ const WORKLOADS: [Workload; 3] = [
         size: 4_000_000,
         unit: "keys",
         single_process: |keys| {
-            workload::checksum(examples::samplesort::sort_sequentially(keys as usize))
+            let sorted = examples::samplesort::sort_sequentially(keys as usize);
+            Box::new(move || workload::checksum(sorted))
         },
         oshmem_source: None,
     },
@@ -64,7 +69,8 @@ const WORKLOADS: [Workload; 3] = [
         size: 20_000_000,
         unit: "samples",
         single_process: |samples| {
-            workload::checksum(examples::histogram::count_sequentially(samples))
+            let counts = examples::histogram::count_sequentially(samples);
+            Box::new(move || workload::checksum(counts))
         },
         oshmem_source: None,
     },
@@ -128,19 +134,24 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         let mut checksum = 0;
         let single = median_of(|| {
             let start = Instant::now();
-            checksum = (w.single_process)(w.size);
-            Ok(start.elapsed())
+            let result = (w.single_process)(w.size);
+            let time = start.elapsed();
+            checksum = result();
+            Ok(time)
         })?;
         let program = dir.join(w.example);
-        let c_program = w.oshmem_source.and_then(|source| {
-            build_oshmem(&c_dir.join(source), w.example)
-                .map_err(|why| {
-                    let note = format!("no OSHMEM figures for {}: {why}", w.example);
-                    eprintln!("shmem-bench: warning: {note}");
-                    notes.push(note);
-                })
-                .ok()
-        });
+        let c_program = w
+            .oshmem_source
+            .filter(|_| !args.no_baseline)
+            .and_then(|source| {
+                build_oshmem(&c_dir.join(source), w.example)
+                    .map_err(|why| {
+                        let note = format!("no OSHMEM figures for {}: {why}", w.example);
+                        eprintln!("shmem-bench: warning: {note}");
+                        notes.push(note);
+                    })
+                    .ok()
+            });
         let mut parallel = Vec::new();
         let mut oshmem = Vec::new();
         for npes in PE_COUNTS {
@@ -170,20 +181,19 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             oshmem,
         });
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = shmem_rt::__private::available_cpus();
     let mut md = markdown(&rows, cpus, started.elapsed());
     for note in notes.iter().rev() {
         md = format!("Note: {note}.\n\n{md}");
     }
     print!("{md}");
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
-    let mut written = Vec::new();
-    for (name, text) in [("workloads.md", md), ("workloads.csv", csv(&rows))] {
-        let path = args.out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        written.push(path.display().to_string());
-    }
+    let files = [
+        (args.out.join("workloads.md"), md),
+        (args.out.join("workloads.csv"), csv(&rows)),
+    ];
+    let written = crate::output::write_texts(&args.out, files)
+        .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;
+    let written: Vec<_> = written.iter().map(|p| p.display().to_string()).collect();
     println!("wrote {}", written.join(", "));
     Ok(())
 }
@@ -208,8 +218,10 @@ fn examples_dir() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// The median of [`RUNS`] results of `once`.
+/// The median of [`RUNS`] results of `once`, after one run not counted (a warm-up:
+/// page cache, CPU frequency, the allocator's first mappings).
 fn median_of(mut once: impl FnMut() -> Result<Duration, String>) -> Result<Duration, String> {
+    once()?;
     let mut times = (0..RUNS).map(|_| once()).collect::<Result<Vec<_>, _>>()?;
     times.sort();
     Ok(times[RUNS / 2])
@@ -240,22 +252,29 @@ fn timed(
     checksum: u64,
     command: impl Fn() -> Command,
 ) -> Result<Duration, String> {
-    median_of(|| {
+    let out_path = std::env::temp_dir().join(format!(
+        "shmem-bench-workload-{}-{}-{npes}.out",
+        std::process::id(),
+        w.example
+    ));
+    let result = median_of(|| {
         let mut command = command();
-        let output = command
+        let out = std::fs::File::create(&out_path)
+            .map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
+        command
             .arg(w.size.to_string())
             .stdin(Stdio::null())
-            .stderr(Stdio::inherit())
-            .output();
-        let line = match output {
-            Err(e) => Err(format!("cannot start {:?}: {e}", command.get_program())),
-            Ok(out) if !out.status.success() => Err(format!("failed ({})", out.status)),
-            Ok(out) => workload::parse(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| {
+            .stdout(out)
+            .stderr(Stdio::inherit());
+        let line = c_programs::run_limited(&mut command).and_then(|_| {
+            let printed = std::fs::read_to_string(&out_path)
+                .map_err(|e| format!("cannot read {}: {e}", out_path.display()))?;
+            workload::parse(&printed).ok_or_else(|| {
                 "printed no compute-time line: an old build? \
                      (cargo build --release -p examples --examples)"
                     .to_string()
-            }),
-        };
+            })
+        });
         let what = || {
             let argv: Vec<_> = std::iter::once(command.get_program())
                 .chain(command.get_args())
@@ -272,11 +291,9 @@ fn timed(
             ));
         }
         Ok(time)
-    })
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
+    });
+    let _ = std::fs::remove_file(&out_path);
+    result
 }
 
 /// The table, with the run's conditions above it. "—" where a workload has no OSHMEM
