@@ -125,13 +125,13 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     barrier_all(pe)?;
     let held = received(me);
     let arrived = inbox.to_vec(pe);
-    let runs: Vec<Vec<u64>> = (0..n)
+    let runs: Vec<&[u64]> = (0..n)
         .map(|s| {
             let at = offset(s, me);
-            arrived[at..at + matrix[s * n + me] as usize].to_vec()
+            &arrived[at..at + matrix[s * n + me] as usize]
         })
         .collect();
-    inbox.range(..held)?.write_local(pe, &merge_runs(runs))?;
+    inbox.range(..held)?.write_local(pe, &merge_runs(&runs))?;
 
     // 6. Check: no key lost or made up, and the pieces in PE order are the sorted input.
     HELD.write(pe, held as u64);

@@ -29,7 +29,14 @@ pub fn sort_sequentially(keys: usize) -> Vec<u64> {
 
 /// `runs`, each sorted, merged into one sorted vector: pairwise, in ⌈log2 runs⌉ linear
 /// passes (a PE's share arrives as one sorted run from every PE).
-pub fn merge_runs(mut runs: Vec<Vec<u64>>) -> Vec<u64> {
+pub fn merge_runs(runs: &[&[u64]]) -> Vec<u64> {
+    let mut runs: Vec<Vec<u64>> = runs
+        .chunks(2)
+        .map(|pair| match pair {
+            [a, b] => merge_two(a, b),
+            _ => pair[0].to_vec(),
+        })
+        .collect();
     while runs.len() > 1 {
         let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
         let mut pairs = runs.into_iter();
@@ -77,8 +84,10 @@ mod tests {
             .collect();
         let mut want: Vec<u64> = runs.concat();
         want.sort_unstable();
-        assert_eq!(merge_runs(runs), want);
-        assert_eq!(merge_runs(vec![]), Vec::<u64>::new());
-        assert_eq!(merge_runs(vec![vec![], vec![3], vec![]]), vec![3]);
+        let slices: Vec<&[u64]> = runs.iter().map(Vec::as_slice).collect();
+        assert_eq!(merge_runs(&slices), want);
+        assert_eq!(merge_runs(&slices[..1]), runs[0]);
+        assert_eq!(merge_runs(&[]), Vec::<u64>::new());
+        assert_eq!(merge_runs(&[&[], &[3], &[]]), vec![3]);
     }
 }

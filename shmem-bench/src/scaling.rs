@@ -122,7 +122,11 @@ impl Scaling {
                             limit,
                             value: match limit {
                                 Limit::PerOshmemAtMost(_) => point.per_oshmem(),
-                                _ => point.per_mpi(),
+                                Limit::PerMpiAtMost(_) => point.per_mpi(),
+                                // No figure for bounds a scaling point does not measure.
+                                Limit::PerRttAtMost(_)
+                                | Limit::PctMemcpyAtLeast(_)
+                                | Limit::GrowthAtMost(_) => None,
                             },
                         })
                         .collect();
