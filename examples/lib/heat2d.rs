@@ -84,9 +84,8 @@ pub fn sweep(current: &Grid, next: &mut Grid) -> f64 {
 
 /// The interior rows PE `p` of `n` owns: the first `size % n` PEs one row more.
 pub fn rows_of(p: usize, n: usize, size: usize) -> Range<usize> {
-    let (base, extra) = (size / n, size % n);
-    let start = p * base + p.min(extra);
-    start..start + base + usize::from(p < extra)
+    let rows = crate::share(p, n, size as u64);
+    rows.start as usize..rows.end as usize
 }
 
 /// The whole plate solved in one process.

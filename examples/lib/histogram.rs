@@ -32,10 +32,7 @@ pub fn bin_into(counts: &mut [u64; BINS], range: Range<u64>) {
 
 /// The samples PE `p` of `n` bins.
 pub fn block_of(p: usize, n: usize, samples: u64) -> Range<u64> {
-    let (p, n) = (p as u64, n as u64);
-    let (base, extra) = (samples / n, samples % n);
-    let start = p * base + p.min(extra);
-    start..start + base + u64::from(p < extra)
+    crate::share(p, n, samples)
 }
 
 /// The histogram of the first `samples` samples, counted in one process.

@@ -15,9 +15,7 @@ pub fn key(i: u64) -> u64 {
 
 /// The input keys PE `p` of `n` starts with.
 pub fn block_of(p: usize, n: usize, keys: usize) -> Range<u64> {
-    let (base, extra) = (keys / n, keys % n);
-    let start = p * base + p.min(extra);
-    start as u64..(start + base + usize::from(p < extra)) as u64
+    crate::share(p, n, keys as u64)
 }
 
 /// The first `keys` keys, generated and sorted in one process.

@@ -62,7 +62,7 @@ pub(crate) fn build(
 /// segfaults in `shmem_finalize` with it, MPI in `MPI_Compare_and_swap`); one core per PE
 /// while there are enough, else unbound and yielding when idle.
 pub(crate) fn launch_flags(npes: usize) -> Vec<&'static str> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = shmem_rt::__private::available_cpus();
     let mut flags = vec![
         "--allow-run-as-root",
         "--oversubscribe",
@@ -152,7 +152,7 @@ mod tests {
         );
         assert!(line.ends_with(" -np 8 /tmp/heat2d"), "{line}");
         // 8 PEs oversubscribe any machine with fewer CPUs; one PE never does.
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = shmem_rt::__private::available_cpus();
         assert_eq!(
             line.contains("--bind-to none --mca mpi_yield_when_idle 1"),
             cpus < 8

@@ -12,7 +12,7 @@ use crate::report::{Report, Row};
 use crate::targets::{Check, Limit};
 
 /// `x` with `prec` decimals, or `—` when absent.
-fn opt(x: Option<f64>, prec: usize) -> String {
+pub(crate) fn opt(x: Option<f64>, prec: usize) -> String {
     x.map_or_else(|| "—".to_string(), |v| format!("{v:.prec$}"))
 }
 

@@ -145,7 +145,7 @@ impl Scaling {
             .filter(|s| !s.points.is_empty())
             .collect();
         Scaling {
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpus: shmem_rt::__private::available_cpus(),
             counts,
             series,
             notes,

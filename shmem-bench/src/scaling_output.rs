@@ -6,14 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::output::bytes_label;
+use crate::output::{bytes_label, opt};
 use crate::scaling::{Point, Scaling};
 use crate::targets::Check;
-
-/// `x` with `prec` decimals, or `—` when absent.
-fn opt(x: Option<f64>, prec: usize) -> String {
-    x.map_or_else(|| "—".to_string(), |v| format!("{v:.prec$}"))
-}
 
 /// The run's conditions in one line.
 fn conditions(scaling: &Scaling) -> String {
