@@ -8,9 +8,9 @@
 //! of each call are new; a PE's own lines are taken for writing ahead of the call and
 //! are not counted). The model covers the collectives whose data travels in arrival
 //! lines or staging buffers; rows it does not cover show "—":
-//! - **barrier**, flat (up to `FLAT_BARRIER_MAX` members): every member reads every
-//!   other's arrival line: n(n−1). Dissemination: every member reads one progress word
-//!   per round: n⌈log2 n⌉.
+//! - **barrier**, flat (up to `FLAT_BARRIER_MAX` members, or any number when the PEs
+//!   outnumber the CPUs): every member reads every other's arrival line: n(n−1).
+//!   Dissemination: every member reads one progress word per round: n⌈log2 n⌉.
 //! - **broadcast**, inline or staged: every reader reads the root's arrival line and
 //!   the staged data; a staging root must know every reader arrived at the previous call
 //!   before it overwrites that buffer parity (n−1 more); and every member looks at the
@@ -48,8 +48,8 @@ fn contribution_lines(bytes: usize, stage_max: usize) -> Option<usize> {
 }
 
 /// The expected line transfers per call of `op` with `bytes` per member over `npes`
-/// PEs, if the model covers it.
-pub(crate) fn expected(op: Op, npes: usize, bytes: usize) -> Option<f64> {
+/// PEs sharing `cpus` CPUs, if the model covers it.
+pub(crate) fn expected(op: Op, npes: usize, cpus: usize, bytes: usize) -> Option<f64> {
     if npes < 2 {
         return Some(0.0);
     }
@@ -57,7 +57,7 @@ pub(crate) fn expected(op: Op, npes: usize, bytes: usize) -> Option<f64> {
     let others = n - 1.0;
     let all_pairs = n * others;
     match op {
-        Op::BarrierAll | Op::Barrier => Some(if npes <= FLAT_BARRIER_MAX {
+        Op::BarrierAll | Op::Barrier => Some(if npes <= FLAT_BARRIER_MAX || npes > cpus {
             all_pairs
         } else {
             n * npes.next_power_of_two().trailing_zeros() as f64
@@ -95,28 +95,29 @@ mod tests {
     #[test]
     fn small_calls_count_lines_from_the_protocol() {
         // 2 PEs, 8 B: each reads the other's one line.
-        assert_eq!(expected(Op::Barrier, 2, 0), Some(2.0));
-        assert_eq!(expected(Op::Fcollect, 2, 8), Some(2.0));
-        assert_eq!(expected(Op::ReduceSumF64, 2, 8), Some(2.0));
+        assert_eq!(expected(Op::Barrier, 2, 64, 0), Some(2.0));
+        assert_eq!(expected(Op::Fcollect, 2, 64, 8), Some(2.0));
+        assert_eq!(expected(Op::ReduceSumF64, 2, 64, 8), Some(2.0));
         // 32 B spill into the arrival line's second hardware line.
-        assert_eq!(expected(Op::Collect, 2, 32), Some(4.0));
+        assert_eq!(expected(Op::Collect, 2, 64, 32), Some(4.0));
         // Broadcast: the reader's line, plus everyone's look at the others' progress
         // once every ARRIVAL_LINES - 1 calls.
-        let b = expected(Op::Broadcast, 2, 8).unwrap();
+        let b = expected(Op::Broadcast, 2, 64, 8).unwrap();
         assert!((b - (1.0 + 2.0 / (ARRIVAL_LINES - 1) as f64)).abs() < 1e-12);
         // Staged broadcast of 1 KiB to 3 readers: arrival line + 16 data lines each,
         // and the root's look at the 3 readers.
-        let b = expected(Op::Broadcast, 4, 1024).unwrap();
+        let b = expected(Op::Broadcast, 4, 64, 1024).unwrap();
         assert!((b - (3.0 * 17.0 + 3.0 + 12.0 / (ARRIVAL_LINES - 1) as f64)).abs() < 1e-9);
     }
 
     #[test]
     fn large_sets_and_direct_data() {
-        assert_eq!(expected(Op::Barrier, 16, 0), Some(240.0));
-        assert_eq!(expected(Op::Barrier, 32, 0), Some(32.0 * 5.0));
-        assert_eq!(expected(Op::Fcollect, 2, 4096), None);
-        assert_eq!(expected(Op::ReduceXorI64, 8, 4096), None);
-        assert_eq!(expected(Op::Put, 2, 8), None);
-        assert_eq!(expected(Op::Barrier, 1, 0), Some(0.0));
+        assert_eq!(expected(Op::Barrier, 16, 64, 0), Some(240.0));
+        assert_eq!(expected(Op::Barrier, 32, 64, 0), Some(32.0 * 5.0));
+        assert_eq!(expected(Op::Barrier, 32, 2, 0), Some(32.0 * 31.0));
+        assert_eq!(expected(Op::Fcollect, 2, 64, 4096), None);
+        assert_eq!(expected(Op::ReduceXorI64, 8, 64, 4096), None);
+        assert_eq!(expected(Op::Put, 2, 64, 8), None);
+        assert_eq!(expected(Op::Barrier, 1, 64, 0), Some(0.0));
     }
 }

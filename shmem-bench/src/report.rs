@@ -148,7 +148,14 @@ impl Report {
                     mpi_us: find(Impl::Mpi, &s.op, s.bytes),
                     copy_floor_us: find(Impl::Floor, &s.op, s.bytes),
                     expected_lines: (transport == Transport::SharedMemory)
-                        .then(|| lines::expected(op, npes, s.bytes))
+                        .then(|| {
+                            lines::expected(
+                                op,
+                                npes,
+                                shmem_rt::__private::available_cpus(),
+                                s.bytes,
+                            )
+                        })
                         .flatten(),
                     checks: Vec::new(),
                     rtt_us: floors.rtt_us,

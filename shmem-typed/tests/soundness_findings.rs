@@ -27,6 +27,10 @@ const INIT_WORLD_CALLS: u64 = 1;
 // ----- helpers ---------------------------------------------------------------------------
 
 /// Whether `err` is a disagreement on `what`, possibly reported as another PE's failure.
+/// Keeps sets of 17 PEs on the dissemination barrier, which a job whose PEs outnumber
+/// its CPUs would not use otherwise.
+const DISSEMINATION: (&str, &str) = ("SHMEM_BARRIER_FLAT_MAX", "16");
+
 fn is_mismatch_on(err: &ShmemError, what: &str) -> bool {
     matches!(unwrap_other(err).1, ShmemError::ArgumentMismatch { what: w, .. } if *w == what)
 }
@@ -683,20 +687,20 @@ fn reduce_against_barrier(pe: &mut Pe, odd: usize) -> Result<(), ShmemError> {
 /// F7 (hang after an error) at 17 PEs, which use the dissemination barrier: PE 16 makes
 /// the odd call. Before, a member that failed a call on a large set left its barrier
 /// partners waiting forever; now every PE must report the disagreement by its next call.
-#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=1"])]
+#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=1", "SHMEM_BARRIER_FLAT_MAX=16"])]
 fn f7_reduce_against_barrier_17_pes_last_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     let odd = pe.n_pes() - 1;
     reduce_against_barrier(pe, odd)
 }
 
 /// F7 at 17 PEs with PE 0 making the odd call.
-#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=1"])]
+#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=1", "SHMEM_BARRIER_FLAT_MAX=16"])]
 fn f7_reduce_against_barrier_17_pes_first_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     reduce_against_barrier(pe, 0)
 }
 
 /// F7 at 17 PEs, unchecked mode, PE 5 making the odd call.
-#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=0"])]
+#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=0", "SHMEM_BARRIER_FLAT_MAX=16"])]
 fn f7_reduce_against_barrier_17_pes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     reduce_against_barrier(pe, 5)
 }
@@ -758,7 +762,8 @@ fn no_hang_job(name: &str, checked: &str, odd: usize) {
         shmem_testkit::note_finalized(me);
     } else {
         let start = Instant::now();
-        let outcome = shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked)]);
+        let outcome =
+            shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked), DISSEMINATION]);
         assert_eq!(outcome.exit_code, 0, "{name}: {:?}", outcome.failure);
         assert_eq!(outcome.finalized, npes, "{name}: PEs that finalized");
         eprintln!("{name}: {:?}", start.elapsed());
@@ -814,7 +819,7 @@ fn f7_set_usable_long_after_a_disagreement_3_pes(pe: &mut Pe) -> Result<(), Shme
 }
 
 /// The set stays usable long after a disagreement, at 17 PEs (dissemination barrier).
-#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=0"])]
+#[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=0", "SHMEM_BARRIER_FLAT_MAX=16"])]
 fn f7_set_usable_long_after_a_disagreement_17_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     usable_long_after_a_disagreement(pe)
 }
@@ -874,7 +879,8 @@ fn correct_barriers_job(name: &str, checked: &str) {
             .unwrap_or_else(|e| panic!("PE {me}: finalize: {e}"));
         shmem_testkit::note_finalized(me);
     } else {
-        let outcome = shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked)]);
+        let outcome =
+            shmem_testkit::run_job(name, npes, &[("SHMEM_CHECKED", checked), DISSEMINATION]);
         assert_eq!(outcome.exit_code, 0, "{name}: {:?}", outcome.failure);
         assert_eq!(outcome.finalized, npes, "{name}: PEs that finalized");
     }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! partition      = [ runtime region ][ user heap: statics, then allocations ]
-//! runtime region = [ control | job word | wait record | alloc records ]     4 lines
+//! runtime region = [ control | job word | sleepers | wait record | alloc records ]  5 lines
 //!                  [ set directory: one key per set slot ]
 //!                  [ solo slot ][ alloc slot ][ set slot × sets ]            page-aligned
 //! set slot       = [ sync words ][ staging buffer × 2 ]
@@ -13,8 +13,8 @@
 //! Every word of the region is an atomic `u64` (or lies in a buffer copied with the
 //! race-tolerant copy), so any bit pattern a peer leaves there is a value, never UB.
 //! Every word has one writer, its owner, except the control line's wake word (bumped by
-//! whoever wakes the PE) and the job word of PE 0 (written by whoever records the job's
-//! failure first).
+//! whoever wakes the PE), the job word of PE 0 (written by whoever records the job's
+//! failure first) and the sleeper count of PE 0 (raised and lowered by every sleeper).
 
 use std::mem::{offset_of, size_of};
 
@@ -241,6 +241,10 @@ pub(crate) struct RegionHead {
     pub control: ControlLine,
     /// The job's failure record (PE 0's copy is the job's).
     pub job: PaddedU64,
+    /// PEs of the job in (or entering) the sleeping phase of a wait (PE 0's copy counts
+    /// the job's; raised by a sleeper before it sleeps, lowered after), so that a
+    /// notifier reads one word instead of every PE's `sleeping` when nobody sleeps.
+    pub sleepers: PaddedU64,
     /// This PE's wait record.
     pub wait: WaitRecord,
     /// This PE's allocation records.
@@ -254,6 +258,9 @@ pub(crate) const fn control(field: usize) -> usize {
 
 /// Symmetric offset of the job word (meaningful in PE 0's partition).
 pub(crate) const JOB_WORD: usize = offset_of!(RegionHead, job);
+
+/// Symmetric offset of the job's sleeper count (meaningful in PE 0's partition).
+pub(crate) const SLEEPERS_WORD: usize = offset_of!(RegionHead, sleepers);
 
 /// Symmetric offset of the wait record's `field`.
 pub(crate) const fn wait_record(field: usize) -> usize {
@@ -445,4 +452,4 @@ const _: () = assert!(size_of::<OwnerLine>() == CACHE_LINE);
 const _: () = assert!(size_of::<FaultRecord>() == CACHE_LINE);
 const _: () = assert!(size_of::<SyncWords>() % CACHE_LINE == 0);
 const _: () = assert!(SLOT_BYTES % CACHE_LINE == 0);
-const _: () = assert!(size_of::<RegionHead>() == 4 * CACHE_LINE);
+const _: () = assert!(size_of::<RegionHead>() == 5 * CACHE_LINE);

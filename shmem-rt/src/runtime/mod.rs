@@ -52,8 +52,8 @@ impl Runtime {
             return Err(RtError::AlreadyInitialised);
         }
         let transport = Transports::join()?;
-        let (me, npes, region, part_size) = with_transport!(&transport, t => {
-            (t.me(), t.npes(), t.region(), t.part_size())
+        let (me, npes, region, part_size, cpus) = with_transport!(&transport, t => {
+            (t.me(), t.npes(), t.region(), t.part_size(), t.cpus())
         });
         with_transport!(&transport, t => {
             t.store(
@@ -63,9 +63,9 @@ impl Runtime {
         });
         install_panic_hook(&transport);
         let env = CallEnv {
-            policy: WaitPolicy::for_job(npes, crate::config::available_cpus()),
+            policy: WaitPolicy::for_job(npes, cpus),
             checked: crate::config::checked_from_env(),
-            select: Selection::from_env()?,
+            select: Selection::from_env(npes, cpus)?,
         };
         let mut rt = Runtime {
             transport,

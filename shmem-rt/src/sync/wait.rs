@@ -3,11 +3,14 @@
 //! being waited for on every slow-path round, so that no wait outlives a failed job.
 //!
 //! Wake protocol (Dekker style, both sides sequentially consistent): a sleeper raises
-//! its `sleeping` word, fences, re-checks its condition, then sleeps on its wake word; a
-//! notifier stores its data, fences, and bumps the wake word (and wakes the sleeper) only
-//! if it sees `sleeping`. Either the notifier sees the sleeper or the sleeper sees the
-//! data, so no wake-up is lost, and the fast path costs the notifier one load of a line
-//! that is rarely written.
+//! its `sleeping` word, then the job's sleeper count (PE 0's), fences, re-checks its
+//! condition, then sleeps on its wake word; a notifier stores its data, fences, reads the
+//! job's sleeper count and, only if it is not zero, bumps the wake word of each PE whose
+//! `sleeping` it sees (and wakes it). Either the notifier sees the sleeper or the
+//! sleeper sees the data, so no wake-up is lost; a sleeper's `sleeping` is raised before
+//! its count, so a notifier that sees the count sees `sleeping` too. While nobody
+//! sleeps, waking any number of PEs costs the notifier one load of a line that is
+//! rarely written.
 
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +71,8 @@ const SLEEPING: usize = layout::control(offset_of!(ControlLine, sleeping));
 const WAKE: usize = layout::control(offset_of!(ControlLine, wake));
 const WAIT_PHASE: usize = layout::control(offset_of!(ControlLine, wait_phase));
 const STALLED: usize = layout::control(offset_of!(ControlLine, stalled_slices));
+/// The job's sleeper count (PE 0's word).
+const SLEEPERS: usize = layout::SLEEPERS_WORD;
 
 impl WaitPolicy {
     /// Polls a wait makes before it first reads the clock (see [`wait_for`]).
@@ -192,16 +197,20 @@ fn wait_slow<T: Transport>(
     let (sleeping, wake) = (t.place(me, SLEEPING), t.place(me, WAKE));
     let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
+    let sleepers = t.place(0, SLEEPERS);
     loop {
         check_wait(t, blocker, during, ready)?;
         t.fetch_add(sleeping, 1);
+        t.fetch_add(sleepers, 1);
         t.store_load_fence();
         let seen = t.load(wake);
         if ready() {
+            t.fetch_add(sleepers, u64::MAX);
             t.fetch_add(sleeping, u64::MAX);
             return Ok(());
         }
         t.sleep(seen, SLEEP_SLICE);
+        t.fetch_add(sleepers, u64::MAX);
         t.fetch_add(sleeping, u64::MAX);
         t.progress();
         if ready() {
@@ -323,6 +332,9 @@ pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>)
         return;
     }
     t.store_load_fence();
+    if t.load(t.place(0, SLEEPERS)) == 0 {
+        return;
+    }
     for pe in pes {
         if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {
             t.wake(pe);

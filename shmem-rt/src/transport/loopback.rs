@@ -58,6 +58,9 @@ impl Transport for LoopbackTransport {
     fn region(&self) -> Region {
         self.shm.region()
     }
+    fn cpus(&self) -> usize {
+        self.shm.cpus()
+    }
 
     fn place(&self, pe: usize, off: usize) -> Remote {
         assert!(pe < self.npes());

@@ -50,6 +50,9 @@ pub(crate) trait Transport: Sized + 'static {
     fn part_size(&self) -> usize;
     /// The runtime region's layout.
     fn region(&self) -> Region;
+    /// CPUs the PEs that share this PE's memory run on: one count, the same on every
+    /// one of them, for the choices every member of a set must make alike.
+    fn cpus(&self) -> usize;
 
     /// PE `pe`'s copy of symmetric offset `off` (`pe < npes`, `off` inside the
     /// partition; unchecked).

@@ -461,6 +461,11 @@ impl Transport for MpiTransport {
     fn region(&self) -> Region {
         self.region
     }
+    fn cpus(&self) -> usize {
+        // Only this rank's waits depend on it: MPI's own collectives need no choice that
+        // members must make alike.
+        crate::config::available_cpus()
+    }
 
     #[inline]
     fn place(&self, pe: usize, off: usize) -> MpiPlace {

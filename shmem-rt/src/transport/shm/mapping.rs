@@ -3,7 +3,7 @@
 //! file descriptor, and mapped whole by each of them.
 //!
 //! ```text
-//! [ header: magic, npes, part_size, sets | page ][ partition 0 ][ partition 1 ] …
+//! [ header: magic, npes, part_size, sets, cpus | page ][ partition 0 ][ partition 1 ] …
 //! ```
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -22,6 +22,9 @@ struct Header {
     npes: AtomicU64,
     part_size: AtomicU64,
     sets: AtomicU64,
+    /// The CPUs the creator could run on: the one count every PE of the job bases its
+    /// choices on (a PE's own affinity may differ).
+    cpus: AtomicU64,
 }
 
 /// Bytes before partition 0.
@@ -38,6 +41,7 @@ pub(crate) struct Mapping {
     npes: usize,
     part_size: usize,
     region: Region,
+    cpus: usize,
 }
 
 // SAFETY: the mapping is plain shared memory; every access goes through atomics or the
@@ -71,8 +75,10 @@ impl Mapping {
         if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
             return Err(RtError::last_os("sizing the symmetric heap"));
         }
-        let mapping = Self::map(fd.as_raw_fd(), npes, part_size, region)?;
+        let mut mapping = Self::map(fd.as_raw_fd(), npes, part_size, region)?;
+        mapping.cpus = crate::config::available_cpus();
         let h = mapping.header();
+        h.cpus.store(mapping.cpus as u64, Ordering::Relaxed);
         h.npes.store(npes as u64, Ordering::Relaxed);
         h.part_size.store(part_size as u64, Ordering::Relaxed);
         h.sets.store(region.sets() as u64, Ordering::Relaxed);
@@ -88,8 +94,9 @@ impl Mapping {
         part_size: usize,
         region: Region,
     ) -> RtResult<Mapping> {
-        let mapping = Self::map(fd, npes, part_size, region)?;
+        let mut mapping = Self::map(fd, npes, part_size, region)?;
         let h = mapping.header();
+        let cpus = h.cpus.load(Ordering::Relaxed);
         if h.magic.load(Ordering::Acquire) != MAGIC
             || h.npes.load(Ordering::Relaxed) != npes as u64
             || h.part_size.load(Ordering::Relaxed) != part_size as u64
@@ -99,6 +106,7 @@ impl Mapping {
                 "the inherited symmetric heap does not match the SHMEM_RT_* settings".into(),
             ));
         }
+        mapping.cpus = (cpus as usize).max(1);
         Ok(mapping)
     }
 
@@ -130,6 +138,7 @@ impl Mapping {
             npes,
             part_size,
             region,
+            cpus: 1,
         })
     }
 
@@ -152,6 +161,11 @@ impl Mapping {
     /// The runtime region's layout.
     pub(crate) fn region(&self) -> Region {
         self.region
+    }
+
+    /// The CPUs the job's creator could run on (the same on every PE).
+    pub(crate) fn cpus(&self) -> usize {
+        self.cpus
     }
 
     /// Base address of PE `pe`'s partition.

@@ -105,6 +105,9 @@ impl Transport for ShmTransport {
     fn region(&self) -> Region {
         self.mapping.region()
     }
+    fn cpus(&self) -> usize {
+        self.mapping.cpus()
+    }
 
     #[inline]
     fn place(&self, pe: usize, off: usize) -> *mut u8 {
