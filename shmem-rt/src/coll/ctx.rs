@@ -430,15 +430,40 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 e - 1
             } else {
                 self.wait_word(i, sync::epoch(Self::line_index(need)), need)?;
-                least = need;
-                need
+                self.arrived_up_to(i, need, e - 2)
             };
+            least = least.min(seen);
             if seen >= 1 {
                 self.compare_past(i, seen);
             }
         }
         self.t.store_relaxed(self.own(sync::OWNER_SEEN_ALL), least);
         Ok(())
+    }
+
+    /// The latest call in `from..=upto` at which member `index` is seen to have arrived,
+    /// given that it has arrived at `from` and not at `upto + 1`, found by bisection over
+    /// its arrival lines (each holds its call while the member is fewer than
+    /// `ARRIVAL_LINES` calls past it). A line being rewritten reads as not arrived, so
+    /// the answer may be low, never high.
+    ///
+    /// A member that runs ahead (a broadcast root) records this rather than `from`, so
+    /// that after waiting for a slow reader it looks again only when it has used up
+    /// the lines that reader has freed, not at every call.
+    fn arrived_up_to(&self, index: usize, mut from: u64, mut upto: u64) -> u64 {
+        while from < upto {
+            let mid = from + (upto - from).div_ceil(2);
+            if self
+                .t
+                .load(self.word(index, sync::epoch(Self::line_index(mid))))
+                >= mid
+            {
+                from = mid;
+            } else {
+                upto = mid - 1;
+            }
+        }
+        from
     }
 
     /// Compares member `index`'s descriptor of past call `call` (which it has published;

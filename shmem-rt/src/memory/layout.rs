@@ -174,6 +174,9 @@ pub(crate) struct ControlLine {
     /// Sleep slices the PE has spent in its current sleeping phase without its wait
     /// being satisfied (reset on entry).
     pub stalled_slices: u64,
+    /// The value of `wake` the PE last went to sleep on: a notifier that finds `wake`
+    /// moved past it knows the PE has been woken already and makes no system call.
+    pub slept_on: u64,
 }
 
 /// What a PE blocked in a collective waits for: published only once a wait has lasted a

@@ -11,6 +11,13 @@
 //! its count, so a notifier that sees the count sees `sleeping` too. While nobody
 //! sleeps, waking any number of PEs costs the notifier one load of a line that is
 //! rarely written.
+//!
+//! A sleeper also records the wake value it sleeps on (`slept_on`, before its fence). A
+//! notifier bumps the wake word only from that value, so a PE is woken by one system
+//! call however many notifiers find it asleep before it runs again (a broadcast root
+//! publishing call after call to readers that wait for a CPU). A notifier that reads a
+//! stale `slept_on` read it before the sleeper's fence, so the sleeper's re-check sees
+//! the notifier's data.
 
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -71,6 +78,7 @@ const SLEEPING: usize = layout::control(offset_of!(ControlLine, sleeping));
 const WAKE: usize = layout::control(offset_of!(ControlLine, wake));
 const WAIT_PHASE: usize = layout::control(offset_of!(ControlLine, wait_phase));
 const STALLED: usize = layout::control(offset_of!(ControlLine, stalled_slices));
+const SLEPT_ON: usize = layout::control(offset_of!(ControlLine, slept_on));
 /// The job's sleeper count (PE 0's word).
 const SLEEPERS: usize = layout::SLEEPERS_WORD;
 
@@ -195,6 +203,7 @@ fn wait_slow<T: Transport>(
     }
     let me = t.me();
     let (sleeping, wake) = (t.place(me, SLEEPING), t.place(me, WAKE));
+    let slept_on = t.place(me, SLEPT_ON);
     let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
     let sleepers = t.place(0, SLEEPERS);
@@ -202,8 +211,9 @@ fn wait_slow<T: Transport>(
         check_wait(t, blocker, during, ready)?;
         t.fetch_add(sleeping, 1);
         t.fetch_add(sleepers, 1);
-        t.store_load_fence();
         let seen = t.load(wake);
+        t.store(slept_on, seen);
+        t.store_load_fence();
         if ready() {
             t.fetch_add(sleepers, u64::MAX);
             t.fetch_add(sleeping, u64::MAX);
@@ -337,7 +347,7 @@ pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>)
     }
     for pe in pes {
         if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {
-            t.wake(pe);
+            t.wake_from(pe, t.load(t.place(pe, SLEPT_ON)));
         }
     }
 }

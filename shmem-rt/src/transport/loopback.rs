@@ -160,5 +160,8 @@ impl Transport for LoopbackTransport {
     fn wake(&self, pe: usize) {
         self.shm.wake(pe)
     }
+    fn wake_from(&self, pe: usize, slept_on: u64) {
+        self.shm.wake_from(pe, slept_on)
+    }
     fn progress(&self) {}
 }

@@ -648,6 +648,13 @@ impl Transport for MpiTransport {
         );
         self.fetch_add(word, 1);
     }
+    fn wake_from(&self, pe: usize, slept_on: u64) {
+        let word = self.place(
+            pe,
+            layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
+        );
+        self.compare_exchange(word, slept_on, slept_on.wrapping_add(1));
+    }
     fn progress(&self) {
         // SAFETY: MPI is running while the transport exists.
         self.check_mpi(unsafe { ffi::shmem_mpi_progress() }, "MPI_Iprobe");

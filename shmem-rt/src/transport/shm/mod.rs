@@ -252,6 +252,16 @@ impl Transport for ShmTransport {
         // SAFETY: as in `sleep`, for PE `pe`'s wake word.
         unsafe { wake::futex_wake(word.cast()) };
     }
+    fn wake_from(&self, pe: usize, slept_on: u64) {
+        let word = self.place(
+            pe,
+            layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
+        );
+        if self.compare_exchange(word, slept_on, slept_on.wrapping_add(1)) == slept_on {
+            // SAFETY: as in `sleep`, for PE `pe`'s wake word.
+            unsafe { wake::futex_wake(word.cast()) };
+        }
+    }
     #[inline]
     fn progress(&self) {}
 }
