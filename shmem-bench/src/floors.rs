@@ -182,3 +182,128 @@ pub(crate) fn memcpy_bandwidth(bytes: usize) -> f64 {
     }
     bytes as f64 / timing::median(&mut per_copy) / 1e9
 }
+
+/// Round trips of the CPU-sharing floor.
+const SWITCH_ROUND_TRIPS: u64 = 20_000;
+
+/// The floor of PEs that share a CPU, in µs: two processes pinned to one CPU hand a
+/// word back and forth, each yielding the CPU until it sees its turn, so every round
+/// trip is two switches between processes. A collective call on more PEs than CPUs
+/// needs every PE to run at least once, so each CPU switches at least (PEs per CPU)
+/// times per call. Median of [`timing::BATCHES`] batches; `None` if the processes cannot
+/// be made (fork, mapping or pinning fails).
+pub(crate) fn switch_round_trip() -> Option<f64> {
+    let mut per_trip: Vec<f64> = (0..timing::BATCHES)
+        .map(|_| switch_batch())
+        .collect::<Option<_>>()?;
+    Some(timing::median(&mut per_trip))
+}
+
+/// One batch of [`switch_round_trip`]: µs per round trip.
+fn switch_batch() -> Option<f64> {
+    let len = std::mem::size_of::<AtomicU64>();
+    // SAFETY: an anonymous shared mapping of one word has no preconditions; failure is
+    // reported as MAP_FAILED.
+    let at = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if at == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: the mapping is page-aligned, zero-filled, and stays mapped (in both
+    // processes after the fork) until the unmap below, after the child has exited.
+    let turn = unsafe { AtomicU64::from_ptr(at.cast()) };
+    let result = ping_pong_on_one_cpu(turn);
+    // SAFETY: `at` is the mapping made above, of `len` bytes, no longer used.
+    unsafe { libc::munmap(at, len) };
+    result
+}
+
+/// Forks a partner; both pin themselves to this process's first allowed CPU and take
+/// turns on `turn` (even: the parent's, odd: the child's). Returns µs per round trip.
+fn ping_pong_on_one_cpu(turn: &AtomicU64) -> Option<f64> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity fills it.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `allowed` is a valid cpu_set_t of `size` bytes.
+    if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+        return None;
+    }
+    // SAFETY: CPU_ISSET reads a bit of a valid set for a CPU number below CPU_SETSIZE.
+    let cpu = (0..libc::CPU_SETSIZE as usize).find(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })?;
+    // SAFETY: as above, for a set built here.
+    let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: cpu < CPU_SETSIZE and `one` is a valid set.
+    unsafe { libc::CPU_SET(cpu, &mut one) };
+    let wait_for = |value: u64| {
+        while turn.load(Ordering::Acquire) != value {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+    };
+    // SAFETY: the child only makes system calls (affinity, yield, _exit) and atomic
+    // accesses to the shared word: nothing that another thread of this process could
+    // have left locked.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return None;
+    }
+    if child == 0 {
+        // SAFETY: `one` is a valid set naming an allowed CPU.
+        let pinned = unsafe { libc::sched_setaffinity(0, size, &one) } == 0;
+        for trip in 0..SWITCH_ROUND_TRIPS {
+            wait_for(2 * trip + 1);
+            turn.store(
+                if pinned { 2 * trip + 2 } else { u64::MAX },
+                Ordering::Release,
+            );
+            if !pinned {
+                break;
+            }
+        }
+        // SAFETY: _exit ends the child at once, running nothing of the parent's.
+        unsafe { libc::_exit(0) };
+    }
+    let restore = allowed;
+    // SAFETY: `one` is a valid set naming an allowed CPU.
+    let pinned = unsafe { libc::sched_setaffinity(0, size, &one) } == 0;
+    let start = Instant::now();
+    let mut ok = true;
+    for trip in 0..SWITCH_ROUND_TRIPS {
+        turn.store(2 * trip + 1, Ordering::Release);
+        while !matches!(turn.load(Ordering::Acquire), v if v == 2 * trip + 2 || v == u64::MAX) {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+        if turn.load(Ordering::Acquire) == u64::MAX {
+            ok = false;
+            break;
+        }
+    }
+    let elapsed = start.elapsed();
+    // SAFETY: waiting for our own child; a null status pointer is allowed.
+    unsafe { libc::waitpid(child, std::ptr::null_mut(), 0) };
+    // SAFETY: `restore` is the set this process had.
+    unsafe { libc::sched_setaffinity(0, size, &restore) };
+    (ok && pinned).then(|| elapsed.as_secs_f64() * 1e6 / SWITCH_ROUND_TRIPS as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_processes_on_one_cpu_take_turns() {
+        let round_trip = switch_round_trip().expect("fork, mapping and pinning work here");
+        // Two switches between processes: more than a cache line's round trip on any
+        // machine, less than a scheduler tick.
+        assert!(round_trip > 0.05 && round_trip < 4000.0, "{round_trip} µs");
+    }
+}

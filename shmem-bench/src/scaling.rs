@@ -11,6 +11,7 @@ use std::time::Instant;
 use crate::baseline::{self, Baselines};
 use crate::cli::{Args, JobKind};
 use crate::driver;
+use crate::floors;
 use crate::ops::Op;
 use crate::results::{Impl, Sample};
 use crate::targets::{Check, Limit, SCALING_LIMITS, SCALING_OPS};
@@ -170,6 +171,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }
+    notes.extend(switch_floor_note(&args.counts, floors::switch_round_trip()));
     let mut samples = Vec::new();
     let mut counts = Vec::new();
     for &npes in &args.counts {
@@ -221,6 +223,35 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The note on the floor of the counts where PEs outnumber the CPUs, from the measured
+/// switch round trip (see [`floors::switch_round_trip`]); none if no count does.
+fn switch_floor_note(counts: &[usize], round_trip: Option<f64>) -> Option<String> {
+    let cpus = shmem_rt::__private::available_cpus();
+    let shared: Vec<usize> = counts.iter().copied().filter(|&n| n > cpus).collect();
+    if shared.is_empty() {
+        return None;
+    }
+    let Some(round_trip) = round_trip else {
+        return Some("the floor of PEs that share CPUs could not be measured".to_string());
+    };
+    let floors: Vec<String> = shared
+        .iter()
+        .map(|&n| {
+            format!(
+                "{n} PEs {:.2} µs",
+                n.div_ceil(cpus) as f64 * round_trip / 2.0
+            )
+        })
+        .collect();
+    Some(format!(
+        "where PEs share the {cpus} CPUs every call needs each CPU to switch among its PEs at \
+         least (PEs per CPU) times; two processes on one CPU taking turns with sched_yield \
+         measured {round_trip:.2} µs per round trip (two switches), so the floor per call \
+         is: {}",
+        floors.join(", ")
+    ))
+}
+
 /// The arguments of the jobs and baselines at `npes` PEs: the scaling operations at 8 B,
 /// with that count's calls per batch.
 fn args_at(args: &Args, npes: usize) -> Args {
@@ -243,6 +274,18 @@ fn args_at(args: &Args, npes: usize) -> Args {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn the_switch_floor_counts_the_pes_each_cpu_runs() {
+        let cpus = shmem_rt::__private::available_cpus();
+        assert_eq!(switch_floor_note(&[1, cpus], Some(1.5)), None);
+        let note = switch_floor_note(&[cpus, 2 * cpus, 4 * cpus + 1], Some(1.5)).unwrap();
+        assert!(note.contains("measured 1.50 µs per round trip"), "{note}");
+        let floors = format!("{} PEs 1.50 µs, {} PEs 3.75 µs", 2 * cpus, 4 * cpus + 1);
+        assert!(note.ends_with(&floors), "{note}");
+        let unmeasured = switch_floor_note(&[2 * cpus], None).unwrap();
+        assert!(unmeasured.contains("could not be measured"), "{unmeasured}");
+    }
 
     #[test]
     fn batches_shrink_with_the_pe_count_down_to_a_floor() {
