@@ -206,21 +206,27 @@ fn wait_slow<T: Transport>(
     let slept_on = t.place(me, SLEPT_ON);
     let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
-    let sleepers = t.place(0, SLEEPERS);
+    // The job's count serves notifiers only; where sleepers poll (MPI), nobody reads it,
+    // and PE 0's word may be remote.
+    let count = |delta: u64| {
+        if !T::SLEEPERS_POLL {
+            t.fetch_add(t.place(0, SLEEPERS), delta);
+        }
+    };
     loop {
         check_wait(t, blocker, during, ready)?;
         t.fetch_add(sleeping, 1);
-        t.fetch_add(sleepers, 1);
+        count(1);
         let seen = t.load(wake);
         t.store(slept_on, seen);
         t.store_load_fence();
         if ready() {
-            t.fetch_add(sleepers, u64::MAX);
+            count(u64::MAX);
             t.fetch_add(sleeping, u64::MAX);
             return Ok(());
         }
         t.sleep(seen, SLEEP_SLICE);
-        t.fetch_add(sleepers, u64::MAX);
+        count(u64::MAX);
         t.fetch_add(sleeping, u64::MAX);
         t.progress();
         if ready() {
