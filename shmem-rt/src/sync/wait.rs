@@ -206,8 +206,9 @@ fn wait_slow<T: Transport>(
     let slept_on = t.place(me, SLEPT_ON);
     let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
-    // The job's count serves notifiers only; where sleepers poll (MPI), nobody reads it,
-    // and PE 0's word may be remote.
+    // The job's count and `slept_on` serve notifiers only. Where sleepers poll (MPI)
+    // nobody reads them, and there every runtime word is an MPI atomic (PE 0's may be
+    // remote; a sleeper that kept them up to date was late to notice its wait end).
     let count = |delta: u64| {
         if !T::SLEEPERS_POLL {
             t.fetch_add(t.place(0, SLEEPERS), delta);
@@ -218,7 +219,9 @@ fn wait_slow<T: Transport>(
         t.fetch_add(sleeping, 1);
         count(1);
         let seen = t.load(wake);
-        t.store(slept_on, seen);
+        if !T::SLEEPERS_POLL {
+            t.store(slept_on, seen);
+        }
         t.store_load_fence();
         if ready() {
             count(u64::MAX);
