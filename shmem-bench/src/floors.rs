@@ -189,8 +189,8 @@ const SWITCH_ROUND_TRIPS: u64 = 20_000;
 /// The floor of PEs that share a CPU, in µs: two processes pinned to one CPU hand a
 /// word back and forth, each yielding the CPU until it sees its turn, so every round
 /// trip is two switches between processes. A collective call on more PEs than CPUs
-/// needs every PE to run at least once, so each CPU switches at least (PEs per CPU)
-/// times per call. Median of [`timing::BATCHES`] batches; `None` if the processes cannot
+/// needs every PE to run after the previous call's last arrival, so each CPU switches
+/// about (PEs per CPU − 1) times per call. Median of [`timing::BATCHES`] batches; `None` if the processes cannot
 /// be made (fork, mapping or pinning fails).
 pub(crate) fn switch_round_trip() -> Option<f64> {
     let mut per_trip: Vec<f64> = (0..timing::BATCHES)

@@ -224,7 +224,9 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
 }
 
 /// The note on the floor of the counts where PEs outnumber the CPUs, from the measured
-/// switch round trip (see [`floors::switch_round_trip`]); none if no count does.
+/// switch round trip (see [`floors::switch_round_trip`]); none if no count does. A
+/// model, not a bound every call obeys: it assumes the scheduler runs the PEs of a CPU
+/// in turn and the CPUs in step.
 fn switch_floor_note(counts: &[usize], round_trip: Option<f64>) -> Option<String> {
     let cpus = shmem_rt::__private::available_cpus();
     let shared: Vec<usize> = counts.iter().copied().filter(|&n| n > cpus).collect();
@@ -237,17 +239,17 @@ fn switch_floor_note(counts: &[usize], round_trip: Option<f64>) -> Option<String
     let floors: Vec<String> = shared
         .iter()
         .map(|&n| {
-            format!(
-                "{n} PEs {:.2} µs",
-                n.div_ceil(cpus) as f64 * round_trip / 2.0
-            )
+            let switches = n.div_ceil(cpus) - 1;
+            format!("{n} PEs {:.2} µs", switches as f64 * round_trip / 2.0)
         })
         .collect();
     Some(format!(
-        "where PEs share the {cpus} CPUs every call needs each CPU to switch among its PEs at \
-         least (PEs per CPU) times; two processes on one CPU taking turns with sched_yield \
-         measured {round_trip:.2} µs per round trip (two switches), so the floor per call \
-         is: {}",
+        "where PEs share the {cpus} CPUs, a call that waits for every member needs each PE \
+         to run once after the previous call's last arrival; with k PEs on a CPU each call \
+         then costs it at least k − 1 switches (the last PE to arrive goes on into the \
+         next call in the same time slice); two processes on one CPU taking turns with \
+         sched_yield measured {round_trip:.2} µs per round trip (two switches), so the \
+         floor per call is: {}",
         floors.join(", ")
     ))
 }
@@ -281,7 +283,7 @@ mod tests {
         assert_eq!(switch_floor_note(&[1, cpus], Some(1.5)), None);
         let note = switch_floor_note(&[cpus, 2 * cpus, 4 * cpus + 1], Some(1.5)).unwrap();
         assert!(note.contains("measured 1.50 µs per round trip"), "{note}");
-        let floors = format!("{} PEs 1.50 µs, {} PEs 3.75 µs", 2 * cpus, 4 * cpus + 1);
+        let floors = format!("{} PEs 0.75 µs, {} PEs 3.00 µs", 2 * cpus, 4 * cpus + 1);
         assert!(note.ends_with(&floors), "{note}");
         let unmeasured = switch_floor_note(&[2 * cpus], None).unwrap();
         assert!(unmeasured.contains("could not be measured"), "{unmeasured}");
