@@ -414,6 +414,61 @@ fn back_to_back_broadcasts_let_the_root_run_ahead(pe: &mut Pe) -> Result<(), Shm
     Ok(())
 }
 
+/// A broadcast root far ahead of readers that keep different paces: reader 1 spends 2 µs
+/// more on every call than the root and stops for a millisecond every 97 calls, reader 2
+/// stops every 300, reader 3 never, on 5 PEs (more than this machine's CPUs, so a waiting
+/// PE gives its CPU away). Every PE may run at most
+/// `ARRIVAL_LINES - 1` calls ahead of the slowest, and one that had to wait finds how far
+/// each member got from its arrival lines: a PE that believed a member further than it
+/// is would overwrite a line that member has still to read, and the member would see
+/// another call's data. Every 500th call is an fcollect, where every member reads every
+/// member's line of that call.
+#[shmem_testkit::test(npes = 5, env = ["SHMEM_CHECKED=0"])]
+fn readers_at_different_paces_see_every_call(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let n = pe.n_pes();
+    let set = pe.world();
+    let src = pe.alloc_slice::<u64>(64)?;
+    let dst = pe.alloc_slice::<u64>(64 * n)?;
+    let pause_every = [0, 97, 300, 0, 41][me];
+    for round in 0..3000u64 {
+        if pause_every != 0 && round % pause_every == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        if me == 1 {
+            let start = std::time::Instant::now();
+            while start.elapsed() < std::time::Duration::from_micros(2) {
+                std::hint::spin_loop();
+            }
+        }
+        // Inline sizes only: a staged broadcast waits for every reader's previous call.
+        let len = 1 + round as usize % 8;
+        let mine: Vec<u64> = (0..len).map(|i| input(round, me, i)).collect();
+        src.write_local(pe, &mine)?;
+        if round % 500 == 499 {
+            fcollect::<u64>(pe, &set, &dst.range(..len * n)?, &src.range(..len)?)?;
+            let got = dst.to_vec(pe);
+            for p in 0..n {
+                assert_eq!(got[p * len], input(round, p, 0), "round {round}, block {p}");
+                let last = p * len + len - 1;
+                assert_eq!(
+                    got[last],
+                    input(round, p, len - 1),
+                    "round {round}, block {p}"
+                );
+            }
+        } else {
+            broadcast::<u64>(pe, &set, 0, &dst.range(..len)?, &src.range(..len)?)?;
+            if me != 0 {
+                let got = dst.to_vec(pe);
+                assert_eq!(got[0], input(round, 0, 0), "round {round}");
+                assert_eq!(got[len - 1], input(round, 0, len - 1), "round {round}");
+            }
+        }
+    }
+    Ok(())
+}
+
 #[symmetric]
 static BIG_WORK: reduce_work!(u64, 1000) = ReduceWork::new();
 
