@@ -31,30 +31,53 @@ pub(crate) fn installed(tool: &str) -> bool {
     })
 }
 
-/// Builds `source` with `cc` (`oshcc` or `mpicc`) as `name` in the build directory:
-/// `cc -O2 -o NAME SOURCE FLAGS…` (flags after the source, so libraries link). Returns
-/// the program's path.
-pub(crate) fn build(
-    cc: &str,
-    source: &Path,
-    name: &str,
-    flags: &[&str],
-) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join("shmem-bench-c");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let program = dir.join(name);
-    let status = Command::new(cc)
-        .args(["-O2", "-o"])
-        .arg(&program)
-        .arg(source)
-        .args(flags)
-        .stdin(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run {cc} ({e}): is Open MPI installed?"))?;
-    if !status.success() {
-        return Err(format!("{cc} {} failed ({status})", source.display()));
+/// A build directory of this process's own for the C programs of a run (concurrent runs
+/// would overwrite each other's programs in a shared one), removed with its contents
+/// when dropped.
+pub(crate) struct BuildDir {
+    path: PathBuf,
+}
+
+impl BuildDir {
+    /// Creates `shmem-bench-<purpose>-<pid>` in the temporary directory.
+    pub(crate) fn new(purpose: &str) -> Result<BuildDir, String> {
+        let path =
+            std::env::temp_dir().join(format!("shmem-bench-{purpose}-{}", std::process::id()));
+        std::fs::create_dir_all(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        Ok(BuildDir { path })
     }
-    Ok(program)
+
+    /// Builds `source` with `cc` (`oshcc` or `mpicc`) as `name` here:
+    /// `cc -O2 -o NAME SOURCE FLAGS…` (flags after the source, so libraries link).
+    /// Returns the program's path, valid while `self` lives.
+    pub(crate) fn build(
+        &self,
+        cc: &str,
+        source: &Path,
+        name: &str,
+        flags: &[&str],
+    ) -> Result<PathBuf, String> {
+        let program = self.path.join(name);
+        let status = Command::new(cc)
+            .args(["-O2", "-o"])
+            .arg(&program)
+            .arg(source)
+            .args(flags)
+            .stdin(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot run {cc} ({e}): is Open MPI installed?"))?;
+        if !status.success() {
+            return Err(format!("{cc} {} failed ({status})", source.display()));
+        }
+        Ok(program)
+    }
+}
+
+impl Drop for BuildDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// bench/c/run.sh's launcher flags for `npes` PEs on one node as root: more PEs than
@@ -84,11 +107,16 @@ pub(crate) fn launch_flags(npes: usize) -> Vec<&'static str> {
 /// `launcher` (`oshrun` or `mpirun`) of `program` on `npes` PEs with [`launch_flags`];
 /// the caller adds the program's arguments.
 pub(crate) fn launch(launcher: &str, npes: usize, program: &Path) -> Command {
-    let mut command = Command::new(launcher);
+    let mut command = launcher_command(launcher, &launch_flags(npes), npes);
+    command.arg(program);
     command
-        .args(launch_flags(npes))
-        .args(["-np", &npes.to_string()])
-        .arg(program);
+}
+
+/// `launcher FLAGS… -np NPES`: the start of every launch line of the bench (the
+/// baselines', and ours under `--mpi`); the caller adds the program.
+pub(crate) fn launcher_command(launcher: &str, flags: &[&str], npes: usize) -> Command {
+    let mut command = Command::new(launcher);
+    command.args(flags).args(["-np", &npes.to_string()]);
     command
 }
 
@@ -136,6 +164,16 @@ pub(crate) fn run_limited(command: &mut Command) -> Result<(Duration, u64), Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_directory_is_this_processs_own_and_goes_with_it() {
+        let dir = BuildDir::new("test-build-dir").unwrap();
+        let path = dir.path.clone();
+        assert!(path.ends_with(format!("shmem-bench-test-build-dir-{}", std::process::id())));
+        std::fs::write(path.join("program"), b"x").unwrap();
+        drop(dir);
+        assert!(!path.exists(), "{} left behind", path.display());
+    }
 
     #[test]
     fn launches_carry_the_baselines_flags() {

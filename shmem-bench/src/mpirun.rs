@@ -43,8 +43,7 @@ pub(crate) fn command(program: &Path, npes: usize, env: &[(&str, String)]) -> Co
         .filter(|name| name.starts_with("SHMEM_") && set.iter().all(|(n, _)| n != name))
         .collect();
     inherited.sort();
-    let mut command = Command::new("mpirun");
-    command.args(LAUNCH_FLAGS).args(["-np", &npes.to_string()]);
+    let mut command = crate::c_programs::launcher_command("mpirun", &LAUNCH_FLAGS, npes);
     for (name, value) in &set {
         command.arg("-x").arg(format!("{name}={value}"));
     }

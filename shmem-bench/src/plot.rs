@@ -85,15 +85,11 @@ pub(crate) fn write_scaling_svg(scaling: &Scaling, path: &Path) -> PlotResult {
     )?;
     let (key, body) = root.split_vertically(LEGEND_H);
     let has = |f: fn(&Point) -> bool| scaling.series.iter().any(|s| s.points.iter().any(f));
-    let shown: Vec<Key> = KEYS[..3]
-        .iter()
-        .copied()
-        .filter(|k| match k.name {
-            "OSHMEM" => has(|p| p.oshmem_us.is_some()),
-            "MPI" => has(|p| p.mpi_us.is_some()),
-            _ => true,
-        })
-        .collect();
+    let shown = keys_shown(
+        has(|p| p.oshmem_us.is_some()),
+        has(|p| p.mpi_us.is_some()),
+        false,
+    );
     draw_legend(&key, &shown)?;
     let panels = body.split_evenly((rows_of_panels, COLUMNS));
     for (series, panel) in scaling.series.iter().zip(panels.iter()) {
@@ -165,16 +161,24 @@ pub(crate) const KEYS: [Key; 5] = [
 ];
 
 /// The keys of the report's figure: baselines only when measured, floors only on shared
-/// memory.
+/// memory (the only transport they are measured on).
 fn report_keys(report: &Report) -> Vec<Key> {
     let has = |f: fn(&crate::report::Row) -> bool| report.rows.iter().any(f);
+    keys_shown(
+        has(|r| r.oshmem_us.is_some()),
+        has(|r| r.mpi_us.is_some()),
+        report.transport == Transport::SharedMemory,
+    )
+}
+
+/// [`KEYS`] in the legend's order: ours always, each baseline and the floors as asked.
+fn keys_shown(oshmem: bool, mpi: bool, floors: bool) -> Vec<Key> {
     KEYS.into_iter()
         .filter(|k| match k.name {
-            "OSHMEM" => has(|r| r.oshmem_us.is_some()),
-            "MPI" => has(|r| r.mpi_us.is_some()),
             "ours" => true,
-            // The floors: measured on shared memory only.
-            _ => report.transport == Transport::SharedMemory,
+            "OSHMEM" => oshmem,
+            "MPI" => mpi,
+            _ => floors,
         })
         .collect()
 }

@@ -42,7 +42,8 @@ struct Side {
 
 /// Runs the start-up measurements and writes `startup.{md,csv}` into `--out`.
 pub(crate) fn run(args: &Args) -> Result<(), String> {
-    let built = build_c_hellos(c_programs::source_dir(args)?);
+    let build_dir = c_programs::BuildDir::new("startup")?;
+    let built = build_c_hellos(&build_dir, c_programs::source_dir(args)?);
     let mut table = String::new();
     let mut csv = String::from("side,npes,wall_ms,max_rss_kib\n");
     let mut verdicts = Vec::new();
@@ -165,11 +166,11 @@ struct CHellos {
     mpi: PathBuf,
 }
 
-fn build_c_hellos(c_dir: &Path) -> Result<CHellos, String> {
+fn build_c_hellos(dir: &c_programs::BuildDir, c_dir: &Path) -> Result<CHellos, String> {
     let source = c_dir.join("hello.c");
     Ok(CHellos {
-        oshmem: c_programs::build("oshcc", &source, "hello_oshmem", &[])?,
-        mpi: c_programs::build("mpicc", &source, "hello_mpi", &["-DUSE_MPI"])?,
+        oshmem: dir.build("oshcc", &source, "hello_oshmem", &[])?,
+        mpi: dir.build("mpicc", &source, "hello_mpi", &["-DUSE_MPI"])?,
     })
 }
 

@@ -125,6 +125,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         eprintln!("shmem-bench: warning: {note}");
     }
     let c_dir = c_programs::source_dir(args)?;
+    let build_dir = c_programs::BuildDir::new("workloads")?;
     let mut rows = Vec::new();
     for w in &WORKLOADS {
         eprintln!(
@@ -144,7 +145,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             .oshmem_source
             .filter(|_| !args.no_baseline)
             .and_then(|source| {
-                build_oshmem(&c_dir.join(source), w.example)
+                build_oshmem(&build_dir, &c_dir.join(source), w.example)
                     .map_err(|why| {
                         let note = format!("no OSHMEM figures for {}: {why}", w.example);
                         eprintln!("shmem-bench: warning: {note}");
@@ -229,7 +230,11 @@ fn median_of(mut once: impl FnMut() -> Result<Duration, String>) -> Result<Durat
 
 /// Builds the C version of `example` (`source`, OpenSHMEM) with `oshcc`, if Open MPI's
 /// `oshcc` and `oshrun` are installed; else why not.
-fn build_oshmem(source: &Path, example: &str) -> Result<PathBuf, String> {
+fn build_oshmem(
+    dir: &c_programs::BuildDir,
+    source: &Path,
+    example: &str,
+) -> Result<PathBuf, String> {
     if let Some(missing) = ["oshcc", "oshrun"]
         .into_iter()
         .find(|tool| !c_programs::installed(tool))
@@ -240,7 +245,7 @@ fn build_oshmem(source: &Path, example: &str) -> Result<PathBuf, String> {
     }
     // Contraction into fused multiply-adds would round differently from the Rust kernel.
     let flags = ["-Wall", "-Wextra", "-ffp-contract=off", "-lm"];
-    c_programs::build("oshcc", source, &format!("{example}_oshmem"), &flags)
+    dir.build("oshcc", source, &format!("{example}_oshmem"), &flags)
 }
 
 /// The median compute time of [`RUNS`] runs of `command() SIZE` on `npes` PEs (the
