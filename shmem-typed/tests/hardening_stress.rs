@@ -392,3 +392,11 @@ fn stress_100k_mixed_collectives_on_random_sets_at_4_pes() {
 fn stress_20k_mixed_collectives_on_random_sets_at_8_pes() {
     shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 8, &[], |pe| stress(pe, 20_000));
 }
+
+/// 24 PEs, far more than the cores: sets of up to 24 members, where a job whose PEs
+/// outnumber its CPUs uses the flat barrier at every size (dissemination above 16
+/// otherwise).
+#[test]
+fn stress_3k_mixed_collectives_on_random_sets_at_24_pes() {
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 24, &[], |pe| stress(pe, 3_000));
+}
