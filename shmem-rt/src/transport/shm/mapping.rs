@@ -96,7 +96,6 @@ impl Mapping {
     ) -> RtResult<Mapping> {
         let mut mapping = Self::map(fd, npes, part_size, region)?;
         let h = mapping.header();
-        let cpus = h.cpus.load(Ordering::Relaxed);
         if h.magic.load(Ordering::Acquire) != MAGIC
             || h.npes.load(Ordering::Relaxed) != npes as u64
             || h.part_size.load(Ordering::Relaxed) != part_size as u64
@@ -106,7 +105,8 @@ impl Mapping {
                 "the inherited symmetric heap does not match the SHMEM_RT_* settings".into(),
             ));
         }
-        mapping.cpus = (cpus as usize).max(1);
+        // After the magic's acquire: written before it.
+        mapping.cpus = (h.cpus.load(Ordering::Relaxed) as usize).max(1);
         Ok(mapping)
     }
 
