@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cli::Transport;
 use crate::mpirun;
 use crate::report::{Report, Row};
-use crate::targets::{Check, Limit};
+use crate::targets::{self, Check, Limit};
 
 /// `x` with `prec` decimals, or `—` when absent.
 pub(crate) fn opt(x: Option<f64>, prec: usize) -> String {
@@ -232,50 +232,29 @@ pub(crate) fn targets_summary(report: &Report) -> String {
             Transport::Mpi => "targets: none are stated for these operations on MPI\n".into(),
         };
     }
-    let met = checks.iter().filter(|(_, c)| c.met() == Some(true)).count();
-    let missed = checks
-        .iter()
-        .filter(|(_, c)| c.met() == Some(false))
-        .count();
-    let unknown = checks.len() - met - missed;
-    let mut out = format!("targets at {} PEs: {met} met, {missed} missed", report.npes);
-    if unknown > 0 {
-        let _ = write!(out, ", {unknown} not measurable in this run");
-    }
-    out.push('\n');
+    let mut out = format!(
+        "targets at {} PEs: {}\n",
+        report.npes,
+        targets::tally(checks.iter().map(|(_, c)| *c))
+    );
     for (row, check) in &checks {
         let what = format!("{} {}", row.op, bytes_label(row.bytes));
-        match (check.met(), check.value) {
-            (Some(false), Some(v)) => {
-                let factor = check.limit.miss_factor(v);
-                let how = match check.limit {
-                    Limit::PctMemcpyAtLeast(_) => format!("is {v:.1}%: {factor:.2}× short"),
-                    _ => format!("is {v:.3}: {factor:.2}× over"),
-                };
-                let _ = writeln!(
-                    out,
-                    "  missed {what:<20} {:<16} {how}",
-                    check.limit.describe()
-                );
-                if let (Limit::PctMemcpyAtLeast(_), Some(floor), Some(pct)) =
-                    (check.limit, row.copy_floor_us, row.copy_floor_pct_memcpy())
-                {
-                    let _ = writeln!(
-                        out,
-                        "         {:<20} the copies alone take {floor:.3} µs = {pct:.1}%; ours is {:.2}× that",
-                        "",
-                        row.ours_us / floor
-                    );
-                }
-            }
-            (None, _) => {
-                let _ = writeln!(
-                    out,
-                    "  ?      {what:<20} {} (no figure)",
-                    check.limit.describe()
-                );
-            }
-            _ => {}
+        let Some(line) = check.summary_line(&what, 20) else {
+            continue;
+        };
+        let _ = writeln!(out, "{line}");
+        if let (Some(false), Limit::PctMemcpyAtLeast(_), Some(floor), Some(pct)) = (
+            check.met(),
+            check.limit,
+            row.copy_floor_us,
+            row.copy_floor_pct_memcpy(),
+        ) {
+            let _ = writeln!(
+                out,
+                "         {:<20} the copies alone take {floor:.3} µs = {pct:.1}%; ours is {:.2}× that",
+                "",
+                row.ours_us / floor
+            );
         }
     }
     out

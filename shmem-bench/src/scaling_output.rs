@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::output::{bytes_label, opt};
 use crate::scaling::{Point, Scaling};
-use crate::targets::Check;
+use crate::targets::{self, Check};
 
 /// The run's conditions in one line.
 fn conditions(scaling: &Scaling) -> String {
@@ -28,20 +28,10 @@ fn conditions(scaling: &Scaling) -> String {
 /// The targets: counts, then one line per missed or unmeasured check.
 pub(crate) fn targets_summary(scaling: &Scaling) -> String {
     let checks: Vec<_> = scaling.checks().collect();
-    let met = checks
-        .iter()
-        .filter(|(_, _, c)| c.met() == Some(true))
-        .count();
-    let missed = checks
-        .iter()
-        .filter(|(_, _, c)| c.met() == Some(false))
-        .count();
-    let unknown = checks.len() - met - missed;
-    let mut out = format!("scaling targets: {met} met, {missed} missed");
-    if unknown > 0 {
-        let _ = write!(out, ", {unknown} not measurable in this run");
-    }
-    out.push('\n');
+    let mut out = format!(
+        "scaling targets: {}\n",
+        targets::tally(checks.iter().map(|(_, _, c)| *c))
+    );
     for (series, point, check) in checks {
         let what = format!(
             "{} {} at {} PEs",
@@ -49,23 +39,8 @@ pub(crate) fn targets_summary(scaling: &Scaling) -> String {
             bytes_label(series.bytes),
             point.npes
         );
-        match (check.met(), check.value) {
-            (Some(false), Some(v)) => {
-                let _ = writeln!(
-                    out,
-                    "  missed {what:<30} {:<16} is {v:.3}: {:.2}× over",
-                    check.limit.describe(),
-                    check.limit.miss_factor(v)
-                );
-            }
-            (None, _) => {
-                let _ = writeln!(
-                    out,
-                    "  ?      {what:<30} {} (no figure)",
-                    check.limit.describe()
-                );
-            }
-            _ => {}
+        if let Some(line) = check.summary_line(&what, 30) {
+            let _ = writeln!(out, "{line}");
         }
     }
     out

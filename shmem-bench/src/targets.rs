@@ -242,6 +242,47 @@ impl Check {
             _ => format!("? {}", self.limit.describe()),
         }
     }
+
+    /// The summary line of a check that was missed or could not be measured (`None`
+    /// for one that was met), naming the row as `what` in a column `width` wide:
+    /// `  missed barrier 0            /OSHMEM ≤ 0.5    is 0.558: 1.12× over`.
+    pub(crate) fn summary_line(&self, what: &str, width: usize) -> Option<String> {
+        match (self.met(), self.value) {
+            (Some(false), Some(v)) => {
+                let factor = self.limit.miss_factor(v);
+                let how = match self.limit {
+                    Limit::PctMemcpyAtLeast(_) => format!("is {v:.1}%: {factor:.2}× short"),
+                    _ => format!("is {v:.3}: {factor:.2}× over"),
+                };
+                Some(format!(
+                    "  missed {what:<width$} {:<16} {how}",
+                    self.limit.describe()
+                ))
+            }
+            (None, _) => Some(format!(
+                "  ?      {what:<width$} {} (no figure)",
+                self.limit.describe()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// "`met` met, `missed` missed" of `checks`, and how many could not be measured, if any.
+pub(crate) fn tally<'a>(checks: impl IntoIterator<Item = &'a Check>) -> String {
+    let (mut met, mut missed, mut unknown) = (0, 0, 0);
+    for check in checks {
+        match check.met() {
+            Some(true) => met += 1,
+            Some(false) => missed += 1,
+            None => unknown += 1,
+        }
+    }
+    let mut out = format!("{met} met, {missed} missed");
+    if unknown > 0 {
+        out.push_str(&format!(", {unknown} not measurable in this run"));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -255,6 +296,44 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn summary_lines_and_tally_of_checks() {
+        let missed = Check {
+            limit: Limit::PerOshmemAtMost(0.5),
+            value: Some(0.558),
+        };
+        let short = Check {
+            limit: Limit::PctMemcpyAtLeast(50.0),
+            value: Some(45.3),
+        };
+        let met = Check {
+            limit: Limit::PerMpiAtMost(0.6),
+            value: Some(0.4),
+        };
+        let unknown = Check {
+            limit: Limit::PerMpiAtMost(0.6),
+            value: None,
+        };
+        assert_eq!(
+            missed.summary_line("barrier 0", 12).unwrap(),
+            "  missed barrier 0    /OSHMEM ≤ 0.5    is 0.558: 1.12× over"
+        );
+        assert!(short
+            .summary_line("fcollect 256K", 12)
+            .unwrap()
+            .ends_with("is 45.3%: 1.10× short"));
+        assert_eq!(met.summary_line("x", 4), None);
+        assert_eq!(
+            unknown.summary_line("x", 4).unwrap(),
+            "  ?      x    /MPI ≤ 0.6 (no figure)"
+        );
+        assert_eq!(
+            tally([&missed, &short, &met, &unknown]),
+            "1 met, 2 missed, 1 not measurable in this run"
+        );
+        assert_eq!(tally([&met]), "1 met, 0 missed");
+    }
 
     #[test]
     fn limits_are_found_by_op_size_and_pe_count() {
