@@ -72,7 +72,7 @@ pub(crate) fn record_failure<T: Transport>(t: &T, pe: usize, end: PeEnd) -> bool
     let recorded = t.compare_exchange(job, 0, encode(pe, end)) == 0;
     if recorded {
         for p in 0..t.npes() {
-            t.wake(p);
+            crate::sync::wait::wake(t, p);
         }
     }
     recorded

@@ -356,9 +356,22 @@ pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>)
     }
     for pe in pes {
         if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {
-            t.wake_from(pe, t.load(t.place(pe, SLEPT_ON)));
+            // Bumped only from the value it sleeps on: if the word moved past it,
+            // somebody woke it already, and this makes no system call.
+            let slept_on = t.load(t.place(pe, SLEPT_ON));
+            let wake = t.place(pe, WAKE);
+            if t.compare_exchange(wake, slept_on, slept_on.wrapping_add(1)) == slept_on {
+                t.wake_sleepers(pe);
+            }
         }
     }
+}
+
+/// Bumps PE `pe`'s wake word and wakes it whatever it waits for (a recorded job
+/// failure concerns every wait).
+pub(crate) fn wake<T: Transport>(t: &T, pe: usize) {
+    t.fetch_add(t.place(pe, WAKE), 1);
+    t.wake_sleepers(pe);
 }
 
 /// Wakes PE `pe` if it sleeps. Call after the store it may be waiting for.

@@ -157,11 +157,8 @@ impl Transport for LoopbackTransport {
     fn sleep(&self, seen: u64, timeout: Duration) {
         self.shm.sleep(seen, timeout)
     }
-    fn wake(&self, pe: usize) {
-        self.shm.wake(pe)
-    }
-    fn wake_from(&self, pe: usize, slept_on: u64) {
-        self.shm.wake_from(pe, slept_on)
+    fn wake_sleepers(&self, pe: usize) {
+        self.shm.wake_sleepers(pe)
     }
     fn progress(&self) {}
 }

@@ -133,13 +133,9 @@ pub(crate) trait Transport: Sized + 'static {
 
     /// Sleeps on this PE's wake word while it holds `seen`, at most `timeout`.
     fn sleep(&self, seen: u64, timeout: Duration);
-    /// Wakes whoever sleeps on PE `pe`'s wake word (after bumping it).
-    fn wake(&self, pe: usize);
-    /// Wakes PE `pe`, which went to sleep on wake value `slept_on`, unless its wake word
-    /// has moved past that value: then somebody woke it already, and this costs no
-    /// system call. Bumps the word from `slept_on` (compare-and-swap), so of notifiers
-    /// racing to wake it one does.
-    fn wake_from(&self, pe: usize, slept_on: u64);
+    /// Wakes whoever sleeps on PE `pe`'s wake word; call after changing the word (see
+    /// `sync::wait`, which decides when). Nothing to do where sleepers poll.
+    fn wake_sleepers(&self, pe: usize);
     /// Lets the transport move data for others while this PE waits.
     fn progress(&self);
 }

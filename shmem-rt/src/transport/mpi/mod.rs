@@ -641,19 +641,8 @@ impl Transport for MpiTransport {
             unsafe { libc::sched_yield() };
         }
     }
-    fn wake(&self, pe: usize) {
-        let word = self.place(
-            pe,
-            layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
-        );
-        self.fetch_add(word, 1);
-    }
-    fn wake_from(&self, pe: usize, slept_on: u64) {
-        let word = self.place(
-            pe,
-            layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
-        );
-        self.compare_exchange(word, slept_on, slept_on.wrapping_add(1));
+    fn wake_sleepers(&self, _pe: usize) {
+        // Sleepers poll their wake word (see `sleep`).
     }
     fn progress(&self) {
         // SAFETY: MPI is running while the transport exists.

@@ -243,24 +243,13 @@ impl Transport for ShmTransport {
         // life of the process; its low 32 bits are the futex (little-endian).
         unsafe { wake::futex_wait(word.cast(), seen as u32, timeout) };
     }
-    fn wake(&self, pe: usize) {
+    fn wake_sleepers(&self, pe: usize) {
         let word = self.place(
             pe,
             layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
         );
-        self.fetch_add(word, 1);
         // SAFETY: as in `sleep`, for PE `pe`'s wake word.
         unsafe { wake::futex_wake(word.cast()) };
-    }
-    fn wake_from(&self, pe: usize, slept_on: u64) {
-        let word = self.place(
-            pe,
-            layout::control(std::mem::offset_of!(layout::ControlLine, wake)),
-        );
-        if self.compare_exchange(word, slept_on, slept_on.wrapping_add(1)) == slept_on {
-            // SAFETY: as in `sleep`, for PE `pe`'s wake word.
-            unsafe { wake::futex_wake(word.cast()) };
-        }
     }
     #[inline]
     fn progress(&self) {}
