@@ -108,10 +108,28 @@ fn local_views_see_remote_writes(pe: &mut Pe) -> Result<(), ShmemError> {
     }
     pe.barrier_all()?;
 
-    // Spin loops on safe copies while PE 1 writes after a delay: each must end.
+    // Spin loops on safe copies while PE 1 writes after a delay: each must end. PE 0
+    // reads the old value before the barrier that lets PE 1 write, so the loop that ends
+    // has re-read the memory after seeing it unchanged (this once was a count of the
+    // loop's turns, which a PE descheduled for PE 1's 30 ms could not meet).
     let slice = pe.alloc_slice::<u64>(4)?;
     for (phase, done) in SPIN_DONE.iter().enumerate() {
         let value = 10 + phase as u64;
+        let read = |pe: &mut Pe| -> Result<u64, ShmemError> {
+            Ok(match phase {
+                0 => SPIN_STATIC.read(pe)[0],
+                1 => {
+                    let mut buf = [0u64; 4];
+                    slice.read_local(pe, &mut buf)?;
+                    buf[2]
+                }
+                _ => SPIN_DATA.g(pe, 0, 7)?,
+            })
+        };
+        if me == 0 {
+            assert_eq!(read(pe)?, 0, "phase {phase}: written before the barrier");
+        }
+        pe.barrier_all()?;
         if me == 1 {
             std::thread::sleep(Duration::from_millis(30));
             match phase {
@@ -121,37 +139,10 @@ fn local_views_see_remote_writes(pe: &mut Pe) -> Result<(), ShmemError> {
             }
         } else {
             watchdog(done, Duration::from_secs(10), "a spin loop on a safe copy");
-            let mut spins = 0u64;
-            match phase {
-                0 => {
-                    while SPIN_STATIC.read(pe)[0] != value {
-                        spins += 1;
-                        std::hint::spin_loop();
-                    }
-                }
-                1 => {
-                    let mut buf = [0u64; 4];
-                    loop {
-                        slice.read_local(pe, &mut buf)?;
-                        if buf[2] == value {
-                            break;
-                        }
-                        spins += 1;
-                        std::hint::spin_loop();
-                    }
-                }
-                _ => {
-                    while SPIN_DATA.g(pe, 0, 7)? != value {
-                        spins += 1;
-                        std::hint::spin_loop();
-                    }
-                }
+            while read(pe)? != value {
+                std::hint::spin_loop();
             }
             done.store(true, Ordering::Release);
-            assert!(
-                spins > 0,
-                "phase {phase}: the value was there before the write"
-            );
         }
         pe.barrier_all()?;
     }
