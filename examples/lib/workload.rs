@@ -57,6 +57,5 @@ mod tests {
     fn checksums_see_values_and_order() {
         assert_ne!(checksum([1, 2]), checksum([2, 1]));
         assert_ne!(checksum([1]), checksum([1, 0]));
-        assert_eq!(checksum([7, 8]), checksum(vec![7, 8]));
     }
 }

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::c_programs;
 use crate::cli::{Args, Transport};
 use crate::mpirun;
 use crate::results::Sample;
@@ -36,13 +37,15 @@ pub(crate) fn run(args: &Args) -> Baselines {
             harness.display()
         ));
     }
-    // A directory of this run's own: concurrent runs would overwrite each other's
-    // binaries and outputs in a shared one.
-    let build_dir = std::env::temp_dir().join(format!("shmem-bench-c-{}", std::process::id()));
+    // run.sh builds and writes its outputs here, removed when the run is over.
+    let build_dir = match c_programs::BuildDir::new("baselines") {
+        Ok(dir) => dir,
+        Err(why) => return Baselines::Unavailable(why),
+    };
     let mut command = Command::new("bash");
     command
         .arg(harness)
-        .arg(&build_dir)
+        .arg(build_dir.path())
         .args(run_sh_args(args))
         .stdin(Stdio::null())
         .stderr(Stdio::inherit());
@@ -56,7 +59,7 @@ pub(crate) fn run(args: &Args) -> Baselines {
             .env("BENCH_LAUNCH_FLAGS", mpirun::LAUNCH_FLAGS.join(" "));
     }
     let output = command.output();
-    let _ = std::fs::remove_dir_all(&build_dir);
+    drop(build_dir);
     let output = match output {
         Ok(o) => o,
         Err(e) => {

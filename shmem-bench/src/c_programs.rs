@@ -48,6 +48,11 @@ impl BuildDir {
         Ok(BuildDir { path })
     }
 
+    /// The directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Builds `source` with `cc` (`oshcc` or `mpicc`) as `name` here:
     /// `cc -O2 -o NAME SOURCE FLAGS…` (flags after the source, so libraries link).
     /// Returns the program's path, valid while `self` lives.

@@ -79,7 +79,7 @@ pub(crate) struct Args {
     pub scaling: bool,
 
     /// The PE counts of `--scaling` (comma-separated, increasing).
-    #[arg(long, value_delimiter = ',', value_parser = parse_npes,
+    #[arg(long, value_delimiter = ',', value_parser = parse_count,
           default_value = "2,4,8,16,32", requires = "scaling")]
     pub counts: Vec<usize>,
 
@@ -222,6 +222,10 @@ fn parse_npes(text: &str) -> Result<usize, String> {
     shmem_rt::__private::parse_npes(text, "-n").map_err(|e| e.to_string())
 }
 
+fn parse_count(text: &str) -> Result<usize, String> {
+    shmem_rt::__private::parse_npes(text, "--counts").map_err(|e| e.to_string())
+}
+
 fn parse_op(text: &str) -> Result<Op, String> {
     Op::from_name(text).ok_or_else(|| {
         let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
@@ -323,7 +327,8 @@ mod tests {
         assert_eq!(args.counts, [2, 3, 6]);
         let args = Args::parse_from(["x", "--scaling", "--counts", "4,2"]);
         assert!(args.validate().unwrap_err().contains("must increase"));
-        assert!(Args::try_parse_from(["x", "--scaling", "--counts", "2,zero"]).is_err());
+        let bad = Args::try_parse_from(["x", "--scaling", "--counts", "2,zero"]).unwrap_err();
+        assert!(bad.to_string().contains("--counts=\"zero\""), "{bad}");
         assert!(Args::try_parse_from(["x", "--counts", "2,4"]).is_err());
         assert!(Args::try_parse_from(["x", "--scaling", "--mpi"]).is_err());
         assert!(Args::try_parse_from(["x", "--scaling", "--startup"]).is_err());

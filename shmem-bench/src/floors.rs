@@ -218,7 +218,8 @@ fn switch_batch() -> Option<f64> {
         return None;
     }
     // SAFETY: the mapping is page-aligned, zero-filled, and stays mapped (in both
-    // processes after the fork) until the unmap below, after the child has exited.
+    // processes after the fork) until the unmap below, after the child has exited; both
+    // processes access the word only atomically.
     let turn = unsafe { AtomicU64::from_ptr(at.cast()) };
     let result = ping_pong_on_one_cpu(turn);
     // SAFETY: `at` is the mapping made above, of `len` bytes, no longer used.
@@ -242,24 +243,44 @@ fn ping_pong_on_one_cpu(turn: &AtomicU64) -> Option<f64> {
     let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: cpu < CPU_SETSIZE and `one` is a valid set.
     unsafe { libc::CPU_SET(cpu, &mut one) };
-    let wait_for = |value: u64| {
-        while turn.load(Ordering::Acquire) != value {
+    // Waits until `turn` holds `value` (true) or u64::MAX, or `partner_alive` says the
+    // other process is gone (false), checking it every 1024 yields.
+    let wait_for = |value: u64, partner_alive: &dyn Fn() -> bool| -> bool {
+        let mut polls = 0u32;
+        loop {
+            match turn.load(Ordering::Acquire) {
+                v if v == value => return true,
+                u64::MAX => return false,
+                _ => {}
+            }
+            polls = polls.wrapping_add(1);
+            if polls % 1024 == 0 && !partner_alive() {
+                return false;
+            }
             // SAFETY: sched_yield has no preconditions.
             unsafe { libc::sched_yield() };
         }
     };
-    // SAFETY: the child only makes system calls (affinity, yield, _exit) and atomic
-    // accesses to the shared word: nothing that another thread of this process could
-    // have left locked.
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the child only makes system calls (affinity, yield, getppid, _exit) and
+    // atomic accesses to the shared word: nothing that another thread of this process
+    // could have left locked.
     let child = unsafe { libc::fork() };
     if child < 0 {
         return None;
     }
     if child == 0 {
+        // Its parent is the process that forked it; once that has gone, the child is
+        // reparented and getppid names another.
+        // SAFETY: getppid has no preconditions.
+        let parent_alive = || unsafe { libc::getppid() } == parent;
         // SAFETY: `one` is a valid set naming an allowed CPU.
         let pinned = unsafe { libc::sched_setaffinity(0, size, &one) } == 0;
         for trip in 0..SWITCH_ROUND_TRIPS {
-            wait_for(2 * trip + 1);
+            if !wait_for(2 * trip + 1, &parent_alive) {
+                break;
+            }
             turn.store(
                 if pinned { 2 * trip + 2 } else { u64::MAX },
                 Ordering::Release,
@@ -271,27 +292,27 @@ fn ping_pong_on_one_cpu(turn: &AtomicU64) -> Option<f64> {
         // SAFETY: _exit ends the child at once, running nothing of the parent's.
         unsafe { libc::_exit(0) };
     }
-    let restore = allowed;
+    // SAFETY: waiting without blocking for our own child; a null status is allowed.
+    let child_alive = || unsafe { libc::waitpid(child, std::ptr::null_mut(), libc::WNOHANG) } == 0;
     // SAFETY: `one` is a valid set naming an allowed CPU.
     let pinned = unsafe { libc::sched_setaffinity(0, size, &one) } == 0;
     let start = Instant::now();
     let mut ok = true;
     for trip in 0..SWITCH_ROUND_TRIPS {
         turn.store(2 * trip + 1, Ordering::Release);
-        while !matches!(turn.load(Ordering::Acquire), v if v == 2 * trip + 2 || v == u64::MAX) {
-            // SAFETY: sched_yield has no preconditions.
-            unsafe { libc::sched_yield() };
-        }
-        if turn.load(Ordering::Acquire) == u64::MAX {
+        if !wait_for(2 * trip + 2, &child_alive) {
             ok = false;
+            // A child that is still there waits for a turn it will not get.
+            turn.store(u64::MAX, Ordering::Release);
             break;
         }
     }
     let elapsed = start.elapsed();
-    // SAFETY: waiting for our own child; a null status pointer is allowed.
+    // SAFETY: waiting for our own child (reaped already if `child_alive` saw it end, then
+    // this returns an error at once); a null status pointer is allowed.
     unsafe { libc::waitpid(child, std::ptr::null_mut(), 0) };
-    // SAFETY: `restore` is the set this process had.
-    unsafe { libc::sched_setaffinity(0, size, &restore) };
+    // SAFETY: `allowed` is the set this process had.
+    unsafe { libc::sched_setaffinity(0, size, &allowed) };
     (ok && pinned).then(|| elapsed.as_secs_f64() * 1e6 / SWITCH_ROUND_TRIPS as f64)
 }
 

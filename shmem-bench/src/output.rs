@@ -282,11 +282,7 @@ pub(crate) fn json(report: &Report) -> serde_json::Value {
                 "ours_per_oshmem": r.per_oshmem(),
                 "mpi_us": r.mpi_us,
                 "ours_per_mpi": r.per_mpi(),
-                "targets": r.checks.iter().map(|c| json!({
-                    "limit": c.limit.describe(),
-                    "value": c.value,
-                    "met": c.met(),
-                })).collect::<Vec<_>>(),
+                "targets": r.checks.iter().map(Check::json).collect::<Vec<_>>(),
             })
         })
         .collect();

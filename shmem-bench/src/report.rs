@@ -123,6 +123,7 @@ impl Report {
         memcpy_gbps: BTreeMap<usize, f64>,
         notes: Vec<String>,
     ) -> Report {
+        let cpus = shmem_rt::__private::available_cpus();
         let find = |who: Impl, op: &str, bytes: usize| {
             samples
                 .iter()
@@ -148,14 +149,7 @@ impl Report {
                     mpi_us: find(Impl::Mpi, &s.op, s.bytes),
                     copy_floor_us: find(Impl::Floor, &s.op, s.bytes),
                     expected_lines: (transport == Transport::SharedMemory)
-                        .then(|| {
-                            lines::expected(
-                                op,
-                                npes,
-                                shmem_rt::__private::available_cpus(),
-                                s.bytes,
-                            )
-                        })
+                        .then(|| lines::expected(op, npes, cpus, s.bytes))
                         .flatten(),
                     checks: Vec::new(),
                     rtt_us: floors.rtt_us,
@@ -175,7 +169,7 @@ impl Report {
         Report {
             transport,
             npes,
-            cpus: shmem_rt::__private::available_cpus(),
+            cpus,
             floors,
             rows,
             notes,

@@ -140,11 +140,7 @@ pub(crate) fn json(scaling: &Scaling) -> serde_json::Value {
                         "mpi_us": p.mpi_us,
                         "ours_per_mpi": p.per_mpi(),
                         "growth": p.growth,
-                        "targets": p.checks.iter().map(|c| json!({
-                            "limit": c.limit.describe(),
-                            "value": c.value,
-                            "met": c.met(),
-                        })).collect::<Vec<_>>(),
+                        "targets": p.checks.iter().map(Check::json).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
@@ -214,12 +210,12 @@ mod tests {
             "{md}"
         );
         let summary = targets_summary(&scaling());
-        assert!(
-            summary.starts_with("scaling targets: 3 met, 2 missed\n"),
-            "{summary}"
+        assert_eq!(
+            summary,
+            "scaling targets: 3 met, 2 missed\n\
+             \x20 missed broadcast 8 at 2 PEs           /MPI ≤ 0.6       is 0.800: 1.33× over\n\
+             \x20 missed broadcast 8 at 4 PEs           growth ≤ 2       is 2.500: 1.25× over\n"
         );
-        assert!(summary.contains("missed broadcast 8 at 2 PEs"), "{summary}");
-        assert!(summary.contains("is 0.800: 1.33× over"), "{summary}");
     }
 
     #[test]
