@@ -87,16 +87,22 @@ pub(crate) struct SetComms {
 #[repr(C, align(64))]
 struct Unit([u8; 64]);
 
-/// `scratch` grown to hold `elems` elements of `E`, viewed as them.
-fn view_as<E: Copy>(scratch: &mut Vec<Unit>, elems: usize) -> &mut [E] {
-    const { assert!(align_of::<E>() <= align_of::<Unit>()) };
-    let units = (elems * size_of::<E>()).div_ceil(size_of::<Unit>());
+/// `scratch` grown to hold `elems` elements of `C::Elem`, viewed as them.
+///
+/// # Panics
+/// If `elems` elements do not fit in the address space.
+fn view_as<C: Combine>(scratch: &mut Vec<Unit>, elems: usize) -> &mut [C::Elem] {
+    const { assert!(align_of::<C::Elem>() <= align_of::<Unit>()) };
+    let bytes = elems
+        .checked_mul(size_of::<C::Elem>())
+        .expect("scratch for a reduction larger than the address space");
+    let units = bytes.div_ceil(size_of::<Unit>());
     if scratch.len() < units {
         scratch.resize(units, Unit([0; 64]));
     }
-    // SAFETY: `units` initialised units hold `elems` elements, aligned (checked above);
-    // the callers' `E` is a `Combine::Elem`, for which every bit pattern is a value.
-    unsafe { std::slice::from_raw_parts_mut(scratch.as_mut_ptr().cast::<E>(), elems) }
+    // SAFETY: `units` initialised units hold the `bytes` of `elems` elements, aligned
+    // (checked above); `Combine`'s contract makes every bit pattern a `C::Elem`.
+    unsafe { std::slice::from_raw_parts_mut(scratch.as_mut_ptr().cast::<C::Elem>(), elems) }
 }
 
 impl SetComms {
@@ -507,7 +513,7 @@ impl Call<'_> {
             (REDUCE_GATHER_BYTES / (n * size)).clamp(1, count)
         };
         let mut scratch = std::mem::take(&mut self.comms.scratch);
-        let buf = view_as::<C::Elem>(&mut scratch, (n + 2) * per_chunk);
+        let buf = view_as::<C>(&mut scratch, (n + 2) * per_chunk);
         let (gathered, rest) = buf.split_at_mut(n * per_chunk);
         let (acc, next) = rest.split_at_mut(per_chunk);
         let mut done = 0;
