@@ -42,7 +42,11 @@ pub use error::{
 /// What `shmem-typed` (and the project's own tools: `shmemrun`, the test kit, the
 /// benchmark) use. Not part of the public API: no stability, no documentation promises.
 /// Every function here checks its arguments itself; none can make the runtime touch
-/// memory outside the symmetric heap.
+/// memory outside the symmetric heap. Nothing here lets safe code choose a symmetric
+/// offset, re-point a symmetric static or register one: a `Runtime`
+/// (whose calls take raw offsets) comes only from the `unsafe` `Runtime::init`, a
+/// static's offset (`StaticOffset`) is written only by
+/// the runtime, and `StaticSlot` is an `unsafe` trait.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::coll::ctx::StageArea;
@@ -62,7 +66,7 @@ pub mod __private {
     pub use crate::memory::layout::{
         ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,
     };
-    pub use crate::memory::statics::{StaticSlot, SYMMETRIC_STATICS};
+    pub use crate::memory::statics::{StaticOffset, StaticSlot, SYMMETRIC_STATICS};
     pub use crate::runtime::{
         check_statics_fit, Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,
     };

@@ -247,8 +247,8 @@ pub trait SymmetricLockExt: SymmetricLock {
 
     /// Runs `f` holding the lock: [`set_lock`](SymmetricLockExt::set_lock), `f`,
     /// [`clear_lock`](SymmetricLockExt::clear_lock). The lock is released whether `f`
-    /// returns `Ok` or `Err`; `f`'s error is returned first, then the release's. (A PE
-    /// that panics fails the whole job, so nobody is left waiting for the lock.)
+    /// returns `Ok` or `Err`; `f`'s error is returned first, then the release's. A panic
+    /// in `f` unwinds without releasing: a PE that catches it still holds the lock.
     fn with_lock<R>(&self, pe: &mut Pe, f: impl FnOnce(&mut Pe) -> Result<R>) -> Result<R> {
         self.set_lock(pe)?;
         let result = f(pe);

@@ -32,7 +32,10 @@ impl Pe {
     /// Joins the job (`shmem_init`). Fails unless the process was started as a PE (by
     /// `shmemrun` or a program's self-start), or if called twice.
     pub fn init() -> Result<Pe> {
-        let rt = Runtime::init()?;
+        // SAFETY: the `Pe` owns the runtime and never hands it out; the typed layer
+        // passes it only offsets of the objects it placed or allocated, each as what it
+        // is (statics, `SymSlice`s, locks, work arrays).
+        let rt = unsafe { Runtime::init() }?;
         JOB_NPES.store(rt.n_pes(), Ordering::Release);
         Ok(Pe {
             rt,

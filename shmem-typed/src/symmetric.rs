@@ -14,9 +14,8 @@
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use bytemuck::{Pod, Zeroable};
+use shmem_rt::__private::StaticOffset;
 
 use crate::error::{Result, ShmemError};
 use crate::pe::Pe;
@@ -32,7 +31,7 @@ use crate::pe::Pe;
 pub struct Symmetric<T> {
     init: T,
     key: &'static str,
-    offset: AtomicUsize,
+    offset: StaticOffset,
 }
 
 // SAFETY: a shared `Symmetric<T>` exposes no `&T` of `init`: it is read only as bytes
@@ -47,14 +46,14 @@ impl<T> Symmetric<T> {
         Symmetric {
             init,
             key,
-            offset: AtomicUsize::new(0),
+            offset: StaticOffset::new(),
         }
     }
 
     /// The static's symmetric offset (placed by the runtime during `Pe::init`).
     #[inline]
     pub(crate) fn offset(&self) -> usize {
-        let off = self.offset.load(Ordering::Relaxed);
+        let off = self.offset.get();
         assert!(
             off != 0,
             "symmetric static {} is not placed: was it declared with #[symmetric]?",
@@ -148,7 +147,10 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 }
 
-impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
+// SAFETY: the key, the initial value (of type `T`, so its size) and the alignment are
+// constants of the static (`#[symmetric]` builds it in a `static` initialiser), the same
+// on every PE.
+unsafe impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
     fn key(&self) -> &'static str {
         self.key
     }
@@ -158,7 +160,7 @@ impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
     fn align(&self) -> usize {
         std::mem::align_of::<T>()
     }
-    fn offset_cell(&self) -> &AtomicUsize {
+    fn placed_at(&self) -> &StaticOffset {
         &self.offset
     }
 }
@@ -174,7 +176,7 @@ impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
 pub trait SymmetricType: Pod {}
 impl<T: Pod> SymmetricType for T {}
 
-mod sealed {
+pub(crate) mod sealed {
     /// Seals [`super::SymmetricStatic`]: plain data, and the runtime's own objects.
     pub trait Sealed {}
     impl<T: bytemuck::Pod> Sealed for T {}
@@ -203,7 +205,7 @@ impl<T: Pod> SymmetricStatic for T {
 /// Implements [`SymmetricStatic`] for a runtime-owned type (`work` and its kin).
 macro_rules! runtime_owned {
     ([$($g:tt)*] $t:ty) => {
-        impl<$($g)*> $crate::symmetric::__Sealed for $t {}
+        impl<$($g)*> $crate::symmetric::sealed::Sealed for $t {}
         impl<$($g)*> $crate::symmetric::SymmetricStatic for $t {
             fn initial_bytes(&self) -> &[u8] {
                 // SAFETY: runtime-owned types are `#[repr(C)]` runs of `u64` words with no
@@ -220,9 +222,6 @@ macro_rules! runtime_owned {
     };
 }
 pub(crate) use runtime_owned;
-
-#[doc(hidden)]
-pub use sealed::Sealed as __Sealed;
 
 /// Types whose values are a run of elements: a scalar is one element of itself, an array
 /// `[T; N]` is `N` elements of `T`. A `Symmetric<X>` is a buffer of `X::Elem`.

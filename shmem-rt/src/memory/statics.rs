@@ -3,18 +3,51 @@
 //! not matter), places them at the start of its user heap in that order, copies in the
 //! initial values and publishes each offset. Same binary, same keys, same offsets.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One symmetric static, as the runtime sees it.
-pub trait StaticSlot: Sync {
+///
+/// # Safety
+/// Every answer is the same on every PE and for the program's life (a constant of the
+/// binary): the key, the size of `initial_bytes` and the alignment decide where every
+/// static lies, and a PE that answered differently would place its statics elsewhere
+/// than its peers. `#[symmetric]` registers only `shmem_typed::Symmetric` statics,
+/// whose implementation keeps this promise; nothing else needs to implement the trait.
+pub unsafe trait StaticSlot: Sync {
     /// A name unique in the program: `module_path::NAME`.
     fn key(&self) -> &'static str;
     /// The initial value's bytes (size = the static's size).
     fn initial_bytes(&self) -> &[u8];
     /// Alignment of the static's type.
     fn align(&self) -> usize;
-    /// Where the runtime publishes the static's symmetric offset (0 = not yet placed).
-    fn offset_cell(&self) -> &AtomicUsize;
+    /// Where the runtime publishes the static's symmetric offset: readable by anyone,
+    /// written only by the runtime.
+    fn placed_at(&self) -> &StaticOffset;
+}
+
+/// The symmetric offset of a symmetric static, published once by the runtime when it
+/// places the static (0 until then). Only the runtime can write it, so no code can make
+/// a static name other memory than the runtime gave it.
+#[derive(Debug)]
+pub struct StaticOffset(AtomicUsize);
+
+impl StaticOffset {
+    /// Not placed yet.
+    #[allow(clippy::new_without_default)] // a `const` constructor for statics
+    pub const fn new() -> StaticOffset {
+        StaticOffset(AtomicUsize::new(0))
+    }
+
+    /// The offset, or 0 while the static is not placed.
+    #[inline]
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Publishes the offset the runtime placed the static at; returns the previous one.
+    pub(crate) fn publish(&self, offset: usize) -> usize {
+        self.0.swap(offset, Ordering::AcqRel)
+    }
 }
 
 /// Every symmetric static linked into the program.

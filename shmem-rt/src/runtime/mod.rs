@@ -44,7 +44,15 @@ pub struct Runtime {
 impl Runtime {
     /// Joins the job this process was started in (the equivalent of `shmem_init`):
     /// maps the symmetric heap, places the symmetric statics, and waits for every PE.
-    pub fn init() -> RtResult<Runtime> {
+    ///
+    /// # Safety
+    /// The caller owns the runtime's symmetric memory: the methods check that an offset
+    /// lies in the heap, not what lies there, so the caller passes only offsets of
+    /// objects it placed or allocated, each used as what it is (data to the data calls,
+    /// a lock's words to the atomics, a work array's sync words as [`Work::Explicit`]),
+    /// and hands neither the runtime nor a way to choose raw offsets to other code.
+    /// `shmem_typed::Pe` is that caller.
+    pub unsafe fn init() -> RtResult<Runtime> {
         if !crate::config::is_pe() {
             return Err(RtError::NotLaunched);
         }
@@ -164,29 +172,55 @@ impl Runtime {
                 // `bytes` is the static's own initialiser.
                 unsafe { t.put(bytes.as_ptr(), t.place(self.me, offset), bytes.len()) };
             });
-            let prev = s.offset_cell().swap(offset, Ordering::AcqRel);
+            let prev = s.placed_at().publish(offset);
             debug_assert!(prev == 0 || prev == offset);
         }
         Ok(())
     }
 }
 
-/// Installs a panic hook that aborts the job before the panic message is printed, so the
-/// other PEs stop waiting for this one at once.
+/// Installs the panic hook. A panic ends this PE only if it unwinds out of the code
+/// that owns the [`Runtime`] (then [`Runtime`]'s drop ends the job) or if panics abort
+/// the process (`panic = "abort"`: then the hook must end the job, nothing else runs).
+/// A panic caught by `catch_unwind`, or in a thread whose panic a `join` collects, leaves
+/// the PE, and the job, running.
 fn install_panic_hook(transport: &Transports) {
     let transport = transport.clone();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let me = with_transport!(&transport, t => {
-            // Record first: a PE that sees the Panicked state then also sees the record.
-            state::record_failure(t, t.me(), PeEnd::Panicked);
-            state::set_state(t, PeState::Panicked);
-            t.me()
-        });
-        crate::error::print_line(&format!("PE {me} panicked:"));
+        if cfg!(panic = "abort") {
+            end_by_panic(&transport);
+        }
         previous(info);
-        transport.abort_launch(101);
+        if cfg!(panic = "abort") {
+            transport.abort_launch(101);
+        }
     }));
+}
+
+/// Records that this PE ends by a panic, so that the other PEs stop waiting for it at
+/// once, and says so on standard error.
+fn end_by_panic(transport: &Transports) {
+    let me = with_transport!(transport, t => {
+        // Record first: a PE that sees the Panicked state then also sees the record.
+        state::record_failure(t, t.me(), PeEnd::Panicked);
+        state::set_state(t, PeState::Panicked);
+        t.me()
+    });
+    crate::error::print_line(&format!("PE {me} panicked"));
+}
+
+impl Drop for Runtime {
+    /// A runtime dropped while its thread unwinds belongs to a PE that a panic ends:
+    /// the job ends at once (MPI: `MPI_Abort`), as when the PE dies. A runtime dropped
+    /// otherwise (not finalized) changes nothing: the PE's later absence is found by the
+    /// others' waits.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            end_by_panic(&self.transport);
+            self.transport.abort_launch(101);
+        }
+    }
 }
 
 /// Lays out the program's symmetric statics in `allocator` (sorted by key, so every PE
