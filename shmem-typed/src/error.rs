@@ -190,6 +190,18 @@ pub enum ShmemError {
         /// `set_lock` or `test_lock`.
         op: &'static str,
     },
+    /// The lock can never be taken again: the PE holding it left the program, or a
+    /// PE's `set_lock` on it failed while it queued (its place in the queue cannot be
+    /// undone). Every later `set_lock` and `test_lock` on the lock fails with this.
+    #[error("PE {pe}: {op}: the lock is unusable for the rest of the job: {cause}")]
+    LockUnusable {
+        /// The calling PE.
+        pe: usize,
+        /// `set_lock` or `test_lock`.
+        op: &'static str,
+        /// What broke the lock.
+        cause: Box<LockBreak>,
+    },
     /// `clear_lock` on a lock this PE does not hold.
     #[error("PE {pe} called clear_lock on a lock it does not hold (only the PE that set a lock clears it, once)")]
     LockNotHeld {
@@ -261,6 +273,73 @@ pub struct SplitArguments {
     pub largest: Vec<u64>,
     /// The smallest value passed for each argument.
     pub smallest: Vec<u64>,
+}
+
+/// What made a lock unusable ([`ShmemError::LockUnusable`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockBreak {
+    /// PE `pe` left the program (returned from main, finalized, or ended by a panic)
+    /// holding the lock, or queued for it.
+    Left {
+        /// The PE that left.
+        pe: usize,
+    },
+    /// PE `pe`'s `set_lock` failed while it queued for the lock (every PE waited, or
+    /// every other PE had left); `error` is that failure, known only on `pe` itself.
+    WaitFailed {
+        /// The PE whose wait failed.
+        pe: usize,
+        /// Its error, on that PE.
+        error: Option<ShmemError>,
+    },
+}
+
+impl LockBreak {
+    /// The cause as the lock's word records it for every PE: the PE's number plus one in
+    /// the low half, the kind (1 left, 2 wait failed) in the high half.
+    pub(crate) fn encode(&self) -> u64 {
+        let (kind, pe) = match self {
+            LockBreak::Left { pe } => (1, *pe),
+            LockBreak::WaitFailed { pe, .. } => (2, *pe),
+        };
+        (kind << 32) | (pe as u64 + 1)
+    }
+
+    /// The cause a lock's word records (`None` for 0: the lock is usable).
+    pub(crate) fn decode(word: u64) -> Option<LockBreak> {
+        if word == 0 {
+            return None;
+        }
+        let pe =
+            usize::try_from((word & u64::from(u32::MAX)).saturating_sub(1)).unwrap_or(usize::MAX);
+        Some(match word >> 32 {
+            1 => LockBreak::Left { pe },
+            _ => LockBreak::WaitFailed { pe, error: None },
+        })
+    }
+
+    /// Whether `self` and `other` name the same PE and kind of cause.
+    pub(crate) fn same_cause(&self, other: &LockBreak) -> bool {
+        self.encode() == other.encode()
+    }
+}
+
+impl std::fmt::Display for LockBreak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockBreak::Left { pe } => write!(
+                f,
+                "PE {pe} left the program (returned from main, finalized or panicked) holding it or queued for it"
+            ),
+            LockBreak::WaitFailed { pe, error: None } => {
+                write!(f, "PE {pe}'s set_lock failed while it queued for it")
+            }
+            LockBreak::WaitFailed {
+                pe,
+                error: Some(error),
+            } => write!(f, "PE {pe}'s set_lock failed while it queued for it: {error}"),
+        }
+    }
 }
 
 /// The sets of a [`ShmemError::WorkArrayWrongSet`], described.

@@ -33,14 +33,18 @@
 //! Locks are not recursive and belong to the PE that set them: setting a lock this PE
 //! holds, or clearing one it does not hold, is an error (in C, a deadlock or a corrupted
 //! queue). A PE that leaves the program (or dies) holding a lock that others wait for
-//! makes their waits fail instead of hang; so does a lock-order deadlock (every PE
-//! waiting). A lock is runtime-owned: safe code can neither read nor write its words, and
+//! makes their waits fail instead of hang, within a fraction of a second, naming it
+//! (whatever the other PEs do meanwhile); so does a lock-order deadlock (every PE
+//! waiting). Such a lock is then unusable for the rest of the job (a waiter's place in
+//! the queue cannot be undone), and every later `set_lock` and `test_lock` on it says so:
+//! [`ShmemError::LockUnusable`]. A lock is runtime-owned: safe code can neither read nor write its words, and
 //! only a `#[symmetric] static` of type `Lock` has the lock operations
 //! ([`SymmetricLockExt`], in the prelude).
 
 use shmem_rt::__private::{AtomicOp, AtomicWidth, CACHE_LINE};
+use shmem_rt::RtError;
 
-use crate::error::{Result, ShmemError};
+use crate::error::{LockBreak, Result, ShmemError};
 use crate::pe::Pe;
 use crate::symmetric::{runtime_owned, Symmetric};
 use crate::sync::WaitInt;
@@ -57,6 +61,15 @@ const TAIL: usize = 0;
 const NEXT: usize = LINE_WORDS;
 /// In this PE's own copy: 1 once its predecessor has handed the lock over.
 const GRANTED: usize = LINE_WORDS + 1;
+
+/// In the home PE's copy: 0 while the lock is usable, else why it is not (see
+/// [`LockBreak::encode`]). Set once, by compare-swap.
+const DEAD: usize = 1;
+
+/// [`GRANTED`] value: the predecessor handed the lock over.
+const HANDED_OVER: u64 = 1;
+/// [`GRANTED`] value: the predecessor found the lock unusable (see [`DEAD`]).
+const BROKEN: u64 = 2;
 
 /// The PE whose copy holds the tail.
 const HOME: usize = 0;
@@ -165,12 +178,16 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// holder wrote before its `clear_lock` is then visible to this PE.
     ///
     /// Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds the lock already (a
-    /// lock is not recursive), and instead of waiting forever if the job fails or nobody
-    /// can release the lock any more (the holder left the program, or every PE waits).
-    /// After such a failure the lock is unusable (its queue still holds this PE).
+    /// lock is not recursive). Fails instead of waiting forever if the job fails, or if
+    /// nobody can release the lock any more: the PE ahead of this one left the program
+    /// (found within a fraction of a second, whatever the other PEs do), or every PE
+    /// waits. The lock is then unusable for the rest of the job (the queue still holds
+    /// this PE), and this and every later `set_lock` and `test_lock` on it fail with
+    /// [`ShmemError::LockUnusable`], naming the cause.
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
         let lock = self.lock_offset();
         check_not_held(pe, lock, "set_lock")?;
+        check_usable(pe, lock, "set_lock")?;
         let me = pe.my_pe();
         // Nobody writes this PE's node until it is in the queue, which the swap of the
         // tail below makes it; that swap also publishes the zeroed node to the successor.
@@ -182,9 +199,43 @@ pub trait SymmetricLockExt: SymmetricLock {
         if pred != NOBODY {
             // Behind `pred`: tell it, then wait until it hands the lock over. Its release
             // store of GRANTED, read by the acquire load of the wait, publishes all it
-            // wrote while it held the lock.
-            amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Set(id(me)))?;
-            wait_nonzero(pe, lock + 8 * GRANTED, "set_lock")?;
+            // wrote while it held the lock. The link is a swap and the look at DEAD a
+            // read-modify-write: a predecessor that breaks the lock marks DEAD before it
+            // reads its successor, so either it sees this PE or this PE sees the mark.
+            amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Swap(id(me)))?;
+            check_usable(pe, lock, "set_lock").map_err(|e| {
+                pass_on_break(pe, lock);
+                e
+            })?;
+            let ahead = pid(pred);
+            match wait_for_grant(pe, lock, ahead) {
+                Ok(Granted::Yes) => {}
+                Ok(Granted::Broken) => {
+                    pass_on_break(pe, lock);
+                    return Err(unusable(pe, lock, "set_lock")?);
+                }
+                Ok(Granted::Left) => {
+                    return Err(break_lock(pe, lock, LockBreak::Left { pe: ahead })?);
+                }
+                Err(ShmemError::Runtime(e))
+                    if matches!(
+                        *e,
+                        RtError::AllBlocked { .. } | RtError::AllOthersLeft { .. }
+                    ) =>
+                {
+                    let why = if pe.rt().has_left(ahead) {
+                        LockBreak::Left { pe: ahead }
+                    } else {
+                        LockBreak::WaitFailed {
+                            pe: me,
+                            error: Some(ShmemError::Runtime(e)),
+                        }
+                    };
+                    return Err(break_lock(pe, lock, why)?);
+                }
+                // The job fails: the error names the cause; the lock no longer matters.
+                Err(e) => return Err(e),
+            }
         }
         pe.held_locks.insert(lock);
         Ok(())
@@ -218,7 +269,12 @@ pub trait SymmetricLockExt: SymmetricLock {
             next = wait_nonzero(pe, lock + 8 * NEXT, "clear_lock")?;
         }
         // A release store: the successor sees all this PE wrote while it held the lock.
-        amo(pe, pid(next), lock + 8 * GRANTED, AtomicOp::Set(1))?;
+        amo(
+            pe,
+            pid(next),
+            lock + 8 * GRANTED,
+            AtomicOp::Set(HANDED_OVER),
+        )?;
         pe.held_locks.remove(lock);
         Ok(())
     }
@@ -226,10 +282,12 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// `shmem_test_lock`: takes the lock if it is free, without waiting. Returns `true`
     /// if this PE now holds it (C returns 0), `false` if another PE holds it or waits for
     /// it (C returns 1). Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds it
-    /// already.
+    /// already, and with [`ShmemError::LockUnusable`] if the lock is unusable (the PE
+    /// holding it left the program, or a `set_lock` on it failed).
     fn test_lock(&self, pe: &mut Pe) -> Result<bool> {
         let lock = self.lock_offset();
         check_not_held(pe, lock, "test_lock")?;
+        check_usable(pe, lock, "test_lock")?;
         let me = pe.my_pe();
         // As in `set_lock`: the node is zeroed before the compare-swap can queue anybody
         // behind this PE, and a successful compare-swap reads the last release.
@@ -238,7 +296,15 @@ pub trait SymmetricLockExt: SymmetricLock {
             cond: NOBODY,
             value: id(me),
         };
-        if amo(pe, HOME, lock + 8 * TAIL, take)? != NOBODY {
+        let tail = amo(pe, HOME, lock + 8 * TAIL, take)?;
+        if tail != NOBODY {
+            // The last PE of the queue holds the lock or waits for it; gone, it will
+            // never release it.
+            if pe.rt().has_left(pid(tail)) {
+                let why = LockBreak::Left { pe: pid(tail) };
+                mark_broken(pe, lock, why)?;
+                return Err(unusable(pe, lock, "test_lock")?);
+            }
             return Ok(false);
         }
         pe.held_locks.insert(lock);
@@ -294,4 +360,104 @@ fn wait_nonzero(pe: &mut Pe, offset: usize, during: &'static str) -> Result<u64>
         seen != 0
     })?;
     Ok(seen)
+}
+
+/// How a wait for the lock ended.
+enum Granted {
+    /// The predecessor handed the lock over.
+    Yes,
+    /// The predecessor found the lock unusable.
+    Broken,
+    /// The predecessor left the program without handing it over.
+    Left,
+}
+
+/// Waits until the predecessor `ahead` hands the lock over or finds it unusable, or
+/// until `ahead` has left the program without doing either.
+fn wait_for_grant(pe: &mut Pe, lock: usize, ahead: usize) -> Result<Granted> {
+    let mut granted = 0;
+    let answered =
+        pe.rt_mut()
+            .wait_local_from(lock + 8 * GRANTED, 8, ahead, "set_lock", |ptr| {
+                // SAFETY: the runtime checked that `ptr` addresses one 8-byte, 8-aligned word
+                // of this PE's symmetric heap, mapped for the job's life; lock words are
+                // accessed only atomically (no safe code can reach them as data).
+                granted = unsafe { u64::load_acquire(ptr.cast()) };
+                granted != 0
+            })?;
+    Ok(match granted {
+        _ if !answered => Granted::Left,
+        HANDED_OVER => Granted::Yes,
+        _ => Granted::Broken,
+    })
+}
+
+/// Fails with [`ShmemError::LockUnusable`] if the lock is unusable.
+fn check_usable(pe: &Pe, lock: usize, op: &'static str) -> Result<()> {
+    // A read-modify-write, so that it is ordered after this PE's link to a predecessor.
+    let dead = amo(pe, HOME, lock + 8 * DEAD, AtomicOp::Or(0))?;
+    match LockBreak::decode(dead) {
+        None => Ok(()),
+        Some(cause) => Err(ShmemError::LockUnusable {
+            pe: pe.my_pe(),
+            op,
+            cause: Box::new(cause),
+        }),
+    }
+}
+
+/// The [`ShmemError::LockUnusable`] of a lock known to be unusable.
+fn unusable(pe: &Pe, lock: usize, op: &'static str) -> Result<ShmemError> {
+    Ok(check_usable(pe, lock, op)
+        .err()
+        .unwrap_or(ShmemError::LockUnusable {
+            pe: pe.my_pe(),
+            op,
+            cause: Box::new(LockBreak::WaitFailed {
+                pe: pe.my_pe(),
+                error: None,
+            }),
+        }))
+}
+
+/// Marks the lock unusable for `why`, unless it already is (the first cause stays).
+fn mark_broken(pe: &Pe, lock: usize, why: LockBreak) -> Result<()> {
+    let mark = AtomicOp::CompareSwap {
+        cond: 0,
+        value: why.encode(),
+    };
+    amo(pe, HOME, lock + 8 * DEAD, mark)?;
+    Ok(())
+}
+
+/// This PE's `set_lock` cannot complete for `why`: marks the lock unusable, tells the PE
+/// queued behind this one, and returns the error for this PE (naming the first cause
+/// recorded, which may be another PE's). `why` carries this PE's own error, which only
+/// this PE sees.
+fn break_lock(pe: &Pe, lock: usize, why: LockBreak) -> Result<ShmemError> {
+    mark_broken(pe, lock, why.clone())?;
+    pass_on_break(pe, lock);
+    let err = unusable(pe, lock, "set_lock")?;
+    Ok(match err {
+        ShmemError::LockUnusable { pe: me, op, cause } if cause.same_cause(&why) => {
+            ShmemError::LockUnusable {
+                pe: me,
+                op,
+                cause: Box::new(why),
+            }
+        }
+        other => other,
+    })
+}
+
+/// Tells the PE queued behind this one, if any, that the lock is unusable (after the
+/// lock was marked so: one queued later sees the mark itself). Best effort: a failure to
+/// reach it is the job's failure, which it learns of anyway.
+fn pass_on_break(pe: &Pe, lock: usize) {
+    let me = pe.my_pe();
+    if let Ok(next) = amo(pe, me, lock + 8 * NEXT, AtomicOp::Or(0)) {
+        if next != NOBODY {
+            let _ = amo(pe, pid(next), lock + 8 * GRANTED, AtomicOp::Set(BROKEN));
+        }
+    }
 }

@@ -12,10 +12,10 @@
 //! [`SymmetricBufferExt::local_slice`], [`Pe::local_pair_mut`]) are `unsafe`: the caller
 //! promises that no PE writes the memory while the reference lives.
 
-use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
 use bytemuck::{Pod, Zeroable};
 use shmem_rt::__private::StaticOffset;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
 
 use crate::error::{Result, ShmemError};
 use crate::pe::Pe;

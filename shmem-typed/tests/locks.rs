@@ -5,15 +5,17 @@
 //! releases racing with arrivals; `test_lock` under contention; `with_lock` releasing on
 //! an error; the misuse errors; two locks used independently and nested; and the waits
 //! that must fail instead of hanging: a holder that leaves the program or is killed while
-//! others wait, and two PEs taking two locks in opposite orders.
+//! others wait (every waiter told within 2 s, naming it, whatever the other PEs do; the lock
+//! then unusable, and `test_lock` says so), and two PEs taking two locks in opposite orders.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use shmem_rt::__private::print_line;
 use shmem_rt::RtError;
-use shmem_testkit::{await_ready, mark_ready, stamp_fault, test_name, Ended, Fault, FaultCase};
+use shmem_testkit::{await_ready, mark_ready, test_name, Ended, Fault, FaultCase};
 use shmem_typed::prelude::*;
+use shmem_typed::LockBreak;
 
 #[allow(dead_code)] // only the watchdog is used here
 mod common;
@@ -461,6 +463,15 @@ fn two_locks_are_independent_and_nest(pe: &mut Pe) -> Result<(), ShmemError> {
 
 // ----- waits that nobody can end -------------------------------------------------------------
 
+/// The error of `op` on PE `pe` for a lock that `cause` made unusable.
+fn unusable(pe: usize, op: &'static str, cause: LockBreak) -> ShmemError {
+    ShmemError::LockUnusable {
+        pe,
+        op,
+        cause: Box::new(cause),
+    }
+}
+
 #[symmetric]
 static LEFT_BEHIND: Lock = Lock::new();
 
@@ -476,13 +487,94 @@ fn a_holder_that_finalizes_fails_the_waiter_2_pes(pe: &mut Pe) -> Result<(), Shm
         }
         pe.barrier_all()?;
         let err = LEFT_BEHIND.set_lock(pe).unwrap_err();
-        assert_eq!(
-            err,
-            RtError::AllOthersLeft {
-                waiter: 1,
-                during: "set_lock"
+        assert_eq!(err, unusable(1, "set_lock", LockBreak::Left { pe: 0 }));
+        Ok(())
+    })
+}
+
+#[symmetric]
+static ABANDONED: Lock = Lock::new();
+
+/// How long a waiter may take to learn that the lock's holder left.
+const HOLDER_LEFT_LIMIT: Duration = Duration::from_secs(2);
+
+/// PE 2 returns from main holding the lock while PEs 0 and 1 queue for it (one behind
+/// the other) and PE 3 computes without SHMEM calls for 3 s: both waiters' `set_lock`
+/// fails within 2 s naming PE 2, PE 3's `test_lock` and `set_lock` then say so too, and
+/// every PE finalizes (the job ends with status 0).
+#[shmem_testkit::test(npes = 4)]
+fn a_holder_that_returns_from_main_fails_every_waiter_within_2_s(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    guarded(pe, "the departed-holder body", |pe| {
+        let me = pe.my_pe();
+        let left = LockBreak::Left { pe: HOLDER };
+        if me == HOLDER {
+            ABANDONED.set_lock(pe)?;
+        }
+        pe.barrier_all()?;
+        match me {
+            HOLDER => {}
+            3 => {
+                let start = std::time::Instant::now();
+                while start.elapsed() < Duration::from_secs(3) {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(
+                    ABANDONED.test_lock(pe).unwrap_err(),
+                    unusable(3, "test_lock", left.clone())
+                );
+                assert_eq!(
+                    ABANDONED.set_lock(pe).unwrap_err(),
+                    unusable(3, "set_lock", left)
+                );
             }
-            .into()
+            _ => {
+                let start = std::time::Instant::now();
+                let err = ABANDONED.set_lock(pe).unwrap_err();
+                let waited = start.elapsed();
+                assert_eq!(err, unusable(me, "set_lock", left));
+                assert!(
+                    waited < HOLDER_LEFT_LIMIT,
+                    "PE {me} learned after {waited:?} that the holder left"
+                );
+            }
+        }
+        Ok(())
+    })
+}
+
+#[symmetric]
+static ABANDONED_UNCONTENDED: Lock = Lock::new();
+
+/// PE 0 returns from main holding a lock nobody waits for: PE 1's `test_lock` says so
+/// (instead of "held") within 2 s, and so does its `set_lock`.
+#[shmem_testkit::test(npes = 2)]
+fn test_lock_says_when_the_holder_left(pe: &mut Pe) -> Result<(), ShmemError> {
+    guarded(pe, "the test_lock body", |pe| {
+        if pe.my_pe() == 0 {
+            ABANDONED_UNCONTENDED.set_lock(pe)?;
+            pe.barrier_all()?;
+            return Ok(());
+        }
+        pe.barrier_all()?;
+        let start = std::time::Instant::now();
+        let left = LockBreak::Left { pe: 0 };
+        let err = loop {
+            match ABANDONED_UNCONTENDED.test_lock(pe) {
+                Ok(false) => std::thread::sleep(Duration::from_millis(5)),
+                Ok(true) => panic!("PE 1 took a lock whose holder left holding it"),
+                Err(e) => break e,
+            }
+            assert!(
+                start.elapsed() < HOLDER_LEFT_LIMIT,
+                "test_lock still reports a held lock 2 s after its holder left"
+            );
+        };
+        assert_eq!(err, unusable(1, "test_lock", left.clone()));
+        assert_eq!(
+            ABANDONED_UNCONTENDED.set_lock(pe).unwrap_err(),
+            unusable(1, "set_lock", left)
         );
         Ok(())
     })
@@ -507,13 +599,38 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
         mine.set_lock(pe)?;
         pe.barrier_all()?;
         let err = theirs.set_lock(pe).unwrap_err();
+        let deadlock: ShmemError = RtError::AllBlocked {
+            waiter: me,
+            during: "set_lock",
+        }
+        .into();
         assert_eq!(
             err,
-            RtError::AllBlocked {
-                waiter: me,
-                during: "set_lock"
-            }
-            .into()
+            unusable(
+                me,
+                "set_lock",
+                LockBreak::WaitFailed {
+                    pe: me,
+                    error: Some(deadlock)
+                }
+            )
+        );
+        assert!(err.to_string().contains("unusable for the rest of the job"));
+        pe.barrier_all()?;
+        // The lock this PE waited for stays unusable, and says why, on every PE.
+        let broken = LockBreak::WaitFailed {
+            pe: me,
+            error: None,
+        };
+        mine.clear_lock(pe)?;
+        pe.barrier_all()?;
+        assert_eq!(
+            theirs.test_lock(pe).unwrap_err(),
+            unusable(me, "test_lock", broken.clone())
+        );
+        assert_eq!(
+            theirs.set_lock(pe).unwrap_err(),
+            unusable(me, "set_lock", broken)
         );
         pe.barrier_all()?;
         Ok(())
@@ -529,10 +646,9 @@ const FAULT_NPES: usize = 4;
 static HELD: Lock = Lock::new();
 
 /// The PE side of a fault case, shaped like `#[shmem_typed::main]`: [`HOLDER`] takes the
-/// lock, every other PE queues for it, and the holder ends by `fault` (or, for `None`,
-/// returns from main) once they wait. An error is printed naming this PE and ends it with
-/// status 1.
-fn holder_leaves(fault: Option<Fault>) {
+/// lock, every other PE queues for it, and the holder ends by `fault` once they wait. An
+/// error is printed naming this PE and ends it with status 1.
+fn holder_leaves(fault: Fault) {
     let mut pe = Pe::init().unwrap_or_else(|e| {
         print_line(&format!("error: cannot start SHMEM: {e}"));
         std::process::exit(2)
@@ -545,13 +661,7 @@ fn holder_leaves(fault: Option<Fault>) {
         pe.barrier_all()?;
         if me == HOLDER {
             await_ready(FAULT_NPES - 1);
-            match fault {
-                Some(fault) => fault.strike(),
-                None => {
-                    stamp_fault();
-                    return Ok(());
-                }
-            }
+            fault.strike();
         }
         mark_ready();
         HELD.set_lock(&mut pe)?;
@@ -584,24 +694,8 @@ fn every_waiter_told(report: &shmem_testkit::JobReport, cause: &str) {
 }
 
 #[test]
-fn a_holder_that_returns_from_main_fails_the_waiters() {
-    let Some(report) = FaultCase::new(test_name!(), FAULT_NPES).run(|| holder_leaves(None)) else {
-        return;
-    };
-    let cause = format!(
-        "PE {HOLDER} returned from main (began finalizing) while other PEs still waited for it"
-    );
-    report.assert_failed_fast(
-        Ended::Code(1),
-        &[&format!("{cause}; stopping the other PEs")],
-    );
-    every_waiter_told(&report, &cause);
-}
-
-#[test]
 fn a_holder_that_is_killed_fails_the_waiters() {
-    let Some(report) =
-        FaultCase::new(test_name!(), FAULT_NPES).run(|| holder_leaves(Some(Fault::Kill)))
+    let Some(report) = FaultCase::new(test_name!(), FAULT_NPES).run(|| holder_leaves(Fault::Kill))
     else {
         return;
     };

@@ -41,9 +41,7 @@ fn a_caught_panic_leaves_the_job_running(pe: &mut Pe) -> Result<(), ShmemError> 
 /// A panic caught while the PE is borrowed into the closure (the closure makes SHMEM
 /// calls, then panics): the PE is still usable afterwards, on every PE.
 #[shmem_testkit::test(npes = 3)]
-fn a_panic_caught_around_shmem_calls_leaves_the_pe_usable(
-    pe: &mut Pe,
-) -> Result<(), ShmemError> {
+fn a_panic_caught_around_shmem_calls_leaves_the_pe_usable(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         SOURCE.write(pe, 7);

@@ -299,4 +299,45 @@ impl Runtime {
             wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || ready(address))
         })
     }
+
+    /// [`Runtime::wait_local`] for one word that only PE `writer` writes (a queue lock's
+    /// hand-over): also ends, returning `false`, once `writer` has left the program
+    /// (begun finalizing, finalized, ended by a panic) without making `ready` true. A PE
+    /// that leaves publishes its state after its last store, so `ready` is asked again
+    /// once `writer` is seen gone. Returns `true` when `ready` became true.
+    pub fn wait_local_from(
+        &mut self,
+        offset: usize,
+        len: usize,
+        writer: usize,
+        during: &'static str,
+        mut ready: impl FnMut(*const u8) -> bool,
+    ) -> RtResult<bool> {
+        /// Polls before each poll also reads `writer`'s state (a remote word): most
+        /// waits end sooner.
+        const POLLS_BEFORE_WATCH: u32 = 64;
+        let address = self.local_words(offset, len, 1)?;
+        let mut polls = 0u32;
+        let mut left = false;
+        with_transport!(&self.transport, t => {
+            wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || {
+                if ready(address) {
+                    return true;
+                }
+                polls = polls.saturating_add(1);
+                if polls > POLLS_BEFORE_WATCH && state::state_of(t, writer).has_left() {
+                    left = !ready(address);
+                    return true;
+                }
+                false
+            })
+        })?;
+        Ok(!left)
+    }
+
+    /// Whether PE `pe` has left the program (begun finalizing, finalized, or ended by a
+    /// panic), so that it writes nothing any more. `false` for a PE that does not exist.
+    pub fn has_left(&self, pe: usize) -> bool {
+        pe < self.npes && with_transport!(&self.transport, t => state::state_of(t, pe).has_left())
+    }
 }
