@@ -137,6 +137,11 @@ pub(crate) const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
 /// Smallest accepted symmetric heap per PE.
 pub(crate) const MIN_SYMMETRIC_SIZE: usize = 64 << 10;
 
+/// Largest accepted symmetric heap per PE: 64 TiB, half of the user address space of
+/// x86-64 and AArch64 Linux, so that every size computed from it (a partition with the
+/// runtime's region, rounded to pages) is far from overflowing.
+pub(crate) const MAX_SYMMETRIC_SIZE: usize = 1 << 46;
+
 /// Parses a PE count (from `-n` or `SHMEM_NPES`); `source` names it in the error.
 pub fn parse_npes(text: &str, source: &str) -> RtResult<usize> {
     let trimmed = text.trim();
@@ -187,6 +192,11 @@ pub fn parse_size(text: &str, source: &str) -> RtResult<usize> {
         .checked_mul(1u64 << shift)
         .ok_or_else(|| bad("too large"))?;
     let bytes = usize::try_from(bytes).map_err(|_| bad("too large"))?;
+    if bytes > MAX_SYMMETRIC_SIZE {
+        return Err(bad(&format!(
+            "larger than the maximum of {MAX_SYMMETRIC_SIZE} bytes (64T)"
+        )));
+    }
     if bytes < MIN_SYMMETRIC_SIZE {
         return Err(bad(&format!(
             "smaller than the minimum of {MIN_SYMMETRIC_SIZE} bytes"
@@ -279,6 +289,16 @@ mod tests {
         assert_eq!(parse_size("2G", "S"), Ok(2 << 30));
         assert_eq!(parse_size("1048576", "S"), Ok(1 << 20));
         assert_eq!(parse_size("65536B", "S"), Ok(65536));
+        assert_eq!(parse_size("64T", "S"), Ok(MAX_SYMMETRIC_SIZE));
+        for huge in [
+            "18446744073709551615",
+            "18446744073709551615B",
+            "16777215T",
+            "65T",
+        ] {
+            let err = parse_size(huge, "S").unwrap_err().to_string();
+            assert!(err.contains("larger than the maximum"), "{huge}: {err}");
+        }
         for bad in ["0", "12Q", "", "M", "-5M", "99999999999999999999G", "1K"] {
             assert!(parse_size(bad, "S").is_err(), "{bad} accepted");
         }

@@ -97,6 +97,8 @@ fn bad_heap_sizes() {
         ("99999999999999999999999", &["too large"]),
         (&too_big, &["exceeds this machine's memory"]),
         ("1T", &["exceeds this machine's memory"]),
+        ("18446744073709551615", &["larger than the maximum"]),
+        ("16777215T", &["larger than the maximum"]),
     ] {
         assert_refused(&["-n", "2"], &[("SHMEM_SYMMETRIC_SIZE", size)], words);
     }
@@ -151,6 +153,17 @@ fn self_started_program_with_bad_configuration() {
             "SHMEM_SYMMETRIC_SIZE",
             "12Q",
             "invalid SHMEM_SYMMETRIC_SIZE=\"12Q\"",
+        ),
+        // Sizes near u64::MAX: refused by name, not an overflow inside the library.
+        (
+            "SHMEM_SYMMETRIC_SIZE",
+            "18446744073709551615",
+            "larger than the maximum",
+        ),
+        (
+            "SHMEM_SYMMETRIC_SIZE",
+            "18446744073709486080",
+            "larger than the maximum",
         ),
     ] {
         let report = FaultCase::new(test_name!(), 2)

@@ -160,6 +160,24 @@ pub enum ShmemError {
         /// Elements in the buffer.
         len: usize,
     },
+    /// An index outside a symmetric buffer (`p`, `g`, `at`) or a set of work arrays
+    /// ([`WorkArrays::get`](crate::WorkArrays::get)).
+    #[error("index {index} is outside a buffer of {len} elements")]
+    IndexOutOfBounds {
+        /// The index given.
+        index: usize,
+        /// Elements in the buffer.
+        len: usize,
+    },
+    /// A strided transfer (`iput`, `iget`) whose walk leaves its buffer: element
+    /// `(nelems - 1) * stride` is not in it (or is past `usize::MAX`).
+    #[error("the {which} walk of {} elements at stride {} leaves its buffer of {} elements", .walk.nelems, .walk.stride, .walk.len)]
+    StrideOutOfBounds {
+        /// Which walk (`symmetric` or `local`).
+        which: &'static str,
+        /// The walk as given, and its buffer's length.
+        walk: Box<StridedWalk>,
+    },
     /// A status array of `wait_until_all`/`any`/`some` or `test_*` whose length is
     /// neither 0 nor the number of elements waited on.
     #[error("the status array has {given} flags for {elements} elements (give one per element, or none)")]
@@ -273,6 +291,17 @@ pub struct SplitArguments {
     pub largest: Vec<u64>,
     /// The smallest value passed for each argument.
     pub smallest: Vec<u64>,
+}
+
+/// The walk of a [`ShmemError::StrideOutOfBounds`], as the caller gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StridedWalk {
+    /// Elements moved.
+    pub nelems: usize,
+    /// Elements from one to the next.
+    pub stride: usize,
+    /// Elements in the buffer walked.
+    pub len: usize,
 }
 
 /// What made a lock unusable ([`ShmemError::LockUnusable`]).

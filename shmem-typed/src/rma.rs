@@ -35,7 +35,7 @@ pub use shmem_rt::__private::SignalOp;
 use shmem_rt::__private::Strides;
 
 use crate::atomic::Fetched;
-use crate::error::{Result, ShmemError};
+use crate::error::{Result, ShmemError, StridedWalk};
 use crate::pe::Pe;
 use crate::symmetric::{check_disjoint, check_fits, SymmetricBuffer, SymmetricBufferExt as _};
 use crate::sync::WaitInt;
@@ -221,18 +221,24 @@ fn strides<B: SymmetricBuffer + ?Sized>(
             return Err(ShmemError::ZeroStride { which });
         }
     }
-    let last = |stride: usize| (nelems - 1).checked_mul(stride);
     if nelems > 0 {
-        for (stride, len) in [(remote, buffer.sym_len()), (local, local_len)] {
-            match last(stride) {
-                Some(i) if i < len => {}
-                i => {
-                    return Err(ShmemError::RangeOutOfBounds {
-                        start: 0,
-                        end: i.map_or(usize::MAX, |i| i + 1),
+        for (stride, len, which) in [
+            (remote, buffer.sym_len(), "symmetric"),
+            (local, local_len, "local"),
+        ] {
+            // Element `(nelems - 1) * stride` is the walk's last; overflow is past any end.
+            if (nelems - 1)
+                .checked_mul(stride)
+                .is_none_or(|last| last >= len)
+            {
+                return Err(ShmemError::StrideOutOfBounds {
+                    which,
+                    walk: Box::new(StridedWalk {
+                        nelems,
+                        stride,
                         len,
-                    })
-                }
+                    }),
+                });
             }
         }
     }

@@ -329,21 +329,36 @@ unsafe impl<T: Pod> SymmetricBuffer for SymRange<'_, T> {
     }
 }
 
+/// The elements `start..end` that `r` names in a buffer of `len`, or an error carrying
+/// the bounds as given. A bound one past `usize::MAX` (`..=usize::MAX`) names an element
+/// that no buffer has.
 fn resolve_range(r: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
     let start = match r.start_bound() {
-        Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s.saturating_add(1),
-        Bound::Unbounded => 0,
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
     };
     let end = match r.end_bound() {
-        Bound::Included(&e) => e.saturating_add(1),
-        Bound::Excluded(&e) => e,
-        Bound::Unbounded => len,
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
     };
-    if start > end || end > len {
-        return Err(ShmemError::RangeOutOfBounds { start, end, len });
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end)),
+        (Some(start), Some(end)) => Err(ShmemError::RangeOutOfBounds { start, end, len }),
+        _ => Err(ShmemError::IndexOutOfBounds {
+            index: usize::MAX,
+            len,
+        }),
     }
-    Ok((start, end))
+}
+
+/// Errors unless element `index` lies in a buffer of `len`.
+pub(crate) fn check_index(index: usize, len: usize) -> Result<()> {
+    if index >= len {
+        return Err(ShmemError::IndexOutOfBounds { index, len });
+    }
+    Ok(())
 }
 
 /// Operations every symmetric buffer has: sub-ranges, bulk and single-element remote
@@ -372,6 +387,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Element `index`, as a one-element buffer (for atomics and waits on an element
     /// other than the first). Errors if it is outside the buffer.
     fn at(&self, index: usize) -> Result<SymRange<'_, Self::Elem>> {
+        check_index(index, self.sym_len())?;
         self.range(index..=index)
     }
 
@@ -440,13 +456,13 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Stores one element into PE `target_pe`'s buffer at `index` (`shmem_p`).
     fn p(&self, pe: &mut Pe, target_pe: usize, index: usize, value: Self::Elem) -> Result<()> {
-        let one = self.range(index..index + 1)?;
+        let one = self.at(index)?;
         one.put(pe, target_pe, std::slice::from_ref(&value))
     }
 
     /// Loads one element of PE `source_pe`'s buffer at `index` (`shmem_g`).
     fn g(&self, pe: &Pe, source_pe: usize, index: usize) -> Result<Self::Elem> {
-        let one = self.range(index..index + 1)?;
+        let one = self.at(index)?;
         let mut value = Self::Elem::zeroed();
         one.get(pe, source_pe, std::slice::from_mut(&mut value))?;
         Ok(value)

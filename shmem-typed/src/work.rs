@@ -241,13 +241,7 @@ impl<W: WorkKind> WorkArrays<W> {
 
     /// Work array `index` (errors if there are not that many).
     pub fn get(&self, index: usize) -> crate::Result<WorkRef<'_, W>> {
-        if index >= self.len {
-            return Err(crate::ShmemError::RangeOutOfBounds {
-                start: index,
-                end: index + 1,
-                len: self.len,
-            });
-        }
+        crate::symmetric::check_index(index, self.len)?;
         Ok(WorkRef {
             offset: self.offset + index * size_of::<W>(),
             _arrays: PhantomData,

@@ -51,11 +51,7 @@ fn heap_work_arrays_serve_one_set_each(pe: &mut Pe) -> Result<(), ShmemError> {
     // One past the end is an error.
     assert_eq!(
         syncs.get(3).err(),
-        Some(ShmemError::RangeOutOfBounds {
-            start: 3,
-            end: 4,
-            len: 3
-        })
+        Some(ShmemError::IndexOutOfBounds { index: 3, len: 3 })
     );
     // Once every call on it has completed, a work array serves another set, as a C
     // `pSync` does (the barrier_all stands for "completed on all PEs").

@@ -6,6 +6,7 @@
 use proptest::prelude::*;
 use shmem_rt::RtError;
 use shmem_typed::prelude::*;
+use shmem_typed::StridedWalk;
 
 mod props;
 use props::{mix, same_cases};
@@ -115,17 +116,26 @@ fn strided_transfers_follow_their_walks(pe: &mut Pe) -> Result<(), ShmemError> {
     let zero = STRIDED.iput(pe, right, 0, &[1, 2], 1, 2);
     assert_eq!(zero, Err(ShmemError::ZeroStride { which: "symmetric" }));
     let long = STRIDED.iput(pe, right, 2, &[7; 10], 1, 65);
-    let past_the_end = |end, len| Err(ShmemError::RangeOutOfBounds { start: 0, end, len });
+    let past_the_end = |which, nelems, stride, len| {
+        Err(ShmemError::StrideOutOfBounds {
+            which,
+            walk: Box::new(StridedWalk {
+                nelems,
+                stride,
+                len,
+            }),
+        })
+    };
     assert_eq!(
         long,
-        past_the_end(129, 128),
+        past_the_end("symmetric", 65, 2, 128),
         "element 64 at stride 2 is element 128"
     );
     let mut short = [0u64; 5];
     let short_dst = STRIDED.iget(pe, right, 1, &mut short, 2, 4);
     assert_eq!(
         short_dst,
-        past_the_end(7, 5),
+        past_the_end("local", 4, 2, 5),
         "element 3 at stride 2 is element 6"
     );
     pe.barrier_all()
