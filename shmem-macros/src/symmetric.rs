@@ -278,10 +278,43 @@ fn declare_unregistered(item: &ItemStatic) -> TokenStream {
         ..
     } = item;
     let key = key(item);
+    if is_zero(expr) {
+        // The static holds no copy of a zero value (the heap starts zero-filled), so that
+        // a large zeroed array costs nothing in the executable; the initialiser is still
+        // type-checked, in a function nobody calls.
+        return quote! {
+            #(#attrs)*
+            #vis static #ident: ::shmem_typed::Symmetric<#ty> =
+                ::shmem_typed::Symmetric::__zeroed(#key);
+            const _: fn() -> #ty = || #expr;
+        };
+    }
     quote! {
         #(#attrs)*
         #vis static #ident: ::shmem_typed::Symmetric<#ty> =
-            ::shmem_typed::Symmetric::__new(#expr, #key);
+            ::shmem_typed::Symmetric::__new(&(#expr), #key);
+    }
+}
+
+/// Whether an initialiser is visibly all zero bytes: a zero integer or float literal
+/// (`0`, `0u64`, `0.0`, not `-0.0`), an array of such (`[0; N]`, `[0, 0]`, nested), or
+/// a struct literal whose fields all are (the type is plain data, so it has no padding).
+fn is_zero(expr: &syn::Expr) -> bool {
+    use syn::{Expr, Lit};
+    match expr {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => i.base10_parse::<u128>().is_ok_and(|v| v == 0),
+            Lit::Float(f) => f
+                .base10_parse::<f64>()
+                .is_ok_and(|v| v == 0.0 && v.is_sign_positive()),
+            _ => false,
+        },
+        Expr::Repeat(r) => is_zero(&r.expr),
+        Expr::Array(a) => a.elems.iter().all(is_zero),
+        Expr::Paren(p) => is_zero(&p.expr),
+        Expr::Group(g) => is_zero(&g.expr),
+        Expr::Struct(s) => s.rest.is_none() && s.fields.iter().all(|f| is_zero(&f.expr)),
+        _ => false,
     }
 }
 
@@ -331,6 +364,36 @@ mod tests {
         assert!(out.contains("static A : :: shmem_typed :: Symmetric < [u64 ; 4] >"));
         assert!(out.contains("distributed_slice"));
         assert!(!out.contains("compile_error"));
+    }
+
+    #[test]
+    fn a_zero_initialiser_is_not_stored() {
+        for zero in [
+            "0",
+            "0u64",
+            "0.0",
+            "[0; 1 << 25]",
+            "[[0.0; 4]; 2]",
+            "[0, 0x0]",
+            "P { x: 0, y: [0; 2] }",
+        ] {
+            let out = expand_str(&format!("static A: T = {zero};"));
+            assert!(out.contains("__zeroed"), "{zero}: {out}");
+            assert!(!out.contains("__new"), "{zero}: {out}");
+        }
+        for nonzero in [
+            "1",
+            "-0.0",
+            "[0, 1]",
+            "[1; 4]",
+            "Lock::new()",
+            "P { x: 0, ..Q }",
+            "f(0)",
+        ] {
+            let out = expand_str(&format!("static A: T = {nonzero};"));
+            assert!(out.contains("__new"), "{nonzero}: {out}");
+            assert!(!out.contains("__zeroed"), "{nonzero}: {out}");
+        }
     }
 
     #[test]

@@ -193,6 +193,11 @@ pub(crate) fn barrier_on(
         Completion::Quiet => (rt.barrier(on.spec(), work), "barrier"),
         Completion::None => (rt.sync(on.spec(), work), "sync"),
     };
+    if result.is_ok() && completion == Completion::Quiet {
+        // A barrier completes this PE's outstanding operations, as `quiet` does: every
+        // non-blocking fetch issued before it is readable.
+        pe.completed_outstanding();
+    }
     result.map_err(|e| Call::new::<()>(me, on, op).error(e))
 }
 

@@ -203,10 +203,7 @@ pub trait SymmetricLockExt: SymmetricLock {
             // read-modify-write: a predecessor that breaks the lock marks DEAD before it
             // reads its successor, so either it sees this PE or this PE sees the mark.
             amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Swap(id(me)))?;
-            check_usable(pe, lock, "set_lock").map_err(|e| {
-                pass_on_break(pe, lock);
-                e
-            })?;
+            check_usable(pe, lock, "set_lock").inspect_err(|_| pass_on_break(pe, lock))?;
             let ahead = pid(pred);
             match wait_for_grant(pe, lock, ahead) {
                 Ok(Granted::Yes) => {}

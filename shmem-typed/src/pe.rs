@@ -74,7 +74,6 @@ impl Pe {
     /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
     /// and remote update of every PE is then complete and visible.
     pub fn barrier_all(&mut self) -> Result<()> {
-        self.completions += 1;
         crate::collectives::barrier_all(self)
     }
 
@@ -93,6 +92,12 @@ impl Pe {
     pub fn quiet(&mut self) {
         self.completions += 1;
         self.rt.quiet();
+    }
+
+    /// Counts a call that completed this PE's outstanding operations (a barrier, which
+    /// includes `quiet`).
+    pub(crate) fn completed_outstanding(&mut self) {
+        self.completions += 1;
     }
 
     /// How many calls have completed this PE's outstanding operations so far.

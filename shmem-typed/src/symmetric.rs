@@ -28,23 +28,36 @@ use crate::pe::Pe;
 /// `#[symmetric]` registers a static only through [`SymmetricStatic`], so that any other
 /// type is reported once, at the static's type, in words. Data operations require
 /// `T: Pod`; the runtime's objects have none.
-pub struct Symmetric<T> {
-    init: T,
+pub struct Symmetric<T: 'static> {
+    /// The initial value; `None` when it is all zero (then the executable holds no copy
+    /// of it: the heap starts zero-filled).
+    init: Option<&'static T>,
     key: &'static str,
     offset: StaticOffset,
 }
 
 // SAFETY: a shared `Symmetric<T>` exposes no `&T` of `init`: it is read only as bytes
-// (`initial_bytes`) and never written after construction; `offset` is atomic; the
+// (`initial_bytes`) and never written (it is a constant); `offset` is atomic; the
 // symmetric copy is reached only through a `Pe`, which is neither `Send` nor `Sync`.
 unsafe impl<T> Sync for Symmetric<T> {}
 
 impl<T> Symmetric<T> {
     /// Used by `#[symmetric]`: the initial value and the static's unique key.
     #[doc(hidden)]
-    pub const fn __new(init: T, key: &'static str) -> Symmetric<T> {
+    pub const fn __new(init: &'static T, key: &'static str) -> Symmetric<T> {
         Symmetric {
-            init,
+            init: Some(init),
+            key,
+            offset: StaticOffset::new(),
+        }
+    }
+
+    /// Used by `#[symmetric]` for an initialiser that is visibly all zero (`0`,
+    /// `[0; N]`, …): the static starts zeroed, and the executable holds no copy of it.
+    #[doc(hidden)]
+    pub const fn __zeroed(key: &'static str) -> Symmetric<T> {
+        Symmetric {
+            init: None,
             key,
             offset: StaticOffset::new(),
         }
@@ -147,15 +160,18 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 }
 
-// SAFETY: the key, the initial value (of type `T`, so its size) and the alignment are
+// SAFETY: the key, the initial value (a `T`, so `size` bytes) and the alignment are
 // constants of the static (`#[symmetric]` builds it in a `static` initialiser), the same
 // on every PE.
 unsafe impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
     fn key(&self) -> &'static str {
         self.key
     }
-    fn initial_bytes(&self) -> &[u8] {
-        self.init.initial_bytes()
+    fn size(&self) -> usize {
+        std::mem::size_of::<T>()
+    }
+    fn initial_bytes(&self) -> Option<&[u8]> {
+        self.init.map(SymmetricStatic::initial_bytes)
     }
     fn align(&self) -> usize {
         std::mem::align_of::<T>()

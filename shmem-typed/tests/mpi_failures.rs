@@ -1,5 +1,5 @@
 //! A PE that fails ends the whole MPI job, non-zero, within the launcher's teardown time:
-//! a panic (the panic hook calls `MPI_Abort`), an `Err` from the program's main, an exit
+//! a panic that ends a PE (`MPI_Abort`), an `Err` from the program's main, an exit
 //! without finalize, a finalize the others do not make (they find it gone), and a kill —
 //! while the other PEs wait in a barrier that can never complete. Runs under mpirun (`SHMEM_TEST_LAUNCHER=mpirun`, builds with the `mpi`
 //! feature); each case prints how long its job took beside a job without a fault.
@@ -143,4 +143,37 @@ fn calls_on_sets_that_wait_for_each_other_end_the_job() {
             "{case}: the job took {took:?} to end"
         );
     }
+}
+
+/// The crossover variables (`SHMEM_BARRIER_FLAT_MAX`, …) choose each collective's
+/// algorithm, which every rank must choose alike: a job whose rank 1 sees another value
+/// than the others is refused at init, on every rank, naming the variable (it gave
+/// `Deadlock` or `BadDescriptor` errors at the first collective).
+#[test]
+fn crossover_variables_that_differ_between_ranks_are_refused_at_init() {
+    const VARIABLE: &str = "SHMEM_REDUCE_ONE_SHOT_MAX";
+    if shmem_rt::is_pe() {
+        let rank = std::env::var("OMPI_COMM_WORLD_RANK").or_else(|_| std::env::var("PMI_RANK"));
+        if rank.as_deref() == Ok("1") {
+            // Set before any other thread runs and before SHMEM starts.
+            std::env::set_var(VARIABLE, "3");
+        }
+        match Pe::init() {
+            Err(e)
+                if e.to_string()
+                    .contains(&format!("{VARIABLE} differs between the ranks")) =>
+            {
+                std::process::exit(0)
+            }
+            other => {
+                eprintln!("init with a per-rank {VARIABLE} returned {other:?}");
+                std::process::exit(1)
+            }
+        }
+    }
+    let outcome = shmem_testkit::run_job(&shmem_testkit::test_name!(), 3, &[]);
+    assert_eq!(
+        outcome.exit_code, 0,
+        "every rank refuses the job, naming {VARIABLE}"
+    );
 }

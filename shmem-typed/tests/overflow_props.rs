@@ -14,6 +14,7 @@ use proptest::prelude::*;
 use shmem_typed::prelude::*;
 use shmem_typed::StridedWalk;
 
+#[allow(dead_code)] // this suite uses only `same_cases`
 mod props;
 use props::same_cases;
 

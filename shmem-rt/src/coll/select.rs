@@ -103,15 +103,16 @@ impl Selection {
     /// overridden by the `SHMEM_*` variables that are set.
     pub(crate) fn from_env(npes: usize, cpus: usize) -> RtResult<Selection> {
         let mut s = Selection::for_job(npes, cpus);
-        for (name, field) in [
-            ("SHMEM_BARRIER_FLAT_MAX", &mut s.flat_barrier_max),
-            ("SHMEM_BCAST_STAGE_MAX", &mut s.broadcast_stage_max),
-            ("SHMEM_COLLECT_STAGE_MAX", &mut s.gather_stage_max),
-            ("SHMEM_REDUCE_ONE_SHOT_MAX", &mut s.one_shot_max),
-            ("SHMEM_REDUCE_ONE_SHOT_READ_MAX", &mut s.one_shot_read_max),
-        ] {
-            if let Ok(text) = std::env::var(name) {
-                *field = parse_bytes(name, &text)?;
+        let fields = [
+            &mut s.flat_barrier_max,
+            &mut s.broadcast_stage_max,
+            &mut s.gather_stage_max,
+            &mut s.one_shot_max,
+            &mut s.one_shot_read_max,
+        ];
+        for (field, (_, value)) in fields.into_iter().zip(crossovers_from_env()?) {
+            if let Some(value) = value {
+                *field = value;
             }
         }
         Ok(s)
@@ -176,6 +177,29 @@ fn carrier(bytes: usize, stage: usize, stage_max: usize) -> Carrier {
 }
 
 /// A byte count with an optional K or M suffix (powers of 1024).
+/// The variables that override the crossovers, in the order of [`Selection::from_env`]'s
+/// fields. Every PE must choose alike, so every PE must see the same values (on MPI the
+/// ranks compare them at start-up).
+pub(crate) const CROSSOVER_VARIABLES: [&str; 5] = [
+    "SHMEM_BARRIER_FLAT_MAX",
+    "SHMEM_BCAST_STAGE_MAX",
+    "SHMEM_COLLECT_STAGE_MAX",
+    "SHMEM_REDUCE_ONE_SHOT_MAX",
+    "SHMEM_REDUCE_ONE_SHOT_READ_MAX",
+];
+
+/// Each crossover variable with its value, if set (an error names a value that does
+/// not parse).
+pub(crate) fn crossovers_from_env() -> RtResult<[(&'static str, Option<usize>); 5]> {
+    let mut values = CROSSOVER_VARIABLES.map(|name| (name, None));
+    for (name, value) in &mut values {
+        if let Ok(text) = std::env::var(*name) {
+            *value = Some(parse_bytes(name, &text)?);
+        }
+    }
+    Ok(values)
+}
+
 fn parse_bytes(name: &str, text: &str) -> RtResult<usize> {
     let t = text.trim();
     let (digits, shift) = match t.chars().last() {

@@ -9,15 +9,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// # Safety
 /// Every answer is the same on every PE and for the program's life (a constant of the
-/// binary): the key, the size of `initial_bytes` and the alignment decide where every
+/// binary), and `initial_bytes`, when given, holds `size` bytes: the key, the size and
+/// the alignment decide where every
 /// static lies, and a PE that answered differently would place its statics elsewhere
 /// than its peers. `#[symmetric]` registers only `shmem_typed::Symmetric` statics,
 /// whose implementation keeps this promise; nothing else needs to implement the trait.
 pub unsafe trait StaticSlot: Sync {
     /// A name unique in the program: `module_path::NAME`.
     fn key(&self) -> &'static str;
-    /// The initial value's bytes (size = the static's size).
-    fn initial_bytes(&self) -> &[u8];
+    /// Bytes of the static.
+    fn size(&self) -> usize;
+    /// The initial value's bytes (`size` of them), or `None` when they are all zero: a
+    /// job's heap starts zero-filled (a fresh memfd), so a zeroed static costs neither a
+    /// copy nor room in the executable.
+    fn initial_bytes(&self) -> Option<&[u8]>;
     /// Alignment of the static's type.
     fn align(&self) -> usize;
     /// Where the runtime publishes the static's symmetric offset: readable by anyone,

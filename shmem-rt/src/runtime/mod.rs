@@ -166,12 +166,16 @@ impl Runtime {
     /// and copies in its initial value.
     fn place_statics(&mut self) -> RtResult<()> {
         for (s, offset) in lay_out_statics(self.heap.allocator_mut())? {
-            let bytes = s.initial_bytes();
-            with_transport!(&self.transport, t => {
-                // SAFETY: offset..offset+len was just allocated inside this PE's partition;
-                // `bytes` is the static's own initialiser.
-                unsafe { t.put(bytes.as_ptr(), t.place(self.me, offset), bytes.len()) };
-            });
+            // A zeroed static needs no copy: the heap starts zero-filled.
+            if let Some(bytes) = s.initial_bytes() {
+                debug_assert_eq!(bytes.len(), s.size());
+                let len = bytes.len().min(s.size());
+                with_transport!(&self.transport, t => {
+                    // SAFETY: offset..offset+size was just allocated inside this PE's
+                    // partition; `bytes` is the static's own initialiser.
+                    unsafe { t.put(bytes.as_ptr(), t.place(self.me, offset), len) };
+                });
+            }
             let prev = s.placed_at().publish(offset);
             debug_assert!(prev == 0 || prev == offset);
         }
@@ -233,14 +237,13 @@ fn lay_out_statics(
             "two symmetric statics share the name {key}; rename one"
         ))
     })?;
-    let needed: usize = statics
-        .iter()
-        .map(|s| s.initial_bytes().len() + s.align())
-        .sum();
+    let needed = statics.iter().fold(0usize, |sum, s| {
+        sum.saturating_add(s.size()).saturating_add(s.align())
+    });
     let mut placed = Vec::with_capacity(statics.len());
     for s in statics {
         let offset = allocator
-            .alloc(s.initial_bytes().len(), s.align())
+            .alloc(s.size(), s.align())
             .map_err(|e| match e {
                 RtError::HeapExhausted { heap, .. } => RtError::Config(format!(
                     "the symmetric heap is too small for the program's symmetric statics: they need about {needed} bytes, SHMEM_SYMMETRIC_SIZE gives {heap} (raise SHMEM_SYMMETRIC_SIZE)"

@@ -98,11 +98,18 @@ pub(crate) fn join(launch: MpiLaunch) -> RtResult<Transports> {
     let symmetric_size = config::symmetric_size_from_env()?;
     let part_size = region.partition_size(symmetric_size);
     let group = node_group()?;
-    agree_on_settings(&[
+    let mut settings = vec![
         ("SHMEM_SYMMETRIC_SIZE", symmetric_size as u64),
         (env::ACTIVE_SETS, sets as u64),
         (env::MPI_NODE_RANKS, group as u64),
-    ])?;
+    ];
+    // Every rank must choose each collective's algorithm alike: an unset crossover
+    // variable counts as u64::MAX, which no set one parses to.
+    let crossovers = crate::coll::select::crossovers_from_env()?;
+    settings.extend(
+        crossovers.map(|(name, value)| (name, value.map_or(UNSET, |v| (v as u64).min(UNSET - 1)))),
+    );
+    agree_on_settings(&settings)?;
 
     let nodes = Nodes::split(npes, group)?;
     let mapping = nodes.map_partitions(part_size, region)?;
@@ -193,6 +200,9 @@ fn node_group() -> RtResult<usize> {
 
 /// Checks that every rank has the same value of each setting (the launcher may not have
 /// passed a variable to every rank): an error naming the setting and both values.
+/// A setting that is not set, in [`agree_on_settings`].
+const UNSET: u64 = u64::MAX;
+
 fn agree_on_settings(settings: &[(&'static str, u64)]) -> RtResult<()> {
     let mut min: Vec<u64> = settings.iter().map(|s| s.1).collect();
     let mut max = min.clone();
@@ -206,13 +216,18 @@ fn agree_on_settings(settings: &[(&'static str, u64)]) -> RtResult<()> {
         unsafe { ffi::shmem_mpi_allreduce_u64(max.as_mut_ptr(), max.len() as c_int, 1) },
         "MPI_Allreduce",
     )?;
+    let shown = |v: u64| match v {
+        UNSET => "unset".to_string(),
+        v => v.to_string(),
+    };
     for (i, (name, _)) in settings.iter().enumerate() {
         if min[i] != max[i] {
             return Err(RtError::Config(format!(
                 "{name} differs between the ranks of this MPI job (it gives {} on one and \
                  {} on another): every rank must be started with the same SHMEM_* \
                  variables (Open MPI: mpirun -x {name})",
-                min[i], max[i]
+                shown(min[i]),
+                shown(max[i])
             )));
         }
     }
