@@ -70,7 +70,7 @@ impl Buffers {
         pe.free(self.fdst)?;
         pe.free(self.word)?;
         pe.free(self.signal)?;
-        pe.free(self.a2a_src)
+        Ok(pe.free(self.a2a_src)?)
     }
 
     /// The buffers' first `n` elements (first `n · npes` of the collect target and of

@@ -64,7 +64,7 @@ impl Timer {
 
     /// Frees the time slots (collective).
     pub(crate) fn free(self, pe: &mut Pe) -> Result<(), ShmemError> {
-        pe.free(self.loop_seconds)
+        Ok(pe.free(self.loop_seconds)?)
     }
 
     /// Per-call latency of `op` in µs, by the shared rule, with `n` calls per batch. Every

@@ -608,12 +608,16 @@ pub fn describe_set_key(key: u64) -> String {
     }
 }
 
-/// What two members blocked on each other in a cycle disagree on: the active set, the
-/// work array (sync words) for the same set, or else the order of their calls.
+/// What two members blocked on each other in a cycle disagree on: the active set; on
+/// one set, the call (a symmetric allocation against a barrier: both on the runtime's
+/// own words, so no work array is to blame); the work array (a program's sync words)
+/// for the same call; or else the order of their calls.
 pub fn deadlock_field(mine: &WaitSite, theirs: &WaitSite) -> &'static str {
     if mine.set_key != theirs.set_key {
         "the active set"
-    } else if mine.sync != theirs.sync {
+    } else if mine.name != theirs.name {
+        "the collective call"
+    } else if mine.sync != theirs.sync && !(mine.runtime_owned && theirs.runtime_owned) {
         "the work array"
     } else {
         "the order of collective calls"
@@ -735,3 +739,42 @@ impl fmt::Display for CollectiveError {
 }
 
 impl std::error::Error for CollectiveError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(name: &'static str, set_key: u64, sync: u64, runtime_owned: bool) -> WaitSite {
+        WaitSite {
+            name,
+            set_key,
+            sync,
+            epoch: 3,
+            runtime_owned,
+        }
+    }
+
+    /// A symmetric allocation on one PE against a barrier on another names the calls,
+    /// not a work array (both wait on the runtime's own words, at different offsets).
+    #[test]
+    fn an_allocation_against_a_barrier_names_the_calls() {
+        let alloc = site("symmetric allocation", 7, 0x1000, true);
+        let barrier = site("barrier", 7, 0x2000, true);
+        assert_eq!(deadlock_field(&alloc, &barrier), "the collective call");
+        assert_eq!(deadlock_field(&barrier, &alloc), "the collective call");
+    }
+
+    #[test]
+    fn the_other_disagreements_keep_their_names() {
+        let runtime = site("barrier", 7, 0x2000, true);
+        let program = site("barrier", 7, 0x9000, false);
+        assert_eq!(deadlock_field(&runtime, &program), "the work array");
+        let other_set = site("barrier", 9, 0x2000, true);
+        assert_eq!(deadlock_field(&runtime, &other_set), "the active set");
+        let later = site("barrier", 7, 0x2000, true);
+        assert_eq!(
+            deadlock_field(&runtime, &later),
+            "the order of collective calls"
+        );
+    }
+}

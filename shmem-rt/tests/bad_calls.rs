@@ -44,7 +44,7 @@ fn out_of_range_pe_in_put_and_get(pe: &mut Pe) -> Result<(), ShmemError> {
     let mut mine = [0u8; 64];
     slice.get(pe, pe.my_pe(), &mut mine)?;
     assert_eq!(mine, [0; 64], "no failed put wrote anything");
-    pe.free(slice)
+    Ok(pe.free(slice)?)
 }
 
 #[shmem_testkit::test(npes = 3)]
@@ -77,5 +77,5 @@ fn heap_exhaustion_mid_run_is_an_error_value(pe: &mut Pe) -> Result<(), ShmemErr
         pe.free(block)?;
     }
     let again = pe.alloc_slice_aligned::<u8>(32 << 20, 64)?;
-    pe.free(again)
+    Ok(pe.free(again)?)
 }

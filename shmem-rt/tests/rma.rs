@@ -24,7 +24,7 @@ fn ring(pe: &mut Pe) -> Result<(), ShmemError> {
     slice.get(pe, right, &mut theirs)?;
     assert_eq!(theirs, data);
     pe.barrier_all()?;
-    pe.free(slice)
+    Ok(pe.free(slice)?)
 }
 
 #[shmem_testkit::test(npes = 2)]

@@ -551,7 +551,25 @@ pub(crate) struct Typed {
 }
 
 /// The runtime's view of element type `T`: its size and a fingerprint of its identity.
+/// A collective of a zero-sized type (which moves no data, and whose element counts
+/// reach past `usize::MAX` unchecked) or of an element of 4 GiB or more does not compile.
 pub(crate) fn elem_type<T: 'static>() -> Typed {
+    const {
+        assert!(
+            std::mem::size_of::<T>() != 0,
+            "a collective needs elements of non-zero size: a zero-sized type (`()`, `[T; 0]`) moves no data"
+        );
+        assert!(
+            std::mem::size_of::<T>() <= u32::MAX as usize,
+            "a collective's element must be smaller than 4 GiB"
+        );
+    }
+    any_type::<T>()
+}
+
+/// [`elem_type`] without its checks: also the type of a call that moves no data (`()`
+/// for a barrier).
+fn any_type<T: 'static>() -> Typed {
     Typed {
         rt: ElemType {
             size: std::mem::size_of::<T>() as u32,
@@ -601,7 +619,7 @@ struct Call {
 
 impl Call {
     fn new<T: 'static>(me: usize, on: On<'_>, op: &'static str) -> Call {
-        Call::from_typed(me, on, op, &elem_type::<T>())
+        Call::from_typed(me, on, op, &any_type::<T>())
     }
 
     fn from_typed(me: usize, on: On<'_>, op: &'static str, elem: &Typed) -> Call {

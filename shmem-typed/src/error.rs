@@ -293,6 +293,38 @@ pub struct SplitArguments {
     pub smallest: Vec<u64>,
 }
 
+/// A collective free that failed ([`Pe::free`](crate::Pe::free),
+/// [`Pe::free_work`](crate::Pe::free_work)): nothing was freed, and the handle comes
+/// back with the error, so that the program can free the block later (or go on using
+/// it). `?` turns it into its [`ShmemError`].
+#[derive(Debug)]
+pub struct Unfreed<H> {
+    /// Why the free failed.
+    pub error: ShmemError,
+    /// The handle, still naming the allocated block.
+    pub handle: H,
+}
+
+impl<H> From<Unfreed<H>> for ShmemError {
+    fn from(unfreed: Unfreed<H>) -> ShmemError {
+        unfreed.error
+    }
+}
+
+impl<H> PartialEq<ShmemError> for Unfreed<H> {
+    fn eq(&self, other: &ShmemError) -> bool {
+        self.error == *other
+    }
+}
+
+impl<H> std::fmt::Display for Unfreed<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (nothing was freed)", self.error)
+    }
+}
+
+impl<H: std::fmt::Debug> std::error::Error for Unfreed<H> {}
+
 /// The walk of a [`ShmemError::StrideOutOfBounds`], as the caller gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StridedWalk {

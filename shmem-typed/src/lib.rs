@@ -73,7 +73,7 @@ pub use collectives::{
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
     sync, sync_all, sync_with,
 };
-pub use error::{EarlierCall, LockBreak, Result, ShmemError, SplitArguments, StridedWalk};
+pub use error::{EarlierCall, LockBreak, Result, ShmemError, SplitArguments, StridedWalk, Unfreed};
 pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;

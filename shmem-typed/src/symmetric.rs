@@ -17,7 +17,7 @@ use shmem_rt::__private::StaticOffset;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
-use crate::error::{Result, ShmemError};
+use crate::error::{Result, ShmemError, Unfreed};
 use crate::pe::Pe;
 
 /// A static made symmetric by `#[symmetric]`: one copy per PE at the same symmetric
@@ -601,8 +601,17 @@ impl Pe {
     }
 
     /// Collectively frees a symmetric allocation (`shmem_free`); starts with a barrier.
-    pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<()> {
-        Ok(self.rt_mut().free(slice.offset)?)
+    /// On an error (the PEs' calls differ, the job fails) nothing is freed, and the
+    /// error hands the slice back ([`Unfreed`]), so that the block can still be freed
+    /// (`?` turns it into the [`ShmemError`]).
+    pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<(), Unfreed<SymSlice<T>>> {
+        match self.rt_mut().free(slice.offset) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Unfreed {
+                error: e.into(),
+                handle: slice,
+            }),
+        }
     }
 
     /// Collectively resizes a symmetric allocation (`shmem_realloc`) to `new_len`

@@ -274,8 +274,19 @@ impl crate::Pe {
     }
 
     /// Collectively frees work arrays made by [`Pe::alloc_work`](crate::Pe::alloc_work); starts with a barrier.
-    pub fn free_work<W>(&mut self, arrays: WorkArrays<W>) -> crate::Result<()> {
-        Ok(self.rt_mut().free(arrays.offset)?)
+    /// On an error nothing is freed, and the error hands the arrays back
+    /// ([`Unfreed`](crate::Unfreed)), as [`Pe::free`](crate::Pe::free) does.
+    pub fn free_work<W>(
+        &mut self,
+        arrays: WorkArrays<W>,
+    ) -> Result<(), crate::Unfreed<WorkArrays<W>>> {
+        match self.rt_mut().free(arrays.offset) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(crate::Unfreed {
+                error: e.into(),
+                handle: arrays,
+            }),
+        }
     }
 }
 

@@ -279,10 +279,10 @@ fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
         T::check_reductions(&mut t)?;
         let (src, dst) = (t.src, t.dst);
         pe.free(dst)?;
-        pe.free(src)
+        Ok(pe.free(src)?)
     } else {
         pe.free(dst)?;
-        pe.free(src)
+        Ok(pe.free(src)?)
     }
 }
 

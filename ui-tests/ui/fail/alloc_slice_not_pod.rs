@@ -3,5 +3,5 @@ use shmem_typed::prelude::*;
 #[shmem_typed::main]
 fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     let names = pe.alloc_slice::<String>(4)?;
-    pe.free(names)
+    Ok(pe.free(names)?)
 }
