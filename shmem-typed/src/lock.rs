@@ -187,7 +187,6 @@ pub trait SymmetricLockExt: SymmetricLock {
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
         let lock = self.lock_offset();
         check_not_held(pe, lock, "set_lock")?;
-        check_usable(pe, lock, "set_lock")?;
         let me = pe.my_pe();
         // Nobody writes this PE's node until it is in the queue, which the swap of the
         // tail below makes it; that swap also publishes the zeroed node to the successor.
@@ -199,9 +198,11 @@ pub trait SymmetricLockExt: SymmetricLock {
         if pred != NOBODY {
             // Behind `pred`: tell it, then wait until it hands the lock over. Its release
             // store of GRANTED, read by the acquire load of the wait, publishes all it
-            // wrote while it held the lock. The link is a swap and the look at DEAD a
-            // read-modify-write: a predecessor that breaks the lock marks DEAD before it
-            // reads its successor, so either it sees this PE or this PE sees the mark.
+            // wrote while it held the lock. An unusable lock always has a PE stuck in its
+            // queue, so it is never found free: it is looked for only here. The link is a
+            // swap and the look at DEAD a read-modify-write: a predecessor that breaks the
+            // lock marks DEAD before it reads its successor, so either it sees this PE or
+            // this PE sees the mark.
             amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Swap(id(me)))?;
             check_usable(pe, lock, "set_lock").inspect_err(|_| pass_on_break(pe, lock))?;
             let ahead = pid(pred);
@@ -284,7 +285,6 @@ pub trait SymmetricLockExt: SymmetricLock {
     fn test_lock(&self, pe: &mut Pe) -> Result<bool> {
         let lock = self.lock_offset();
         check_not_held(pe, lock, "test_lock")?;
-        check_usable(pe, lock, "test_lock")?;
         let me = pe.my_pe();
         // As in `set_lock`: the node is zeroed before the compare-swap can queue anybody
         // behind this PE, and a successful compare-swap reads the last release.
@@ -295,8 +295,10 @@ pub trait SymmetricLockExt: SymmetricLock {
         };
         let tail = amo(pe, HOME, lock + 8 * TAIL, take)?;
         if tail != NOBODY {
-            // The last PE of the queue holds the lock or waits for it; gone, it will
-            // never release it.
+            // An unusable lock is never free (a PE is stuck in its queue), so it is
+            // looked for only here. The last PE of the queue holds the lock or waits for
+            // it; gone, it will never release it.
+            check_usable(pe, lock, "test_lock")?;
             if pe.rt().has_left(pid(tail)) {
                 let why = LockBreak::Left { pe: pid(tail) };
                 mark_broken(pe, lock, why)?;
