@@ -126,12 +126,19 @@ pub mod __private {
     /// whose message says what went wrong), so that any other type is one error. `E` is
     /// the innermost element type as written (`char` in `[[char; 4]; 2]`), checked first
     /// so that the message names the offending element rather than the array.
+    ///
+    /// `zeroed` says that the initialiser is visibly all zero (the runtime then copies
+    /// nothing). A registration made by hand, with any key, is one more static placed
+    /// alike on every PE (the key is a constant of the program): nothing it can do
+    /// breaks symmetry, and a key used twice is an error at start-up.
     pub const fn register<
         E: crate::symmetric::SymmetricStatic,
         T: crate::symmetric::SymmetricStatic,
     >(
         symmetric: &'static crate::Symmetric<T>,
-    ) -> &'static dyn StaticSlot {
-        symmetric
+        key: &'static str,
+        zeroed: bool,
+    ) -> crate::symmetric::Registration<T> {
+        crate::symmetric::Registration::new(symmetric, key, zeroed)
     }
 }

@@ -28,37 +28,24 @@ use crate::pe::Pe;
 /// `#[symmetric]` registers a static only through [`SymmetricStatic`], so that any other
 /// type is reported once, at the static's type, in words. Data operations require
 /// `T: Pod`; the runtime's objects have none.
-pub struct Symmetric<T: 'static> {
-    /// The initial value; `None` when it is all zero (then the executable holds no copy
-    /// of it: the heap starts zero-filled).
-    init: Option<&'static T>,
-    key: &'static str,
+pub struct Symmetric<T> {
+    init: T,
     offset: StaticOffset,
 }
 
 // SAFETY: a shared `Symmetric<T>` exposes no `&T` of `init`: it is read only as bytes
-// (`initial_bytes`) and never written (it is a constant); `offset` is atomic; the
+// (`initial_bytes`) and never written after construction; `offset` is atomic; the
 // symmetric copy is reached only through a `Pe`, which is neither `Send` nor `Sync`.
 unsafe impl<T> Sync for Symmetric<T> {}
 
 impl<T> Symmetric<T> {
-    /// Used by `#[symmetric]`: the initial value and the static's unique key.
+    /// Used by `#[symmetric]`: the initial value. Nothing else is stored beside it (the
+    /// key lives in the static's [`Registration`]), so that a zeroed static is all zero
+    /// bytes and takes no room in the executable (`.bss`).
     #[doc(hidden)]
-    pub const fn __new(init: &'static T, key: &'static str) -> Symmetric<T> {
+    pub const fn __new(init: T) -> Symmetric<T> {
         Symmetric {
-            init: Some(init),
-            key,
-            offset: StaticOffset::new(),
-        }
-    }
-
-    /// Used by `#[symmetric]` for an initialiser that is visibly all zero (`0`,
-    /// `[0; N]`, …): the static starts zeroed, and the executable holds no copy of it.
-    #[doc(hidden)]
-    pub const fn __zeroed(key: &'static str) -> Symmetric<T> {
-        Symmetric {
-            init: None,
-            key,
+            init,
             offset: StaticOffset::new(),
         }
     }
@@ -69,10 +56,56 @@ impl<T> Symmetric<T> {
         let off = self.offset.get();
         assert!(
             off != 0,
-            "symmetric static {} is not placed: was it declared with #[symmetric]?",
-            self.key
+            "a symmetric static is not placed: was it declared with #[symmetric]?"
         );
         off
+    }
+}
+
+/// The registry entry of a `#[symmetric]` static: the static, its key (unique in the
+/// program: `module_path::NAME (file:line:column)`), and whether its initialiser is
+/// visibly zero (then the runtime copies nothing: the heap starts zero-filled). Made by
+/// the macro's expansion only (`__private::register`).
+#[doc(hidden)]
+pub struct Registration<T: 'static> {
+    symmetric: &'static Symmetric<T>,
+    key: &'static str,
+    zeroed: bool,
+}
+
+impl<T> Registration<T> {
+    /// See [`Registration`].
+    pub(crate) const fn new(
+        symmetric: &'static Symmetric<T>,
+        key: &'static str,
+        zeroed: bool,
+    ) -> Registration<T> {
+        Registration {
+            symmetric,
+            key,
+            zeroed,
+        }
+    }
+}
+
+// SAFETY: the key, the initial value (a `T`, so `size` bytes), the alignment and the
+// zero flag are constants of the static (`#[symmetric]` builds them in `static`
+// initialisers), the same on every PE.
+unsafe impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Registration<T> {
+    fn key(&self) -> &'static str {
+        self.key
+    }
+    fn size(&self) -> usize {
+        std::mem::size_of::<T>()
+    }
+    fn initial_bytes(&self) -> Option<&[u8]> {
+        (!self.zeroed).then(|| self.symmetric.init.initial_bytes())
+    }
+    fn align(&self) -> usize {
+        std::mem::align_of::<T>()
+    }
+    fn placed_at(&self) -> &StaticOffset {
+        &self.symmetric.offset
     }
 }
 
@@ -157,27 +190,6 @@ impl<T: SymmetricType> Symmetric<T> {
             .local_address(self.offset(), std::mem::size_of::<T>())
             .expect("a symmetric static lies in the symmetric heap")
             .cast()
-    }
-}
-
-// SAFETY: the key, the initial value (a `T`, so `size` bytes) and the alignment are
-// constants of the static (`#[symmetric]` builds it in a `static` initialiser), the same
-// on every PE.
-unsafe impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
-    fn key(&self) -> &'static str {
-        self.key
-    }
-    fn size(&self) -> usize {
-        std::mem::size_of::<T>()
-    }
-    fn initial_bytes(&self) -> Option<&[u8]> {
-        self.init.map(SymmetricStatic::initial_bytes)
-    }
-    fn align(&self) -> usize {
-        std::mem::align_of::<T>()
-    }
-    fn placed_at(&self) -> &StaticOffset {
-        &self.offset
     }
 }
 

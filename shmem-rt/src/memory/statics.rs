@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// binary), and `initial_bytes`, when given, holds `size` bytes: the key, the size and
 /// the alignment decide where every
 /// static lies, and a PE that answered differently would place its statics elsewhere
-/// than its peers. `#[symmetric]` registers only `shmem_typed::Symmetric` statics,
-/// whose implementation keeps this promise; nothing else needs to implement the trait.
+/// than its peers. `#[symmetric]` registers `shmem_typed::Symmetric` statics through
+/// shmem-typed's registration, which keeps this promise; nothing else needs to implement
+/// the trait.
 pub unsafe trait StaticSlot: Sync {
     /// A name unique in the program: `module_path::NAME`.
     fn key(&self) -> &'static str;
