@@ -329,14 +329,16 @@ fn emit(item: &ItemStatic) -> TokenStream {
     // zero bytes, which the compiler keeps out of the executable whatever the form).
     let zeroed = is_zero(&item.expr);
     let register = quote_spanned! {ty_span=>
-        ::shmem_typed::__private::register::<#elem, #ty>(&#this, #key, #zeroed)
+        ::shmem_typed::__private::register::<#elem, #ty>(
+            &::shmem_typed::__private::Registration::new(&#this, #key, #zeroed)
+        )
     };
     let mut out = declaration;
     out.extend(quote! {
         const _: () = {
             #[::shmem_typed::__private::linkme::distributed_slice(::shmem_typed::__private::SYMMETRIC_STATICS)]
             #[linkme(crate = ::shmem_typed::__private::linkme)]
-            static REGISTRATION: &'static dyn ::shmem_typed::__private::StaticSlot = &#register;
+            static REGISTRATION: &'static dyn ::shmem_typed::__private::StaticSlot = #register;
         };
     });
     out
@@ -385,7 +387,7 @@ mod tests {
             "f(0)",
         ] {
             let out = expand_str(&format!("static A: T = {nonzero};"));
-            assert!(out.ends_with("false) ; } ;"), "{nonzero}: {out}");
+            assert!(out.ends_with("false)) ; } ;"), "{nonzero}: {out}");
         }
     }
 

@@ -113,6 +113,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
+    pub use crate::symmetric::Registration;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
 
@@ -127,18 +128,15 @@ pub mod __private {
     /// the innermost element type as written (`char` in `[[char; 4]; 2]`), checked first
     /// so that the message names the offending element rather than the array.
     ///
-    /// `zeroed` says that the initialiser is visibly all zero (the runtime then copies
-    /// nothing). A registration made by hand, with any key, is one more static placed
-    /// alike on every PE (the key is a constant of the program): nothing it can do
-    /// breaks symmetry, and a key used twice is an error at start-up.
+    /// A registration made by hand, with any key, is one more static placed alike on
+    /// every PE (the key is a constant of the program): nothing it can do breaks
+    /// symmetry, and a key used twice is an error at start-up.
     pub const fn register<
         E: crate::symmetric::SymmetricStatic,
         T: crate::symmetric::SymmetricStatic,
     >(
-        symmetric: &'static crate::Symmetric<T>,
-        key: &'static str,
-        zeroed: bool,
-    ) -> crate::symmetric::Registration<T> {
-        crate::symmetric::Registration::new(symmetric, key, zeroed)
+        registration: &'static Registration<T>,
+    ) -> &'static dyn StaticSlot {
+        registration
     }
 }

@@ -65,7 +65,7 @@ impl<T> Symmetric<T> {
 /// The registry entry of a `#[symmetric]` static: the static, its key (unique in the
 /// program: `module_path::NAME (file:line:column)`), and whether its initialiser is
 /// visibly zero (then the runtime copies nothing: the heap starts zero-filled). Made by
-/// the macro's expansion only (`__private::register`).
+/// the macro's expansion (see `__private::register`).
 #[doc(hidden)]
 pub struct Registration<T: 'static> {
     symmetric: &'static Symmetric<T>,
@@ -75,7 +75,7 @@ pub struct Registration<T: 'static> {
 
 impl<T> Registration<T> {
     /// See [`Registration`].
-    pub(crate) const fn new(
+    pub const fn new(
         symmetric: &'static Symmetric<T>,
         key: &'static str,
         zeroed: bool,
