@@ -373,7 +373,7 @@ mod tests {
         ] {
             let out = expand_str(&format!("static A: T = {zero};"));
             assert!(
-                out.contains("& A , ") && out.ends_with("true) ; } ;"),
+                out.contains("new (& A ,") && out.ends_with("true)) ; } ;"),
                 "{zero}: {out}"
             );
         }
