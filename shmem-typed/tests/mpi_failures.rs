@@ -148,7 +148,9 @@ fn calls_on_sets_that_wait_for_each_other_end_the_job() {
 /// The crossover variables (`SHMEM_BARRIER_FLAT_MAX`, …) choose each collective's
 /// algorithm, which every rank must choose alike: a job whose rank 1 sees another value
 /// than the others is refused at init, on every rank, naming the variable (it gave
-/// `Deadlock` or `BadDescriptor` errors at the first collective).
+/// `Deadlock` or `BadDescriptor` errors at the first collective). Each rank that gets
+/// that error leaves its marker; the job itself ends non-zero (its ranks exit without
+/// finalizing MPI).
 #[test]
 fn crossover_variables_that_differ_between_ranks_are_refused_at_init() {
     const VARIABLE: &str = "SHMEM_REDUCE_ONE_SHOT_MAX";
@@ -163,7 +165,18 @@ fn crossover_variables_that_differ_between_ranks_are_refused_at_init() {
                 if e.to_string()
                     .contains(&format!("{VARIABLE} differs between the ranks")) =>
             {
-                std::process::exit(0)
+                let rank = rank.expect("the launcher names the rank");
+                shmem_testkit::note_finalized(rank.parse().expect("a rank number"));
+                // The launcher stops every rank once one exits: wait (up to 10 s) until
+                // every rank has left its marker.
+                let markers = std::env::var_os("SHMEM_TEST_FINALIZED_DIR").expect("markers");
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_secs(10)
+                    && std::fs::read_dir(&markers).map_or(0, |d| d.count()) < 3
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                std::process::exit(2)
             }
             other => {
                 eprintln!("init with a per-rank {VARIABLE} returned {other:?}");
@@ -172,8 +185,9 @@ fn crossover_variables_that_differ_between_ranks_are_refused_at_init() {
         }
     }
     let outcome = shmem_testkit::run_job(&shmem_testkit::test_name!(), 3, &[]);
+    assert_ne!(outcome.exit_code, 0, "the job is refused");
     assert_eq!(
-        outcome.exit_code, 0,
-        "every rank refuses the job, naming {VARIABLE}"
+        outcome.finalized, 3,
+        "every rank refuses the job at init, naming {VARIABLE}"
     );
 }
