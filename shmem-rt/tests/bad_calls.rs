@@ -6,7 +6,7 @@ use shmem_typed::prelude::*;
 
 /// The runtime error inside a typed error.
 fn runtime(err: ShmemError) -> RtError {
-    match err {
+    match err.into_cause() {
         ShmemError::Runtime(e) => *e,
         other => panic!("expected a runtime error, got {other:?}"),
     }

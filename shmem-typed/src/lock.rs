@@ -168,81 +168,90 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// lock is not recursive), and instead of waiting forever if the job fails or nobody
     /// can release the lock any more (the holder left the program, or every PE waits).
     /// After such a failure the lock is unusable (its queue still holds this PE).
+    #[track_caller]
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
-        let lock = self.lock_offset();
-        check_not_held(pe, lock, "set_lock")?;
-        let me = pe.my_pe();
-        // Nobody writes this PE's node until it is in the queue, which the swap of the
-        // tail below makes it; that swap also publishes the zeroed node to the successor.
-        amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
-        amo(pe, me, lock + 8 * GRANTED, AtomicOp::Set(0))?;
-        // Found free, the lock was freed by its last holder's compare-swap of the tail,
-        // which this swap reads: everything that holder wrote is visible.
-        let pred = amo(pe, HOME, lock + 8 * TAIL, AtomicOp::Swap(id(me)))?;
-        if pred != NOBODY {
-            // Behind `pred`: tell it, then wait until it hands the lock over. Its release
-            // store of GRANTED, read by the acquire load of the wait, publishes all it
-            // wrote while it held the lock.
-            amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Set(id(me)))?;
-            wait_nonzero(pe, lock + 8 * GRANTED, "set_lock")?;
-        }
-        pe.held_locks.insert(lock);
-        Ok(())
+        crate::error::in_call("set_lock", None, || {
+            let lock = self.lock_offset();
+            check_not_held(pe, lock, "set_lock")?;
+            let me = pe.my_pe();
+            // Nobody writes this PE's node until it is in the queue, which the swap of the
+            // tail below makes it; that swap also publishes the zeroed node to the successor.
+            amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
+            amo(pe, me, lock + 8 * GRANTED, AtomicOp::Set(0))?;
+            // Found free, the lock was freed by its last holder's compare-swap of the tail,
+            // which this swap reads: everything that holder wrote is visible.
+            let pred = amo(pe, HOME, lock + 8 * TAIL, AtomicOp::Swap(id(me)))?;
+            if pred != NOBODY {
+                // Behind `pred`: tell it, then wait until it hands the lock over. Its release
+                // store of GRANTED, read by the acquire load of the wait, publishes all it
+                // wrote while it held the lock.
+                amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Set(id(me)))?;
+                wait_nonzero(pe, lock + 8 * GRANTED, "set_lock")?;
+            }
+            pe.held_locks.insert(lock);
+            Ok(())
+        })
     }
 
     /// `shmem_clear_lock`: releases the lock this PE holds, after completing this PE's
     /// outstanding puts (as [`Pe::quiet`] does), and hands it to the next PE in the
     /// queue, if any. Fails with [`ShmemError::LockNotHeld`] if this PE does not hold it.
+    #[track_caller]
     fn clear_lock(&self, pe: &mut Pe) -> Result<()> {
-        let lock = self.lock_offset();
-        let me = pe.my_pe();
-        if !pe.held_locks.holds(lock) {
-            return Err(ShmemError::LockNotHeld { pe: me });
-        }
-        pe.quiet();
-        let mut next = amo(pe, me, lock + 8 * NEXT, AtomicOp::Fetch)?;
-        if next == NOBODY {
-            // Nobody behind this PE yet: free the lock unless a successor has swapped the
-            // tail meanwhile. The compare-swap publishes this PE's writes to whoever
-            // swaps the tail next.
-            let release = AtomicOp::CompareSwap {
-                cond: id(me),
-                value: NOBODY,
-            };
-            if amo(pe, HOME, lock + 8 * TAIL, release)? == id(me) {
-                pe.held_locks.remove(lock);
-                return Ok(());
+        crate::error::in_call("clear_lock", None, || {
+            let lock = self.lock_offset();
+            let me = pe.my_pe();
+            if !pe.held_locks.holds(lock) {
+                return Err(ShmemError::LockNotHeld { pe: me });
             }
-            // A successor has swapped the tail but not yet linked itself behind this PE:
-            // it is about to, so wait for it.
-            next = wait_nonzero(pe, lock + 8 * NEXT, "clear_lock")?;
-        }
-        // A release store: the successor sees all this PE wrote while it held the lock.
-        amo(pe, pid(next), lock + 8 * GRANTED, AtomicOp::Set(1))?;
-        pe.held_locks.remove(lock);
-        Ok(())
+            pe.quiet();
+            let mut next = amo(pe, me, lock + 8 * NEXT, AtomicOp::Fetch)?;
+            if next == NOBODY {
+                // Nobody behind this PE yet: free the lock unless a successor has swapped the
+                // tail meanwhile. The compare-swap publishes this PE's writes to whoever
+                // swaps the tail next.
+                let release = AtomicOp::CompareSwap {
+                    cond: id(me),
+                    value: NOBODY,
+                };
+                if amo(pe, HOME, lock + 8 * TAIL, release)? == id(me) {
+                    pe.held_locks.remove(lock);
+                    return Ok(());
+                }
+                // A successor has swapped the tail but not yet linked itself behind this PE:
+                // it is about to, so wait for it.
+                next = wait_nonzero(pe, lock + 8 * NEXT, "clear_lock")?;
+            }
+            // A release store: the successor sees all this PE wrote while it held the lock.
+            amo(pe, pid(next), lock + 8 * GRANTED, AtomicOp::Set(1))?;
+            pe.held_locks.remove(lock);
+            Ok(())
+        })
     }
 
     /// `shmem_test_lock`: takes the lock if it is free, without waiting. Returns `true`
     /// if this PE now holds it (C returns 0), `false` if another PE holds it or waits for
     /// it (C returns 1). Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds it
     /// already.
+    #[track_caller]
     fn test_lock(&self, pe: &mut Pe) -> Result<bool> {
-        let lock = self.lock_offset();
-        check_not_held(pe, lock, "test_lock")?;
-        let me = pe.my_pe();
-        // As in `set_lock`: the node is zeroed before the compare-swap can queue anybody
-        // behind this PE, and a successful compare-swap reads the last release.
-        amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
-        let take = AtomicOp::CompareSwap {
-            cond: NOBODY,
-            value: id(me),
-        };
-        if amo(pe, HOME, lock + 8 * TAIL, take)? != NOBODY {
-            return Ok(false);
-        }
-        pe.held_locks.insert(lock);
-        Ok(true)
+        crate::error::in_call("test_lock", None, || {
+            let lock = self.lock_offset();
+            check_not_held(pe, lock, "test_lock")?;
+            let me = pe.my_pe();
+            // As in `set_lock`: the node is zeroed before the compare-swap can queue anybody
+            // behind this PE, and a successful compare-swap reads the last release.
+            amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
+            let take = AtomicOp::CompareSwap {
+                cond: NOBODY,
+                value: id(me),
+            };
+            if amo(pe, HOME, lock + 8 * TAIL, take)? != NOBODY {
+                return Ok(false);
+            }
+            pe.held_locks.insert(lock);
+            Ok(true)
+        })
     }
 
     /// Runs `f` holding the lock: [`set_lock`](SymmetricLockExt::set_lock), `f`,

@@ -161,12 +161,12 @@ fn locks_work_on_one_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     mutual_exclusion(pe, 50)?;
     assert!(LOCK.test_lock(pe)?);
     assert!(matches!(
-        LOCK.set_lock(pe),
+        LOCK.set_lock(pe).map_err(ShmemError::into_cause),
         Err(ShmemError::LockAlreadyHeld { pe: 0, .. })
     ));
     LOCK.clear_lock(pe)?;
     assert!(matches!(
-        LOCK.clear_lock(pe),
+        LOCK.clear_lock(pe).map_err(ShmemError::into_cause),
         Err(ShmemError::LockNotHeld { pe: 0 })
     ));
     Ok(())
@@ -289,14 +289,15 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
                     bump(pe)?;
                     SCOPED_COUNT.p(pe, n + 5, 0, 0)
                 })
-                .unwrap_err();
+                .unwrap_err()
+                .into_cause();
             assert_eq!(
                 err,
                 RtError::PeOutOfRange { pe: n + 5, npes: n }.into(),
                 "PE {me}"
             );
             assert_eq!(
-                SCOPED.clear_lock(pe),
+                SCOPED.clear_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockNotHeld { pe: me })
             );
             // A value comes back.
@@ -304,7 +305,10 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
             assert!(value >= 2, "PE {me}: {value}");
         }
         // An error of the lock itself, inside: released all the same.
-        let err = SCOPED.with_lock(pe, |pe| SCOPED.set_lock(pe)).unwrap_err();
+        let err = SCOPED
+            .with_lock(pe, |pe| SCOPED.set_lock(pe))
+            .unwrap_err()
+            .into_cause();
         assert_eq!(
             err,
             ShmemError::LockAlreadyHeld {
@@ -315,7 +319,8 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
         // A closure that releases the lock itself: the release after it is the error.
         let err = SCOPED
             .with_lock(pe, |pe| SCOPED.clear_lock(pe))
-            .unwrap_err();
+            .unwrap_err()
+            .into_cause();
         assert_eq!(err, ShmemError::LockNotHeld { pe: me });
         pe.barrier_all()?;
         assert_eq!(SCOPED_COUNT.g(pe, 0, 0)?, 60 * n as u64);
@@ -338,7 +343,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
     guarded(pe, "the misuse body", |pe| {
         let me = pe.my_pe();
         // Clearing a lock nobody holds.
-        let err = MISUSED.clear_lock(pe).unwrap_err();
+        let err = MISUSED.clear_lock(pe).unwrap_err().into_cause();
         assert_eq!(err, ShmemError::LockNotHeld { pe: me });
         assert_eq!(
             err.to_string(),
@@ -348,7 +353,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
         if me == 0 {
             MISUSED.set_lock(pe)?;
             // Setting it again would deadlock in C.
-            let err = MISUSED.set_lock(pe).unwrap_err();
+            let err = MISUSED.set_lock(pe).unwrap_err().into_cause();
             assert_eq!(
                 err,
                 ShmemError::LockAlreadyHeld {
@@ -361,7 +366,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
                 "PE 0 called set_lock on a lock it already holds (locks are not recursive: release it with clear_lock first)"
             );
             assert_eq!(
-                MISUSED.test_lock(pe),
+                MISUSED.test_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockAlreadyHeld {
                     pe: 0,
                     op: "test_lock"
@@ -373,7 +378,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
             // Held by PE 0: PE 1 cannot take it, nor clear it.
             assert!(!MISUSED.test_lock(pe)?);
             assert_eq!(
-                MISUSED.clear_lock(pe),
+                MISUSED.clear_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockNotHeld { pe: 1 })
             );
         }
@@ -382,7 +387,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
         if me == 0 {
             MISUSED.clear_lock(pe)?;
             assert_eq!(
-                MISUSED.clear_lock(pe),
+                MISUSED.clear_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockNotHeld { pe: 0 })
             );
         } else {
@@ -475,7 +480,7 @@ fn a_holder_that_finalizes_fails_the_waiter_2_pes(pe: &mut Pe) -> Result<(), Shm
             return Ok(());
         }
         pe.barrier_all()?;
-        let err = LEFT_BEHIND.set_lock(pe).unwrap_err();
+        let err = LEFT_BEHIND.set_lock(pe).unwrap_err().into_cause();
         assert_eq!(
             err,
             RtError::AllOthersLeft {
@@ -506,7 +511,7 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
         };
         mine.set_lock(pe)?;
         pe.barrier_all()?;
-        let err = theirs.set_lock(pe).unwrap_err();
+        let err = theirs.set_lock(pe).unwrap_err().into_cause();
         assert_eq!(
             err,
             RtError::AllBlocked {
