@@ -2,7 +2,9 @@
 //! a `syn::Error` spanned on the user's offending tokens, and expansions name paths
 //! absolutely (`::shmem_typed::…`). Use them through `shmem_typed`, which re-exports them.
 
+mod crate_path;
 mod main_attr;
+mod pod;
 mod symmetric;
 
 use proc_macro::TokenStream;
@@ -40,4 +42,20 @@ pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     main_attr::expand(args.into(), item.into()).into()
+}
+
+/// `#[derive(Zeroable)]` as `shmem_typed::prelude` exports it: bytemuck's derive, found
+/// through `shmem_typed` (a program needs no `bytemuck` dependency). For a renamed
+/// dependency add `#[shmem(crate = my_shmem)]`.
+#[proc_macro_derive(Zeroable, attributes(shmem))]
+pub fn derive_zeroable(input: TokenStream) -> TokenStream {
+    pod::expand(input.into(), pod::Trait::Zeroable).into()
+}
+
+/// `#[derive(Pod)]` as `shmem_typed::prelude` exports it: bytemuck's derive (every field
+/// `Pod`, no padding, `#[repr(C)]` or `#[repr(transparent)]`), found through
+/// `shmem_typed`. The type also derives `Clone`, `Copy` and `Zeroable`.
+#[proc_macro_derive(Pod, attributes(shmem))]
+pub fn derive_pod(input: TokenStream) -> TokenStream {
+    pod::expand(input.into(), pod::Trait::Pod).into()
 }

@@ -33,6 +33,7 @@
 //! not read or write memory that another PE may be updating at the same time.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The crate's own `#[symmetric]` statics expand to `::shmem_typed::…` paths.
 extern crate self as shmem_typed;
@@ -73,7 +74,9 @@ pub use collectives::{
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
     sync, sync_all, sync_with,
 };
-pub use error::{EarlierCall, Result, ShmemError, SplitArguments};
+pub use error::{
+    EarlierCall, ErrorKind, FailedCall, PeEnd, Result, RtError, ShmemError, SplitArguments,
+};
 pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
@@ -105,16 +108,29 @@ pub mod prelude {
         WorkArrays,
     };
     pub use crate::{Lock, SymmetricLockExt};
-    pub use bytemuck::{Pod, Zeroable};
     pub use num_complex::Complex;
+    // The traits `Pod` and `Zeroable` come from bytemuck by this glob; the derive macros
+    // of the same names are this crate's (the explicit import below shadows bytemuck's
+    // in the macro namespace), which find bytemuck through `shmem_typed`, so a program
+    // derives them without a `bytemuck` dependency of its own.
+    pub use crate::__private::pod_traits::*;
+    pub use shmem_macros::{Pod, Zeroable};
 }
 
 /// Items used by the macros' expansions. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
+    /// What the prelude's `Pod`/`Zeroable` derives expand to.
+    pub use bytemuck;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
+
+    /// bytemuck's `Pod` and `Zeroable` (traits and derives), glob-imported by the
+    /// prelude beneath this crate's derives of the same names.
+    pub mod pod_traits {
+        pub use bytemuck::{Pod, Zeroable};
+    }
 
     /// PEs a program starts when run directly without `SHMEM_NPES` or `npes = N`.
     pub fn default_npes() -> usize {
