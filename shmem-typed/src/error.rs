@@ -524,4 +524,50 @@ mod tests {
         );
         assert_eq!(std::mem::size_of::<ShmemError>(), 40);
     }
+
+    #[test]
+    fn kind_looks_through_the_call_to_the_cause() {
+        let died: ShmemError = RtError::PeFailed {
+            pe: 2,
+            end: PeEnd::Signal(9),
+        }
+        .into();
+        let at = Location::caller();
+        let call = died.clone().in_call("barrier_all", None, at);
+        assert_eq!(call.kind(), ErrorKind::PeFailed);
+        assert_eq!(call.cause(), &died);
+        assert_eq!(call.location(), Some(at));
+        assert_eq!(
+            call.to_string(),
+            format!(
+                "barrier_all at {}:{}: PE 2 was killed by signal 9 (SIGKILL); the job is aborting",
+                at.file(),
+                at.line()
+            )
+        );
+        // Debug is the message, for `fn main() -> Result<(), ShmemError>`.
+        assert_eq!(format!("{call:?}"), call.to_string());
+        // A call made through another is named by the outer call.
+        let outer = call.in_call("put", Some(3), at);
+        assert!(outer.to_string().starts_with("put to PE 3 at "), "{outer}");
+        assert_eq!(outer.cause(), &died);
+        let full: ShmemError = RtError::HeapExhausted {
+            requested: 1,
+            largest_free: 0,
+            heap: 0,
+        }
+        .into();
+        assert_eq!(full.kind(), ErrorKind::HeapExhausted);
+        let gone: ShmemError = RtError::PeOutOfRange { pe: 3, npes: 2 }.into();
+        assert_eq!(gone.kind(), ErrorKind::NoSuchPe);
+        assert_eq!(
+            gone.in_call("atomic_fetch_add", Some(3), at).to_string(),
+            format!(
+                "atomic_fetch_add on PE 3 at {}:{}: PE 3 does not exist (this job has 2 PEs: 0..2)",
+                at.file(),
+                at.line()
+            )
+        );
+        assert_eq!(ShmemError::NotCompleted.kind(), ErrorKind::InvalidArgument);
+    }
 }
