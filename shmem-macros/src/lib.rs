@@ -24,6 +24,9 @@ use proc_macro::TokenStream;
 /// static may stand in any module, inside a function, or in a library crate the program
 /// links: the runtime places every registered static by its key (module path, name,
 /// position in the source), so placement agrees on every PE whatever the link order.
+///
+/// A program that renamed the dependency (`my_shmem = { package = "shmem-typed", … }`)
+/// writes `#[symmetric(crate = my_shmem)]`.
 #[proc_macro_attribute]
 pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
     symmetric::expand(args.into(), item.into()).into()
@@ -34,6 +37,7 @@ pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
 /// directly it starts its own PEs (`SHMEM_NPES`, else `npes = N` given here, else one per
 /// CPU); started by `shmemrun` it joins the job. Each PE initialises SHMEM, runs the
 /// body, and finalizes; an `Err` is printed with the PE number and exits non-zero.
+/// With a renamed dependency: `#[my_shmem::main(crate = my_shmem)]`.
 ///
 /// ```ignore
 /// #[shmem_typed::main(npes = 4)]
