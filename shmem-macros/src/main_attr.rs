@@ -10,12 +10,15 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, LitInt, ReturnType, Type};
 
+use crate::crate_path::CratePath;
+
 const SIGNATURE: &str = "`fn main(pe: &mut Pe)`, optionally returning `Result<(), E>`";
 
-/// Parsed `#[main(npes = N)]` arguments.
+/// Parsed `#[main(npes = N, crate = path)]` arguments.
 #[derive(Default)]
 struct MainArgs {
     npes: Option<LitInt>,
+    krate: CratePath,
 }
 
 fn parse_args(args: TokenStream) -> syn::Result<MainArgs> {
@@ -42,9 +45,11 @@ fn parse_args(args: TokenStream) -> syn::Result<MainArgs> {
             }
             out.npes = Some(lit);
             Ok(())
+        } else if meta.path.is_ident("crate") {
+            out.krate.parse(&meta)
         } else {
             Err(meta.error(
-                "unknown argument of #[shmem_typed::main]; the only argument is `npes = N`, the number of PEs started when the program is run directly",
+                "unknown argument of #[shmem_typed::main]; the arguments are `npes = N`, the number of PEs started when the program is run directly, and `crate = path`, where a renamed shmem_typed is",
             ))
         }
     });
@@ -84,9 +89,10 @@ fn inner_ident(func: &ItemFn) -> syn::Ident {
 }
 
 fn emit(args: &MainArgs, func: ItemFn) -> TokenStream {
+    let krate = args.krate.tokens();
     let default_npes = match &args.npes {
         Some(n) => quote!(#n),
-        None => quote!(::shmem_typed::__private::default_npes()),
+        None => quote!(#krate::__private::default_npes()),
     };
     let inner = inner_ident(&func);
     // Spanned on the return type, so that a return type that is neither `()` nor
@@ -95,8 +101,9 @@ fn emit(args: &MainArgs, func: ItemFn) -> TokenStream {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => func.sig.ident.span(),
     };
+    let krate = args.krate.tokens_at(run_span);
     let run = quote_spanned! {run_span=>
-        ::shmem_typed::__private::run_main(#default_npes, #inner)
+        #krate::__private::run_main(#default_npes, #inner)
     };
     wrapped_main(func, quote!(), run)
 }

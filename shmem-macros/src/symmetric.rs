@@ -10,6 +10,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Item, ItemStatic, StaticMutability, Type};
 
+use crate::crate_path::CratePath;
+
 const USAGE: &str = "write `#[symmetric] static NAME: T = VALUE;`";
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -17,14 +19,17 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(rejected) => return rejected.into_tokens(),
     };
-    let mut errors = check_args(args).err();
+    let (krate, mut errors) = match parse_args(args) {
+        Ok(krate) => (krate, None),
+        Err(e) => (CratePath::default(), Some(e)),
+    };
     if let Err(e) = validate(&item) {
         combine(&mut errors, e);
     }
     match errors {
-        None => emit(&item),
+        None => emit(&item, &krate),
         Some(errors) => {
-            let fallback = declare_unregistered(&item);
+            let fallback = declare_unregistered(&item, &krate);
             let errors = errors.into_compile_error();
             quote! { #errors #fallback }
         }
@@ -38,14 +43,20 @@ fn combine(errors: &mut Option<syn::Error>, e: syn::Error) {
     }
 }
 
-fn check_args(args: TokenStream) -> syn::Result<()> {
-    if args.is_empty() {
-        return Ok(());
-    }
-    Err(syn::Error::new(
-        args.span(),
-        format!("#[symmetric] takes no arguments; {USAGE}"),
-    ))
+/// The one argument, `crate = path` (for a renamed `shmem_typed`).
+fn parse_args(args: TokenStream) -> syn::Result<CratePath> {
+    let mut krate = CratePath::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            krate.parse(&meta)
+        } else {
+            Err(meta.error(format!(
+                "#[symmetric] takes no arguments but `crate = path` (where a renamed shmem_typed is); {USAGE}"
+            )))
+        }
+    });
+    syn::parse::Parser::parse2(parser, args)?;
+    Ok(krate)
 }
 
 /// An item that is not a `static` with an initialiser: the error, and what to emit
@@ -181,7 +192,7 @@ fn validate(item: &ItemStatic) -> syn::Result<()> {
             &mut errors,
             syn::Error::new(
                 m.span,
-                "a symmetric static cannot be `static mut`: remove `mut`; local writes go through `NAME.set(pe, ..)` or `NAME.local_mut(pe)`, which borrow the PE handle so they cannot race a collective",
+                "a symmetric static cannot be `static mut`: remove `mut`; local writes go through `NAME.write(pe, ..)`, `NAME.update(pe, ..)` or `NAME.local_mut(pe)`, which borrow the PE handle so they cannot race a collective",
             ),
         );
     }
@@ -265,10 +276,11 @@ fn key(item: &ItemStatic) -> TokenStream {
 
 /// The static itself, without registration: also what an erroneous item falls back to,
 /// so that its uses keep resolving.
-fn declare_unregistered(item: &ItemStatic) -> TokenStream {
+fn declare_unregistered(item: &ItemStatic, krate: &CratePath) -> TokenStream {
     if matches!(*item.ty, Type::Infer(_)) {
         return TokenStream::new();
     }
+    let krate = krate.tokens();
     let ItemStatic {
         attrs,
         vis,
@@ -279,8 +291,8 @@ fn declare_unregistered(item: &ItemStatic) -> TokenStream {
     } = item;
     quote! {
         #(#attrs)*
-        #vis static #ident: ::shmem_typed::Symmetric<#ty> =
-            ::shmem_typed::Symmetric::__new(#expr);
+        #vis static #ident: #krate::Symmetric<#ty> =
+            #krate::Symmetric::__new(#expr);
     }
 }
 
@@ -316,8 +328,9 @@ fn innermost_element(ty: &Type) -> &Type {
     }
 }
 
-fn emit(item: &ItemStatic) -> TokenStream {
-    let declaration = declare_unregistered(item);
+fn emit(item: &ItemStatic, krate_path: &CratePath) -> TokenStream {
+    let declaration = declare_unregistered(item, krate_path);
+    let krate = krate_path.tokens();
     // The registration is the one place where `T: Pod` is required, so a type that is
     // not plain old data yields exactly one error, pointing at the type.
     let ty = &item.ty;
@@ -328,17 +341,18 @@ fn emit(item: &ItemStatic) -> TokenStream {
     // A visibly zero initialiser needs no copy at start-up (the static itself is then all
     // zero bytes, which the compiler keeps out of the executable whatever the form).
     let zeroed = is_zero(&item.expr);
+    let krate_at_ty = krate_path.tokens_at(ty_span);
     let register = quote_spanned! {ty_span=>
-        ::shmem_typed::__private::register::<#elem, #ty>(
-            &::shmem_typed::__private::Registration::new(&#this, #key, #zeroed)
+        #krate_at_ty::__private::register::<#elem, #ty>(
+            &#krate_at_ty::__private::Registration::new(&#this, #key, #zeroed)
         )
     };
     let mut out = declaration;
     out.extend(quote! {
         const _: () = {
-            #[::shmem_typed::__private::linkme::distributed_slice(::shmem_typed::__private::SYMMETRIC_STATICS)]
-            #[linkme(crate = ::shmem_typed::__private::linkme)]
-            static REGISTRATION: &'static dyn ::shmem_typed::__private::StaticSlot = #register;
+            #[#krate::__private::linkme::distributed_slice(#krate::__private::SYMMETRIC_STATICS)]
+            #[linkme(crate = #krate::__private::linkme)]
+            static REGISTRATION: &'static dyn #krate::__private::StaticSlot = #register;
         };
     });
     out

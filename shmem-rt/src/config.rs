@@ -30,6 +30,72 @@ pub mod env {
     /// MPI transport: cuts each node into groups of this many consecutive ranks that
     /// share memory (to run several "nodes" on one machine).
     pub const MPI_NODE_RANKS: &str = "SHMEM_MPI_NODE_RANKS";
+
+    /// Every variable a user may set, with its default and meaning: the one list that
+    /// `shmemrun --help` prints (and that the README's table and the runtime's reads are
+    /// tested against). The `SHMEM_RT_*` variables are the launcher's own, not listed.
+    pub const USER_VARIABLES: &[(&str, &str, &str)] = &[
+        (
+            "SHMEM_NPES",
+            "one per CPU",
+            "PEs of a job (a program started directly, shmemrun)",
+        ),
+        (
+            "SHMEM_SYMMETRIC_SIZE",
+            "128M",
+            "symmetric heap per PE (K/M/G suffixes)",
+        ),
+        (
+            CHECKED,
+            "1 in debug builds, 0 in release",
+            "checked mode: every member checks every other member's arguments",
+        ),
+        (
+            ACTIVE_SETS,
+            "1024",
+            "distinct active sets (of 2+ PEs) each PE may use",
+        ),
+        (
+            TRANSPORT,
+            "shm",
+            "the transport: shm, mpi (feature `mpi`), loopback (feature `loopback-transport`)",
+        ),
+        (
+            "SHMEM_BARRIER_FLAT_MAX",
+            "16",
+            "sets up to this size use the flat barrier, larger ones dissemination",
+        ),
+        (
+            "SHMEM_BCAST_STAGE_MAX",
+            "2K",
+            "broadcast data up to this many bytes is staged",
+        ),
+        (
+            "SHMEM_COLLECT_STAGE_MAX",
+            "1K",
+            "collect/fcollect contributions up to this are staged",
+        ),
+        (
+            "SHMEM_REDUCE_ONE_SHOT_MAX",
+            "4K",
+            "reductions up to this use one shot ...",
+        ),
+        (
+            "SHMEM_REDUCE_ONE_SHOT_READ_MAX",
+            "16K",
+            "... while bytes x (members - 1) stays up to this",
+        ),
+        (
+            MPI_ONNODE,
+            "1",
+            "MPI: 0 treats every peer as remote (no shared memory)",
+        ),
+        (
+            MPI_NODE_RANKS,
+            "whole nodes",
+            "MPI: groups of this many consecutive ranks share memory",
+        ),
+    ];
 }
 
 /// True when this process was started as a PE: by a supervisor, or (in builds with the

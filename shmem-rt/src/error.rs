@@ -4,6 +4,7 @@
 use std::fmt;
 
 /// How a PE ended, as seen by the supervisor or recorded by the PE itself.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeEnd {
     /// Killed by the given signal.
@@ -72,6 +73,7 @@ pub(crate) fn signal_name(sig: i32) -> &'static str {
 
 /// Errors of the runtime. Collective and remote-access errors are returned on the PE
 /// that detects them; job failures are seen by every PE that waits.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RtError {
     /// Bad job configuration (environment variables, launcher arguments).
@@ -485,6 +487,7 @@ pub struct WaitSite {
 /// A collective call that could not be carried out. Every member that can observe the
 /// failure returns it (at once, or at its next call on the set: [`CollectiveError::Earlier`]),
 /// so none of them waits forever, and the set stays usable for the next call.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CollectiveError {
     /// Two members passed different arguments (or made different calls).

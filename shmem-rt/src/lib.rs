@@ -22,6 +22,7 @@
 //! values, never undefined behaviour.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unreachable_pub)]
 
 mod coll;

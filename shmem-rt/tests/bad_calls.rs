@@ -6,7 +6,7 @@ use shmem_typed::prelude::*;
 
 /// The runtime error inside a typed error.
 fn runtime(err: ShmemError) -> RtError {
-    match err {
+    match err.into_cause() {
         ShmemError::Runtime(e) => *e,
         other => panic!("expected a runtime error, got {other:?}"),
     }
@@ -49,8 +49,18 @@ fn out_of_range_pe_in_put_and_get(pe: &mut Pe) -> Result<(), ShmemError> {
 
 #[shmem_testkit::test(npes = 3)]
 fn heap_exhaustion_mid_run_is_an_error_value(pe: &mut Pe) -> Result<(), ShmemError> {
-    // One request larger than the whole (64M) heap.
-    let err = runtime(pe.alloc_slice::<u8>(65 << 20).unwrap_err());
+    // One request larger than the whole (64M) heap: a program tells it by its kind,
+    // and the message names the call and the line.
+    let line = line!() + 1;
+    let typed = pe.alloc_slice::<u8>(65 << 20).unwrap_err();
+    assert_eq!(typed.kind(), shmem_typed::ErrorKind::HeapExhausted);
+    assert!(
+        typed.to_string().starts_with(&format!(
+            "alloc_slice at shmem-rt/tests/bad_calls.rs:{line}: symmetric heap exhausted: 68157440 bytes requested"
+        )),
+        "{typed}"
+    );
+    let err = runtime(typed);
     assert!(matches!(err, RtError::HeapExhausted { .. }), "{err}");
     assert!(err.to_string().contains("raise SHMEM_SYMMETRIC_SIZE"));
     // A size that overflows any arithmetic.

@@ -24,7 +24,7 @@ fn culprit(npes: usize) -> usize {
 
 /// The PE side of a case, shaped like a real program's main: init, `body`, finalize. An
 /// error is printed naming this PE and ends it with status 1, as `#[shmem_typed::main]`
-/// does.
+/// does (its cause only: these cases pin what the runtime reports, not the call's line).
 fn pe_main(body: impl FnOnce(&mut Pe) -> Result<(), ShmemError>) {
     let mut pe = Pe::init().unwrap_or_else(|e| {
         print_line(&format!("error: cannot start SHMEM: {e}"));
@@ -36,7 +36,7 @@ fn pe_main(body: impl FnOnce(&mut Pe) -> Result<(), ShmemError>) {
         Err(e) => Err(e),
     };
     if let Err(e) = result {
-        print_line(&format!("PE {me}: error: {e}"));
+        print_line(&format!("PE {me}: error: {}", e.cause()));
         std::process::exit(1);
     }
 }

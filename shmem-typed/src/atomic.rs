@@ -139,9 +139,12 @@ impl<T> Fetched<T> {
     /// The fetched value, taken out. Fails with [`ShmemError::NotCompleted`] (giving
     /// nothing back) if this PE has not called [`Pe::quiet`] or [`Pe::barrier_all`] since
     /// the operation was issued.
+    #[track_caller]
     pub fn into_value(self, pe: &Pe) -> Result<T> {
-        self.check(pe)?;
-        Ok(self.value)
+        crate::error::in_call("into_value", None, || {
+            self.check(pe)?;
+            Ok(self.value)
+        })
     }
 
     fn check(&self, pe: &Pe) -> Result<()> {
@@ -155,9 +158,12 @@ impl<T> Fetched<T> {
 impl<T: Copy> Fetched<T> {
     /// The fetched value. Fails with [`ShmemError::NotCompleted`] if this PE has not
     /// called [`Pe::quiet`] or [`Pe::barrier_all`] since the operation was issued.
+    #[track_caller]
     pub fn value(&self, pe: &Pe) -> Result<T> {
-        self.check(pe)?;
-        Ok(self.value)
+        crate::error::in_call("value", None, || {
+            self.check(pe)?;
+            Ok(self.value)
+        })
     }
 }
 
@@ -167,31 +173,41 @@ impl<T: Copy> Fetched<T> {
 /// then be watching.
 pub trait SymmetricAtomics: SymmetricBuffer {
     /// `shmem_atomic_fetch`: the element's value.
+    #[track_caller]
     fn atomic_fetch(&self, pe: &Pe, target_pe: usize) -> Result<Self::Elem>
     where
         Self::Elem: AtomicElem,
     {
-        amo(self, pe, target_pe, AtomicOp::Fetch)
+        crate::error::in_call("atomic_fetch", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Fetch)
+        })
     }
 
     /// `shmem_atomic_set`: stores `value` into the element.
+    #[track_caller]
     fn atomic_set(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicElem,
     {
-        amo(self, pe, target_pe, AtomicOp::Set(value.to_bits())).map(drop)
+        crate::error::in_call("atomic_set", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Set(value.to_bits())).map(drop)
+        })
     }
 
     /// `shmem_atomic_swap`: stores `value`, returning the element's previous value.
+    #[track_caller]
     fn atomic_swap(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<Self::Elem>
     where
         Self::Elem: AtomicElem,
     {
-        amo(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
+        crate::error::in_call("atomic_swap", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_compare_swap`: stores `value` if the element equals `cond`; returns
     /// the element's previous value (equal to `cond` exactly when the swap happened).
+    #[track_caller]
     fn atomic_compare_swap(
         &self,
         pe: &mut Pe,
@@ -202,30 +218,39 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        let op = AtomicOp::CompareSwap {
-            cond: cond.to_bits(),
-            value: value.to_bits(),
-        };
-        amo(self, pe, target_pe, op)
+        crate::error::in_call("atomic_compare_swap", Some(target_pe), || {
+            let op = AtomicOp::CompareSwap {
+                cond: cond.to_bits(),
+                value: value.to_bits(),
+            };
+            amo(self, pe, target_pe, op)
+        })
     }
 
     /// `shmem_atomic_fetch_inc`: adds one (wrapping), returning the previous value.
+    #[track_caller]
     fn atomic_fetch_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<Self::Elem>
     where
         Self::Elem: AtomicInt,
     {
-        amo(self, pe, target_pe, AtomicOp::Add(1))
+        crate::error::in_call("atomic_fetch_inc", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Add(1))
+        })
     }
 
     /// `shmem_atomic_inc`: adds one (wrapping).
+    #[track_caller]
     fn atomic_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<()>
     where
         Self::Elem: AtomicInt,
     {
-        self.atomic_fetch_inc(pe, target_pe).map(drop)
+        crate::error::in_call("atomic_inc", Some(target_pe), || {
+            self.atomic_fetch_inc(pe, target_pe).map(drop)
+        })
     }
 
     /// `shmem_atomic_fetch_add`: adds `value` (wrapping), returning the previous value.
+    #[track_caller]
     fn atomic_fetch_add(
         &self,
         pe: &mut Pe,
@@ -235,18 +260,24 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        amo(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
+        crate::error::in_call("atomic_fetch_add", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_add`: adds `value` (wrapping).
+    #[track_caller]
     fn atomic_add(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicInt,
     {
-        self.atomic_fetch_add(pe, target_pe, value).map(drop)
+        crate::error::in_call("atomic_add", Some(target_pe), || {
+            self.atomic_fetch_add(pe, target_pe, value).map(drop)
+        })
     }
 
     /// `shmem_atomic_fetch_and`: ANDs in `value`, returning the previous value.
+    #[track_caller]
     fn atomic_fetch_and(
         &self,
         pe: &mut Pe,
@@ -256,18 +287,24 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        amo(self, pe, target_pe, AtomicOp::And(value.to_bits()))
+        crate::error::in_call("atomic_fetch_and", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::And(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_and`: ANDs in `value`.
+    #[track_caller]
     fn atomic_and(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicBitwise,
     {
-        self.atomic_fetch_and(pe, target_pe, value).map(drop)
+        crate::error::in_call("atomic_and", Some(target_pe), || {
+            self.atomic_fetch_and(pe, target_pe, value).map(drop)
+        })
     }
 
     /// `shmem_atomic_fetch_or`: ORs in `value`, returning the previous value.
+    #[track_caller]
     fn atomic_fetch_or(
         &self,
         pe: &mut Pe,
@@ -277,18 +314,24 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        amo(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
+        crate::error::in_call("atomic_fetch_or", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_or`: ORs in `value`.
+    #[track_caller]
     fn atomic_or(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicBitwise,
     {
-        self.atomic_fetch_or(pe, target_pe, value).map(drop)
+        crate::error::in_call("atomic_or", Some(target_pe), || {
+            self.atomic_fetch_or(pe, target_pe, value).map(drop)
+        })
     }
 
     /// `shmem_atomic_fetch_xor`: XORs in `value`, returning the previous value.
+    #[track_caller]
     fn atomic_fetch_xor(
         &self,
         pe: &mut Pe,
@@ -298,26 +341,35 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        amo(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
+        crate::error::in_call("atomic_fetch_xor", Some(target_pe), || {
+            amo(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_xor`: XORs in `value`.
+    #[track_caller]
     fn atomic_xor(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicBitwise,
     {
-        self.atomic_fetch_xor(pe, target_pe, value).map(drop)
+        crate::error::in_call("atomic_xor", Some(target_pe), || {
+            self.atomic_fetch_xor(pe, target_pe, value).map(drop)
+        })
     }
 
     /// `shmem_atomic_fetch_nbi`.
+    #[track_caller]
     fn atomic_fetch_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicElem,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::Fetch)
+        crate::error::in_call("atomic_fetch_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::Fetch)
+        })
     }
 
     /// `shmem_atomic_swap_nbi`.
+    #[track_caller]
     fn atomic_swap_nbi(
         &self,
         pe: &mut Pe,
@@ -327,10 +379,13 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicElem,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
+        crate::error::in_call("atomic_swap_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_compare_swap_nbi`.
+    #[track_caller]
     fn atomic_compare_swap_nbi(
         &self,
         pe: &mut Pe,
@@ -341,22 +396,28 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        let op = AtomicOp::CompareSwap {
-            cond: cond.to_bits(),
-            value: value.to_bits(),
-        };
-        amo_nbi(self, pe, target_pe, op)
+        crate::error::in_call("atomic_compare_swap_nbi", Some(target_pe), || {
+            let op = AtomicOp::CompareSwap {
+                cond: cond.to_bits(),
+                value: value.to_bits(),
+            };
+            amo_nbi(self, pe, target_pe, op)
+        })
     }
 
     /// `shmem_atomic_fetch_inc_nbi`.
+    #[track_caller]
     fn atomic_fetch_inc_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicInt,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::Add(1))
+        crate::error::in_call("atomic_fetch_inc_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::Add(1))
+        })
     }
 
     /// `shmem_atomic_fetch_add_nbi`.
+    #[track_caller]
     fn atomic_fetch_add_nbi(
         &self,
         pe: &mut Pe,
@@ -366,10 +427,13 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
+        crate::error::in_call("atomic_fetch_add_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_fetch_and_nbi`.
+    #[track_caller]
     fn atomic_fetch_and_nbi(
         &self,
         pe: &mut Pe,
@@ -379,10 +443,13 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::And(value.to_bits()))
+        crate::error::in_call("atomic_fetch_and_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::And(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_fetch_or_nbi`.
+    #[track_caller]
     fn atomic_fetch_or_nbi(
         &self,
         pe: &mut Pe,
@@ -392,10 +459,13 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
+        crate::error::in_call("atomic_fetch_or_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
+        })
     }
 
     /// `shmem_atomic_fetch_xor_nbi`.
+    #[track_caller]
     fn atomic_fetch_xor_nbi(
         &self,
         pe: &mut Pe,
@@ -405,7 +475,9 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        amo_nbi(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
+        crate::error::in_call("atomic_fetch_xor_nbi", Some(target_pe), || {
+            amo_nbi(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
+        })
     }
 }
 

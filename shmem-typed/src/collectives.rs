@@ -63,29 +63,39 @@ use crate::work::{
 
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
 /// store and remote update of every member is then complete and visible.
+#[track_caller]
 pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    barrier_on(pe, On::Set(set), Work::Implicit, Completion::Quiet)
+    crate::error::in_call("barrier", None, || {
+        barrier_on(pe, On::Set(set), Work::Implicit, Completion::Quiet)
+    })
 }
 
 /// `shmem_barrier_all`: [`barrier`] on every PE of the job.
+#[track_caller]
 pub fn barrier_all(pe: &mut Pe) -> Result<()> {
-    let world = pe.world();
-    barrier(pe, &world)
+    crate::error::in_call("barrier_all", None, || {
+        let world = pe.world();
+        barrier(pe, &world)
+    })
 }
 
 /// `shmem_barrier` with an explicit work array.
+#[track_caller]
 pub fn barrier_with(
     pe: &mut Pe,
     set: &ActiveSet,
     sync: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    barrier_on(pe, On::Set(set), sync_work(sync), Completion::Quiet)
+    crate::error::in_call("barrier_with", None, || {
+        barrier_on(pe, On::Set(set), sync_work(sync), Completion::Quiet)
+    })
 }
 
 /// `shmem_broadcast`: copies the source of the member with index `root` (an index within
 /// `set`, not a PE number) into the target of every other member; the root's own target
 /// is not written. Every member passes a source of the same length (`nelems`) and a
 /// target at least that long.
+#[track_caller]
 pub fn broadcast<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -93,18 +103,21 @@ pub fn broadcast<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
-    broadcast_on(
-        pe,
-        On::Set(set),
-        Work::Implicit,
-        root,
-        span(target),
-        span(source),
-        elem_type::<T>(),
-    )
+    crate::error::in_call("broadcast", None, || {
+        broadcast_on(
+            pe,
+            On::Set(set),
+            Work::Implicit,
+            root,
+            span(target),
+            span(source),
+            elem_type::<T>(),
+        )
+    })
 }
 
 /// [`broadcast`] with an explicit work array.
+#[track_caller]
 pub fn broadcast_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -113,37 +126,48 @@ pub fn broadcast_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &(impl WorkArray<Kind: ServesAs<BroadcastSync>> + ?Sized),
 ) -> Result<()> {
-    broadcast_on(
-        pe,
-        On::Set(set),
-        sync_work(sync),
-        root,
-        span(target),
-        span(source),
-        elem_type::<T>(),
-    )
+    crate::error::in_call("broadcast_with", None, || {
+        broadcast_on(
+            pe,
+            On::Set(set),
+            sync_work(sync),
+            root,
+            span(target),
+            span(source),
+            elem_type::<T>(),
+        )
+    })
 }
 
 /// `shmem_sync`: returns when every member of `set` has entered, like [`barrier`] but
 /// without completing this PE's outstanding puts first (order them with
 /// [`Pe::quiet`], or let the receivers wait on a flag). Matches the members' barriers.
+#[track_caller]
 pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    barrier_on(pe, On::Set(set), Work::Implicit, Completion::None)
+    crate::error::in_call("sync", None, || {
+        barrier_on(pe, On::Set(set), Work::Implicit, Completion::None)
+    })
 }
 
 /// `shmem_sync_all`: [`sync`] on every PE of the job.
+#[track_caller]
 pub fn sync_all(pe: &mut Pe) -> Result<()> {
-    let world = pe.world();
-    sync(pe, &world)
+    crate::error::in_call("sync_all", None, || {
+        let world = pe.world();
+        sync(pe, &world)
+    })
 }
 
 /// `shmem_sync` with an explicit work array (`pSync` of `SHMEM_BARRIER_SYNC_SIZE`).
+#[track_caller]
 pub fn sync_with(
     pe: &mut Pe,
     set: &ActiveSet,
     work: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    barrier_on(pe, On::Set(set), sync_work(work), Completion::None)
+    crate::error::in_call("sync_with", None, || {
+        barrier_on(pe, On::Set(set), sync_work(work), Completion::None)
+    })
 }
 
 /// What a collective runs on: an active set of the man pages (OpenSHMEM 1.4 semantics)
@@ -225,23 +249,27 @@ pub(crate) fn broadcast_on(
 /// `shmem_fcollect`: concatenates every member's source (all of the same length) into
 /// every member's target, in member order. The target must hold `len × set.size()`
 /// elements. The source may be the caller's own block of the target (in place).
+#[track_caller]
 pub fn fcollect<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
-    fcollect_on(
-        pe,
-        On::Set(set),
-        Work::Implicit,
-        span(target),
-        span(source),
-        elem_type::<T>(),
-    )
+    crate::error::in_call("fcollect", None, || {
+        fcollect_on(
+            pe,
+            On::Set(set),
+            Work::Implicit,
+            span(target),
+            span(source),
+            elem_type::<T>(),
+        )
+    })
 }
 
 /// [`fcollect`] with an explicit work array.
+#[track_caller]
 pub fn fcollect_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -249,14 +277,16 @@ pub fn fcollect_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &(impl WorkArray<Kind: ServesAs<CollectSync>> + ?Sized),
 ) -> Result<()> {
-    fcollect_on(
-        pe,
-        On::Set(set),
-        sync_work(sync),
-        span(target),
-        span(source),
-        elem_type::<T>(),
-    )
+    crate::error::in_call("fcollect_with", None, || {
+        fcollect_on(
+            pe,
+            On::Set(set),
+            sync_work(sync),
+            span(target),
+            span(source),
+            elem_type::<T>(),
+        )
+    })
 }
 
 #[inline]
@@ -277,23 +307,27 @@ pub(crate) fn fcollect_on(
 /// `shmem_collect`: concatenates every member's source (lengths may differ) into every
 /// member's target, in member order, and returns the number of elements written. Every
 /// target must hold the sum of the lengths.
+#[track_caller]
 pub fn collect<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<usize> {
-    collect_on(
-        pe,
-        On::Set(set),
-        Work::Implicit,
-        span(target),
-        span(source),
-        elem_type::<T>(),
-    )
+    crate::error::in_call("collect", None, || {
+        collect_on(
+            pe,
+            On::Set(set),
+            Work::Implicit,
+            span(target),
+            span(source),
+            elem_type::<T>(),
+        )
+    })
 }
 
 /// [`collect`] with an explicit work array.
+#[track_caller]
 pub fn collect_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -301,14 +335,16 @@ pub fn collect_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &(impl WorkArray<Kind: ServesAs<CollectSync>> + ?Sized),
 ) -> Result<usize> {
-    collect_on(
-        pe,
-        On::Set(set),
-        sync_work(sync),
-        span(target),
-        span(source),
-        elem_type::<T>(),
-    )
+    crate::error::in_call("collect_with", None, || {
+        collect_on(
+            pe,
+            On::Set(set),
+            sync_work(sync),
+            span(target),
+            span(source),
+            elem_type::<T>(),
+        )
+    })
 }
 
 #[inline]
@@ -330,6 +366,7 @@ pub(crate) fn collect_on(
 /// `j` of its target, where `j` is the sender's index in `set`. A block is `nelems`
 /// elements; source and target hold `nelems × set.size()` at least and must not
 /// overlap. Every member passes the same `nelems`.
+#[track_caller]
 pub fn alltoall<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -337,22 +374,25 @@ pub fn alltoall<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     nelems: usize,
 ) -> Result<()> {
-    let blocks = Blocks {
-        nelems,
-        target_stride: 1,
-        source_stride: 1,
-    };
-    alltoall_on::<T>(
-        pe,
-        On::Set(set),
-        Work::Implicit,
-        span(target),
-        span(source),
-        blocks,
-    )
+    crate::error::in_call("alltoall", None, || {
+        let blocks = Blocks {
+            nelems,
+            target_stride: 1,
+            source_stride: 1,
+        };
+        alltoall_on::<T>(
+            pe,
+            On::Set(set),
+            Work::Implicit,
+            span(target),
+            span(source),
+            blocks,
+        )
+    })
 }
 
 /// [`alltoall`] with an explicit work array.
+#[track_caller]
 pub fn alltoall_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -361,25 +401,28 @@ pub fn alltoall_with<T: SymmetricType>(
     nelems: usize,
     work: &(impl WorkArray<Kind: ServesAs<AlltoallSync>> + ?Sized),
 ) -> Result<()> {
-    let blocks = Blocks {
-        nelems,
-        target_stride: 1,
-        source_stride: 1,
-    };
-    alltoall_on::<T>(
-        pe,
-        On::Set(set),
-        sync_work(work),
-        span(target),
-        span(source),
-        blocks,
-    )
+    crate::error::in_call("alltoall_with", None, || {
+        let blocks = Blocks {
+            nelems,
+            target_stride: 1,
+            source_stride: 1,
+        };
+        alltoall_on::<T>(
+            pe,
+            On::Set(set),
+            sync_work(work),
+            span(target),
+            span(source),
+            blocks,
+        )
+    })
 }
 
 /// `shmem_alltoalls`: [`alltoall`] with strides. Element `k` of the block for member `i`
 /// is element `(i × nelems + k) × source_stride` of the source; element `k` of the block
 /// from member `j` lands at element `(j × nelems + k) × target_stride` of the target.
 /// Strides count elements and are at least 1 (a member passing 0 fails the call).
+#[track_caller]
 pub fn alltoalls<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -389,23 +432,26 @@ pub fn alltoalls<T: SymmetricType>(
     source_stride: usize,
     nelems: usize,
 ) -> Result<()> {
-    let blocks = Blocks {
-        nelems,
-        target_stride,
-        source_stride,
-    };
-    alltoall_on::<T>(
-        pe,
-        On::Set(set),
-        Work::Implicit,
-        span(target),
-        span(source),
-        blocks,
-    )
+    crate::error::in_call("alltoalls", None, || {
+        let blocks = Blocks {
+            nelems,
+            target_stride,
+            source_stride,
+        };
+        alltoall_on::<T>(
+            pe,
+            On::Set(set),
+            Work::Implicit,
+            span(target),
+            span(source),
+            blocks,
+        )
+    })
 }
 
 /// [`alltoalls`] with an explicit work array.
 #[allow(clippy::too_many_arguments)]
+#[track_caller]
 pub fn alltoalls_with<T: SymmetricType>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -416,19 +462,21 @@ pub fn alltoalls_with<T: SymmetricType>(
     nelems: usize,
     work: &(impl WorkArray<Kind: ServesAs<AlltoallSync>> + ?Sized),
 ) -> Result<()> {
-    let blocks = Blocks {
-        nelems,
-        target_stride,
-        source_stride,
-    };
-    alltoall_on::<T>(
-        pe,
-        On::Set(set),
-        sync_work(work),
-        span(target),
-        span(source),
-        blocks,
-    )
+    crate::error::in_call("alltoalls_with", None, || {
+        let blocks = Blocks {
+            nelems,
+            target_stride,
+            source_stride,
+        };
+        alltoall_on::<T>(
+            pe,
+            On::Set(set),
+            sync_work(work),
+            span(target),
+            span(source),
+            blocks,
+        )
+    })
 }
 
 /// The one call behind the alltoall family.
@@ -455,6 +503,7 @@ pub(crate) fn alltoall_on<T: SymmetricType>(
 /// `f64`s. The target may be the source, but must not otherwise overlap it.
 /// Results are combined in member order on every member, so they are identical
 /// everywhere (floating point included).
+#[track_caller]
 pub fn reduce<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -465,19 +514,22 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    reduce_on::<Op, T>(
-        pe,
-        On::Set(set),
-        Work::Implicit,
-        scalar_span(target),
-        scalar_span(source),
-    )
+    crate::error::in_call("reduce", None, || {
+        reduce_on::<Op, T>(
+            pe,
+            On::Set(set),
+            Work::Implicit,
+            scalar_span(target),
+            scalar_span(source),
+        )
+    })
 }
 
 /// [`reduce`] with an explicit work array ([`reduce_work!`](crate::reduce_work)). A work
 /// array for another element type does not compile; one too small for a source whose
 /// length its type fixes does not compile either (for other sources it is a run-time
 /// error).
+#[track_caller]
 pub fn reduce_with<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -489,14 +541,16 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    check_work_fits::<_, _, T>(source, work);
-    reduce_on::<Op, T>(
-        pe,
-        On::Set(set),
-        reduce_work::<T, _>(work),
-        scalar_span(target),
-        scalar_span(source),
-    )
+    crate::error::in_call("reduce_with", None, || {
+        check_work_fits::<_, _, T>(source, work);
+        reduce_on::<Op, T>(
+            pe,
+            On::Set(set),
+            reduce_work::<T, _>(work),
+            scalar_span(target),
+            scalar_span(source),
+        )
+    })
 }
 
 #[inline]

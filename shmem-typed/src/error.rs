@@ -3,17 +3,36 @@
 //!
 //! [`ShmemError`] is kept small (40 bytes, checked below) so that `Result<_, ShmemError>`
 //! stays cheap to return: large payloads (runtime errors, the two sides of a
-//! disagreement) are boxed.
+//! disagreement, the failed call) are boxed.
+//!
+//! An error returned by a call of the API (an RMA, atomic, collective or allocation call)
+//! names the call and the line of the program that made it:
+//! `put to PE 3 at src/main.rs:42: PE 3 does not exist (this job has 2 PEs: 0..2)`. The
+//! call is recorded as [`ShmemError::Call`] around the cause; [`ShmemError::kind`]
+//! classifies the cause and [`ShmemError::cause`] returns it, so a program can match
+//! what went wrong without unwrapping the call by hand or depending on `shmem-rt`.
 
-use shmem_rt::RtError;
+use std::fmt;
+use std::panic::Location;
+
+pub use shmem_rt::{AllocMismatch, CollectiveError, PeEnd, RtError};
 
 use crate::active_set::ActiveSet;
 
 /// Everything a SHMEM call can fail with.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// `Debug` prints the same text as `Display`, so that `fn main() -> Result<(),
+/// ShmemError>` (which prints `Error: {:?}`) shows the message, not the variant.
+#[non_exhaustive]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShmemError {
+    /// A call of the API failed: which call, on which PE, from which line of the program,
+    /// and why ([`FailedCall::error`], also reached through [`ShmemError::cause`]).
+    #[error("{0}")]
+    Call(Box<FailedCall>),
     /// A runtime failure: another PE died, the heap is exhausted, an access is out of
-    /// bounds, the configuration is bad.
+    /// bounds, the configuration is bad. [`RtError`] is re-exported here; to react to
+    /// the cause, [`ShmemError::kind`] is simpler.
     #[error(transparent)]
     Runtime(Box<RtError>),
     /// The active-set triplet is invalid for this job.
@@ -228,7 +247,102 @@ pub enum ShmemError {
     },
 }
 
+/// What kind of failure an error is, for a program that reacts to the cause: see
+/// [`ShmemError::kind`].
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Another PE ended abnormally (died by a signal, panicked, exited early) or the job
+    /// was interrupted: the job is aborting.
+    PeFailed,
+    /// A PE this one needs has left the program (returned from main) before taking part.
+    PeLeft,
+    /// The PEs wait for each other in a way that can never end (every PE blocked, or
+    /// collective calls in different orders).
+    Deadlock,
+    /// The symmetric heap cannot satisfy an allocation.
+    HeapExhausted,
+    /// A PE number outside `0..n_pes`.
+    NoSuchPe,
+    /// An index, range or access outside a symmetric buffer or the heap, or a misaligned
+    /// atomic word.
+    OutOfBounds,
+    /// The PEs passed different arguments to one collective call (or made different
+    /// calls).
+    Mismatch,
+    /// Another member of the active set or team failed the call's checks, so this PE's
+    /// call failed too.
+    OtherPeFailed,
+    /// This PE's own arguments are invalid for the call (a target too small, a root or
+    /// set that does not fit, overlapping buffers, a lock misuse, …).
+    InvalidArgument,
+    /// The process is not a PE of a job, or SHMEM is started twice, or its configuration
+    /// (`SHMEM_*` variables, launcher arguments) is bad.
+    Startup,
+    /// A resource of the runtime is used up (the distinct active sets a PE may use).
+    Limit,
+    /// An operating-system or MPI call failed.
+    System,
+}
+
 impl ShmemError {
+    /// The error without the call that raised it: for an error of a call of the API
+    /// ([`ShmemError::Call`]), the cause; otherwise `self`.
+    pub fn cause(&self) -> &ShmemError {
+        match self {
+            ShmemError::Call(call) => call.error.cause(),
+            other => other,
+        }
+    }
+
+    /// [`ShmemError::cause`], by value.
+    pub fn into_cause(self) -> ShmemError {
+        match self {
+            ShmemError::Call(call) => call.error.into_cause(),
+            other => other,
+        }
+    }
+
+    /// The line of the program that made the failed call, when the error came from a call
+    /// of the API.
+    pub fn location(&self) -> Option<&'static Location<'static>> {
+        match self {
+            ShmemError::Call(call) => Some(call.location),
+            _ => None,
+        }
+    }
+
+    /// The runtime's error, when the cause is one.
+    pub fn runtime(&self) -> Option<&RtError> {
+        match self.cause() {
+            ShmemError::Runtime(err) => Some(err),
+            _ => None,
+        }
+    }
+
+    /// What kind of failure this is, looking through the call to the cause:
+    ///
+    /// ```
+    /// use shmem_typed::{ErrorKind, ShmemError};
+    ///
+    /// fn retry_smaller(err: &ShmemError) -> bool {
+    ///     matches!(err.kind(), ErrorKind::HeapExhausted)
+    /// }
+    /// # let _ = retry_smaller;
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self.cause() {
+            ShmemError::Runtime(err) => runtime_kind(err),
+            ShmemError::ArgumentMismatch { .. } | ShmemError::TeamSplitMismatch { .. } => {
+                ErrorKind::Mismatch
+            }
+            ShmemError::OtherPeFailed { .. } => ErrorKind::OtherPeFailed,
+            ShmemError::EarlierCallFailed { details, .. } => details.error.kind(),
+            ShmemError::RangeOutOfBounds { .. } => ErrorKind::OutOfBounds,
+            _ => ErrorKind::InvalidArgument,
+        }
+    }
+
     /// The collective the error is about, when it names one.
     pub fn op(&self) -> Option<&'static str> {
         Some(match self {
@@ -242,8 +356,113 @@ impl ShmemError {
             | ShmemError::WorkArrayWrongSet { op, .. }
             | ShmemError::EarlierCallFailed { op, .. } => op,
             ShmemError::ArgumentMismatch { details, .. } => details.op,
+            ShmemError::Call(call) => return call.error.op(),
             _ => return None,
         })
+    }
+
+    /// This error as raised by `call` (on `pe`, if the call targets one), made at
+    /// `location`. An error that already names a call (one call of the API made through
+    /// another) is renamed: the outermost call is the one the program made.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn in_call(
+        self,
+        call: &'static str,
+        pe: Option<usize>,
+        location: &'static Location<'static>,
+    ) -> ShmemError {
+        let error = self.into_cause();
+        ShmemError::Call(Box::new(FailedCall {
+            call,
+            pe,
+            location,
+            error,
+        }))
+    }
+}
+
+/// The kind of a runtime error.
+fn runtime_kind(err: &RtError) -> ErrorKind {
+    match err {
+        RtError::PeFailed { .. } | RtError::Interrupted => ErrorKind::PeFailed,
+        RtError::PeLeft { .. } | RtError::AllOthersLeft { .. } => ErrorKind::PeLeft,
+        RtError::AllBlocked { .. } => ErrorKind::Deadlock,
+        RtError::HeapExhausted { .. } => ErrorKind::HeapExhausted,
+        RtError::PeOutOfRange { .. } => ErrorKind::NoSuchPe,
+        RtError::OutOfBounds { .. } | RtError::Misaligned { .. } => ErrorKind::OutOfBounds,
+        RtError::AllocMismatch(_) => ErrorKind::Mismatch,
+        RtError::NotLaunched | RtError::AlreadyInitialised | RtError::Config(_) => {
+            ErrorKind::Startup
+        }
+        RtError::TooManySets { .. } => ErrorKind::Limit,
+        RtError::Mpi { .. } | RtError::Os { .. } => ErrorKind::System,
+        RtError::Collective(err) => match &**err {
+            CollectiveError::Mismatch { .. }
+            | CollectiveError::BadDescriptor { .. }
+            | CollectiveError::Diverged { .. } => ErrorKind::Mismatch,
+            CollectiveError::Deadlock { .. } => ErrorKind::Deadlock,
+            CollectiveError::MemberLeft { .. } => ErrorKind::PeLeft,
+            CollectiveError::Earlier { error, .. } => {
+                runtime_kind(&RtError::Collective(error.clone()))
+            }
+            _ => ErrorKind::InvalidArgument,
+        },
+        _ => ErrorKind::InvalidArgument,
+    }
+}
+
+impl fmt::Debug for ShmemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The call of a [`ShmemError::Call`]: `put to PE 3 at src/main.rs:42: <error>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedCall {
+    /// The call, as the API names it (`put`, `atomic_fetch_add`, `reduce`, `alloc_slice`).
+    pub call: &'static str,
+    /// The PE the call targets, for remote accesses.
+    pub pe: Option<usize>,
+    /// Where the program made the call.
+    pub location: &'static Location<'static>,
+    /// Why it failed.
+    pub error: ShmemError,
+}
+
+impl fmt::Display for FailedCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.call)?;
+        if let Some(pe) = self.pe {
+            let towards = if self.call.starts_with("atomic") || self.call.contains("lock") {
+                "on"
+            } else if self.call.starts_with('g') || self.call.starts_with("ig") {
+                "from"
+            } else {
+                "to"
+            };
+            write!(f, " {towards} PE {pe}")?;
+        }
+        let at = self.location;
+        write!(f, " at {}:{}: {}", at.file(), at.line(), self.error)
+    }
+}
+
+/// Runs `body`, the work of the API's `call` (targeting PE `pe`, if it targets one), and
+/// names the call and the program's line in its error. Called from a `#[track_caller]`
+/// function of the API, so the line is the program's. Free on success: the location is a
+/// constant the caller passes, and the error is built only on `Err`.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn in_call<T>(
+    call: &'static str,
+    pe: Option<usize>,
+    body: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    match body() {
+        Ok(value) => Ok(value),
+        Err(err) => Err(err.in_call(call, pe, Location::caller())),
     }
 }
 
@@ -444,5 +663,51 @@ mod tests {
             "PE 5 does not exist (this job has 2 PEs: 0..2)"
         );
         assert_eq!(std::mem::size_of::<ShmemError>(), 40);
+    }
+
+    #[test]
+    fn kind_looks_through_the_call_to_the_cause() {
+        let died: ShmemError = RtError::PeFailed {
+            pe: 2,
+            end: PeEnd::Signal(9),
+        }
+        .into();
+        let at = Location::caller();
+        let call = died.clone().in_call("barrier_all", None, at);
+        assert_eq!(call.kind(), ErrorKind::PeFailed);
+        assert_eq!(call.cause(), &died);
+        assert_eq!(call.location(), Some(at));
+        assert_eq!(
+            call.to_string(),
+            format!(
+                "barrier_all at {}:{}: PE 2 was killed by signal 9 (SIGKILL); the job is aborting",
+                at.file(),
+                at.line()
+            )
+        );
+        // Debug is the message, for `fn main() -> Result<(), ShmemError>`.
+        assert_eq!(format!("{call:?}"), call.to_string());
+        // A call made through another is named by the outer call.
+        let outer = call.in_call("put", Some(3), at);
+        assert!(outer.to_string().starts_with("put to PE 3 at "), "{outer}");
+        assert_eq!(outer.cause(), &died);
+        let full: ShmemError = RtError::HeapExhausted {
+            requested: 1,
+            largest_free: 0,
+            heap: 0,
+        }
+        .into();
+        assert_eq!(full.kind(), ErrorKind::HeapExhausted);
+        let gone: ShmemError = RtError::PeOutOfRange { pe: 3, npes: 2 }.into();
+        assert_eq!(gone.kind(), ErrorKind::NoSuchPe);
+        assert_eq!(
+            gone.in_call("atomic_fetch_add", Some(3), at).to_string(),
+            format!(
+                "atomic_fetch_add on PE 3 at {}:{}: PE 3 does not exist (this job has 2 PEs: 0..2)",
+                at.file(),
+                at.line()
+            )
+        );
+        assert_eq!(ShmemError::NotCompleted.kind(), ErrorKind::InvalidArgument);
     }
 }

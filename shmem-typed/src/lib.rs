@@ -31,8 +31,42 @@
 //! OpenSHMEM rules apply: data written by a put is visible to the target after a barrier,
 //! a collective that orders it, or a `wait_until` on a flag put after the data; a PE must
 //! not read or write memory that another PE may be updating at the same time.
+//!
+//! # Completion and ordering
+//! When each operation is complete, and what [`Pe::fence`], [`Pe::quiet`] and the
+//! barriers add, per transport: `shm` (one node: the PEs share a mapping; the default),
+//! `loopback` (the same mapping reached only through the transport's calls: a test
+//! transport, with `shm`'s semantics), and `mpi` (MPI-3 one-sided communication on a
+//! passively locked window; peers on the same node are reached through shared memory as
+//! with `shm`). "Complete" means written into the target PE's memory; another PE sees
+//! the data once it synchronizes with this one (a barrier, a collective, or a
+//! `wait_until` on a flag written after the data).
+//!
+//! | operation | `shm`, `loopback` | `mpi`, peer on another node |
+//! |---|---|---|
+//! | `put`, `p`, `iput`, `put_value` | complete on return (stores into the mapping) | complete on return (`MPI_Put` + `MPI_Win_flush`) |
+//! | `put_nbi` | complete on return (as `put`) | issued; the source may be reused on return (`MPI_Win_flush_local`); complete at the next `fence`, `quiet` or `barrier` |
+//! | `put_signal`, `put_signal_nbi` | data, then a release fence, then the signal's atomic update: a PE that observes the signal (`signal_wait_until`, `wait_until`, `signal_fetch`) sees the data | data flushed, then the signal by an MPI atomic, flushed: same guarantee, complete on return |
+//! | atomics (`atomic_*`, locks) | complete on return, sequentially consistent | complete on return (`MPI_Fetch_and_op` / `MPI_Compare_and_swap` + `MPI_Win_flush`) |
+//! | `get`, `g`, `iget`, `get_value` | complete on return | complete on return |
+//! | `get_nbi`, `atomic_*_nbi` | the value is readable after the next `quiet` or `barrier_all` (reading it earlier is [`ShmemError::NotCompleted`], on every transport) | same |
+//! | [`Pe::fence`] | orders: this PE's earlier puts and atomics reach each PE before its later ones (a release fence; nothing is outstanding) | completes the outstanding `put_nbi`s (`MPI_Win_flush_all`), so they arrive before later operations |
+//! | [`Pe::quiet`] | every earlier operation of this PE is complete (a sequentially consistent fence) | flushes outstanding `put_nbi`s, then `MPI_Win_sync` |
+//! | [`barrier`], [`barrier_all`], team and active-set barriers | on return every member's earlier puts, atomics and signals are complete and visible to every member | the same: each member flushes its outstanding `put_nbi`s before it arrives |
+//! | [`sync()`], [`sync_all`] | members meet; earlier blocking puts are visible after it (they completed on return) | the same for blocking puts; outstanding `put_nbi`s are *not* flushed: call `quiet` first |
+//! | collectives (`broadcast`, `collect`, `reduce`, …) | on return this PE's target holds the result; as in OpenSHMEM, they do not stand in for a barrier for other data | same |
+//!
+//! # Cargo features
+//! - `mpi`: the MPI-3 RMA transport, for jobs started by `mpirun`/`mpiexec` (or
+//!   `shmemrun --mpi`). It adds no API: the transport is chosen at run time. Building it
+//!   needs an MPI installation with its `mpicc`; the docs on docs.rs are built without it.
+//!
+//! # Platform
+//! Linux only. Tested on x86_64; the x86_64-only fast paths have portable fallbacks, and
+//! the crate compiles for aarch64, where no test runs.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The crate's own `#[symmetric]` statics expand to `::shmem_typed::…` paths.
 extern crate self as shmem_typed;
@@ -73,7 +107,10 @@ pub use collectives::{
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
     sync, sync_all, sync_with,
 };
-pub use error::{EarlierCall, LockBreak, Result, ShmemError, SplitArguments, StridedWalk, Unfreed};
+pub use error::{
+    EarlierCall, ErrorKind, FailedCall, LockBreak, PeEnd, Result, RtError, ShmemError,
+    SplitArguments, StridedWalk, Unfreed,
+};
 pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
@@ -105,8 +142,13 @@ pub mod prelude {
         WorkArrays,
     };
     pub use crate::{Lock, SymmetricLockExt};
-    pub use bytemuck::{Pod, Zeroable};
     pub use num_complex::Complex;
+    // The traits `Pod` and `Zeroable` come from bytemuck by this glob; the derive macros
+    // of the same names are this crate's (the explicit import below shadows bytemuck's
+    // in the macro namespace), which find bytemuck through `shmem_typed`, so a program
+    // derives them without a `bytemuck` dependency of its own.
+    pub use crate::__private::pod_traits::*;
+    pub use shmem_macros::{Pod, Zeroable};
 }
 
 /// Items used by the macros' expansions. Not part of the public API.
@@ -114,8 +156,16 @@ pub mod prelude {
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
     pub use crate::symmetric::Registration;
+    /// What the prelude's `Pod`/`Zeroable` derives expand to.
+    pub use bytemuck;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
+
+    /// bytemuck's `Pod` and `Zeroable` (traits and derives), glob-imported by the
+    /// prelude beneath this crate's derives of the same names.
+    pub mod pod_traits {
+        pub use bytemuck::{Pod, Zeroable};
+    }
 
     /// PEs a program starts when run directly without `SHMEM_NPES` or `npes = N`.
     pub fn default_npes() -> usize {

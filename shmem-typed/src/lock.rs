@@ -184,97 +184,98 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// waits. The lock is then unusable for the rest of the job (the queue still holds
     /// this PE), and this and every later `set_lock` and `test_lock` on it fail with
     /// [`ShmemError::LockUnusable`], naming the cause.
+    #[track_caller]
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
-        let lock = self.lock_offset();
-        check_not_held(pe, lock, "set_lock")?;
-        let me = pe.my_pe();
-        // Nobody writes this PE's node until it is in the queue, which the swap of the
-        // tail below makes it; that swap also publishes the zeroed node to the successor.
-        amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
-        amo(pe, me, lock + 8 * GRANTED, AtomicOp::Set(0))?;
-        // Found free, the lock was freed by its last holder's compare-swap of the tail,
-        // which this swap reads: everything that holder wrote is visible.
-        let pred = amo(pe, HOME, lock + 8 * TAIL, AtomicOp::Swap(id(me)))?;
-        if pred != NOBODY {
-            // Behind `pred`: tell it, then wait until it hands the lock over. Its release
-            // store of GRANTED, read by the acquire load of the wait, publishes all it
-            // wrote while it held the lock. An unusable lock always has a PE stuck in its
-            // queue, so it is never found free: it is looked for only here. The link is a
-            // swap and the look at DEAD a read-modify-write: a predecessor that breaks the
-            // lock marks DEAD before it reads its successor, so either it sees this PE or
-            // this PE sees the mark.
-            amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Swap(id(me)))?;
-            check_usable(pe, lock, "set_lock").inspect_err(|_| pass_on_break(pe, lock))?;
-            let ahead = pid(pred);
-            match wait_for_grant(pe, lock, ahead) {
-                Ok(Granted::Yes) => {}
-                Ok(Granted::Broken) => {
-                    pass_on_break(pe, lock);
-                    return Err(unusable(pe, lock, "set_lock")?);
+        crate::error::in_call("set_lock", None, || {
+            let lock = self.lock_offset();
+            check_not_held(pe, lock, "set_lock")?;
+            let me = pe.my_pe();
+            // Nobody writes this PE's node until it is in the queue, which the swap of the
+            // tail below makes it; that swap also publishes the zeroed node to the successor.
+            amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
+            amo(pe, me, lock + 8 * GRANTED, AtomicOp::Set(0))?;
+            // Found free, the lock was freed by its last holder's compare-swap of the tail,
+            // which this swap reads: everything that holder wrote is visible.
+            let pred = amo(pe, HOME, lock + 8 * TAIL, AtomicOp::Swap(id(me)))?;
+            if pred != NOBODY {
+                // Behind `pred`: tell it, then wait until it hands the lock over. Its release
+                // store of GRANTED, read by the acquire load of the wait, publishes all it
+                // wrote while it held the lock. An unusable lock always has a PE stuck in its
+                // queue, so it is never found free: it is looked for only here. The link is a
+                // swap and the look at DEAD a read-modify-write: a predecessor that breaks the
+                // lock marks DEAD before it reads its successor, so either it sees this PE or
+                // this PE sees the mark.
+                amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Swap(id(me)))?;
+                check_usable(pe, lock, "set_lock").inspect_err(|_| pass_on_break(pe, lock))?;
+                let ahead = pid(pred);
+                match wait_for_grant(pe, lock, ahead) {
+                    Ok(Granted::Yes) => {}
+                    Ok(Granted::Broken) => {
+                        pass_on_break(pe, lock);
+                        return Err(unusable(pe, lock, "set_lock")?);
+                    }
+                    Ok(Granted::Left) => {
+                        return Err(break_lock(pe, lock, LockBreak::Left { pe: ahead })?);
+                    }
+                    Err(ShmemError::Runtime(e))
+                        if matches!(
+                            *e,
+                            RtError::AllBlocked { .. } | RtError::AllOthersLeft { .. }
+                        ) =>
+                    {
+                        let why = if pe.rt().has_left(ahead) {
+                            LockBreak::Left { pe: ahead }
+                        } else {
+                            LockBreak::WaitFailed {
+                                pe: me,
+                                error: Some(ShmemError::Runtime(e)),
+                            }
+                        };
+                        return Err(break_lock(pe, lock, why)?);
+                    }
+                    // The job fails: the error names the cause; the lock no longer matters.
+                    Err(e) => return Err(e),
                 }
-                Ok(Granted::Left) => {
-                    return Err(break_lock(pe, lock, LockBreak::Left { pe: ahead })?);
-                }
-                Err(ShmemError::Runtime(e))
-                    if matches!(
-                        *e,
-                        RtError::AllBlocked { .. } | RtError::AllOthersLeft { .. }
-                    ) =>
-                {
-                    let why = if pe.rt().has_left(ahead) {
-                        LockBreak::Left { pe: ahead }
-                    } else {
-                        LockBreak::WaitFailed {
-                            pe: me,
-                            error: Some(ShmemError::Runtime(e)),
-                        }
-                    };
-                    return Err(break_lock(pe, lock, why)?);
-                }
-                // The job fails: the error names the cause; the lock no longer matters.
-                Err(e) => return Err(e),
             }
-        }
-        pe.held_locks.insert(lock);
-        Ok(())
+            pe.held_locks.insert(lock);
+            Ok(())
+        })
     }
 
     /// `shmem_clear_lock`: releases the lock this PE holds, after completing this PE's
     /// outstanding puts (as [`Pe::quiet`] does), and hands it to the next PE in the
     /// queue, if any. Fails with [`ShmemError::LockNotHeld`] if this PE does not hold it.
+    #[track_caller]
     fn clear_lock(&self, pe: &mut Pe) -> Result<()> {
-        let lock = self.lock_offset();
-        let me = pe.my_pe();
-        if !pe.held_locks.holds(lock) {
-            return Err(ShmemError::LockNotHeld { pe: me });
-        }
-        pe.quiet();
-        let mut next = amo(pe, me, lock + 8 * NEXT, AtomicOp::Fetch)?;
-        if next == NOBODY {
-            // Nobody behind this PE yet: free the lock unless a successor has swapped the
-            // tail meanwhile. The compare-swap publishes this PE's writes to whoever
-            // swaps the tail next.
-            let release = AtomicOp::CompareSwap {
-                cond: id(me),
-                value: NOBODY,
-            };
-            if amo(pe, HOME, lock + 8 * TAIL, release)? == id(me) {
-                pe.held_locks.remove(lock);
-                return Ok(());
+        crate::error::in_call("clear_lock", None, || {
+            let lock = self.lock_offset();
+            let me = pe.my_pe();
+            if !pe.held_locks.holds(lock) {
+                return Err(ShmemError::LockNotHeld { pe: me });
             }
-            // A successor has swapped the tail but not yet linked itself behind this PE:
-            // it is about to, so wait for it.
-            next = wait_nonzero(pe, lock + 8 * NEXT, "clear_lock")?;
-        }
-        // A release store: the successor sees all this PE wrote while it held the lock.
-        amo(
-            pe,
-            pid(next),
-            lock + 8 * GRANTED,
-            AtomicOp::Set(HANDED_OVER),
-        )?;
-        pe.held_locks.remove(lock);
-        Ok(())
+            pe.quiet();
+            let mut next = amo(pe, me, lock + 8 * NEXT, AtomicOp::Fetch)?;
+            if next == NOBODY {
+                // Nobody behind this PE yet: free the lock unless a successor has swapped the
+                // tail meanwhile. The compare-swap publishes this PE's writes to whoever
+                // swaps the tail next.
+                let release = AtomicOp::CompareSwap {
+                    cond: id(me),
+                    value: NOBODY,
+                };
+                if amo(pe, HOME, lock + 8 * TAIL, release)? == id(me) {
+                    pe.held_locks.remove(lock);
+                    return Ok(());
+                }
+                // A successor has swapped the tail but not yet linked itself behind this PE:
+                // it is about to, so wait for it.
+                next = wait_nonzero(pe, lock + 8 * NEXT, "clear_lock")?;
+            }
+            // A release store: the successor sees all this PE wrote while it held the lock.
+            amo(pe, pid(next), lock + 8 * GRANTED, AtomicOp::Set(HANDED_OVER))?;
+            pe.held_locks.remove(lock);
+            Ok(())
+        })
     }
 
     /// `shmem_test_lock`: takes the lock if it is free, without waiting. Returns `true`
@@ -282,32 +283,35 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// it (C returns 1). Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds it
     /// already, and with [`ShmemError::LockUnusable`] if the lock is unusable (the PE
     /// holding it left the program, or a `set_lock` on it failed).
+    #[track_caller]
     fn test_lock(&self, pe: &mut Pe) -> Result<bool> {
-        let lock = self.lock_offset();
-        check_not_held(pe, lock, "test_lock")?;
-        let me = pe.my_pe();
-        // As in `set_lock`: the node is zeroed before the compare-swap can queue anybody
-        // behind this PE, and a successful compare-swap reads the last release.
-        amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
-        let take = AtomicOp::CompareSwap {
-            cond: NOBODY,
-            value: id(me),
-        };
-        let tail = amo(pe, HOME, lock + 8 * TAIL, take)?;
-        if tail != NOBODY {
-            // An unusable lock is never free (a PE is stuck in its queue), so it is
-            // looked for only here. The last PE of the queue holds the lock or waits for
-            // it; gone, it will never release it.
-            check_usable(pe, lock, "test_lock")?;
-            if pe.rt().has_left(pid(tail)) {
-                let why = LockBreak::Left { pe: pid(tail) };
-                mark_broken(pe, lock, why)?;
-                return Err(unusable(pe, lock, "test_lock")?);
+        crate::error::in_call("test_lock", None, || {
+            let lock = self.lock_offset();
+            check_not_held(pe, lock, "test_lock")?;
+            let me = pe.my_pe();
+            // As in `set_lock`: the node is zeroed before the compare-swap can queue anybody
+            // behind this PE, and a successful compare-swap reads the last release.
+            amo(pe, me, lock + 8 * NEXT, AtomicOp::Set(NOBODY))?;
+            let take = AtomicOp::CompareSwap {
+                cond: NOBODY,
+                value: id(me),
+            };
+            let tail = amo(pe, HOME, lock + 8 * TAIL, take)?;
+            if tail != NOBODY {
+                // An unusable lock is never free (a PE is stuck in its queue), so it is
+                // looked for only here. The last PE of the queue holds the lock or waits for
+                // it; gone, it will never release it.
+                check_usable(pe, lock, "test_lock")?;
+                if pe.rt().has_left(pid(tail)) {
+                    let why = LockBreak::Left { pe: pid(tail) };
+                    mark_broken(pe, lock, why)?;
+                    return Err(unusable(pe, lock, "test_lock")?);
+                }
+                return Ok(false);
             }
-            return Ok(false);
-        }
-        pe.held_locks.insert(lock);
-        Ok(true)
+            pe.held_locks.insert(lock);
+            Ok(true)
+        })
     }
 
     /// Runs `f` holding the lock: [`set_lock`](SymmetricLockExt::set_lock), `f`,

@@ -25,23 +25,32 @@ pub struct Pe {
     completions: u64,
     /// The locks this PE holds.
     pub(crate) held_locks: crate::lock::HeldLocks,
-    _not_send: PhantomData<*const ()>,
+    /// Makes the handle neither `Send` nor `Sync`, with a compiler message that says why.
+    _not_send: PhantomData<*const OnlyTheThreadThatCalledInitUsesThePe>,
 }
+
+/// Named in the compiler's message when a [`Pe`] is sent to or shared with another
+/// thread: "`*const OnlyTheThreadThatCalledInitUsesThePe` cannot be sent between threads
+/// safely". SHMEM's state belongs to the thread that joined the job.
+enum OnlyTheThreadThatCalledInitUsesThePe {}
 
 impl Pe {
     /// Joins the job (`shmem_init`). Fails unless the process was started as a PE (by
     /// `shmemrun` or a program's self-start), or if called twice.
+    #[track_caller]
     pub fn init() -> Result<Pe> {
-        // SAFETY: the `Pe` owns the runtime and never hands it out; the typed layer
-        // passes it only offsets of the objects it placed or allocated, each as what it
-        // is (statics, `SymSlice`s, locks, work arrays).
-        let rt = unsafe { Runtime::init() }?;
-        JOB_NPES.store(rt.n_pes(), Ordering::Release);
-        Ok(Pe {
-            rt,
-            completions: 0,
-            held_locks: Default::default(),
-            _not_send: PhantomData,
+        crate::error::in_call("init", None, || {
+            // SAFETY: the `Pe` owns the runtime and never hands it out; the typed layer
+            // passes it only offsets of the objects it placed or allocated, each as what it
+            // is (statics, `SymSlice`s, locks, work arrays).
+            let rt = unsafe { Runtime::init() }?;
+            JOB_NPES.store(rt.n_pes(), Ordering::Release);
+            Ok(Pe {
+                rt,
+                completions: 0,
+                held_locks: Default::default(),
+                _not_send: PhantomData,
+            })
         })
     }
 
@@ -50,8 +59,9 @@ impl Pe {
     /// call that this PE completed failed on another member and this PE had not heard
     /// of it yet, or if a member of one of its active sets left having made fewer calls
     /// on it.
+    #[track_caller]
     pub fn finalize(self) -> Result<()> {
-        Ok(self.rt.finalize()?)
+        crate::error::in_call("finalize", None, || Ok(self.rt.finalize()?))
     }
 
     /// This PE's number (`shmem_my_pe`).
@@ -73,14 +83,18 @@ impl Pe {
 
     /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
     /// and remote update of every PE is then complete and visible.
+    #[track_caller]
     pub fn barrier_all(&mut self) -> Result<()> {
-        crate::collectives::barrier_all(self)
+        crate::error::in_call("barrier_all", None, || {
+            crate::collectives::barrier_all(self)
+        })
     }
 
     /// `shmem_sync_all`: returns when every PE has entered, without completing this PE's
     /// outstanding puts first (see [`sync`](crate::collectives::sync)).
+    #[track_caller]
     pub fn sync_all(&mut self) -> Result<()> {
-        crate::collectives::sync_all(self)
+        crate::error::in_call("sync_all", None, || crate::collectives::sync_all(self))
     }
 
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.

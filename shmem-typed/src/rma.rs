@@ -76,30 +76,37 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// `shmem_put_nbi`: copies `src` into PE `target_pe`'s buffer from element 0;
     /// delivered once this PE calls [`Pe::quiet`] (or a barrier). `src` may be reused as
     /// soon as this returns. Errors as [`put`](crate::SymmetricBufferExt::put).
+    #[track_caller]
     fn put_nbi(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
-        check_fits(src.len(), self.sym_len())?;
-        Ok(pe
-            .rt()
-            .put_nbi(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+        crate::error::in_call("put_nbi", Some(target_pe), || {
+            check_fits(src.len(), self.sym_len())?;
+            Ok(pe
+                .rt()
+                .put_nbi(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+        })
     }
 
     /// `shmem_get_nbi`: PE `source_pe`'s elements of this buffer, readable with
     /// [`Fetched::into_value`] after this PE's next [`Pe::quiet`] (or
     /// [`Pe::barrier_all`]). Take a [`range`](crate::SymmetricBufferExt::range) to fetch
     /// part of a buffer.
+    #[track_caller]
     fn get_nbi(&self, pe: &Pe, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
-        let mut data = vec![Self::Elem::zeroed(); self.sym_len()];
-        pe.rt().get(
-            source_pe,
-            self.sym_offset(),
-            bytemuck::cast_slice_mut(&mut data),
-        )?;
-        Ok(Fetched::issued(data, pe))
+        crate::error::in_call("get_nbi", Some(source_pe), || {
+            let mut data = vec![Self::Elem::zeroed(); self.sym_len()];
+            pe.rt().get(
+                source_pe,
+                self.sym_offset(),
+                bytemuck::cast_slice_mut(&mut data),
+            )?;
+            Ok(Fetched::issued(data, pe))
+        })
     }
 
     /// `shmem_iput`: element `i * src_stride` of `src` to element `i * target_stride` of
     /// PE `target_pe`'s buffer, for `i < nelems`. Strides count elements and are at least
     /// 1; errors if either walk leaves its buffer.
+    #[track_caller]
     fn iput(
         &self,
         pe: &mut Pe,
@@ -109,18 +116,21 @@ pub trait SymmetricRma: SymmetricBuffer {
         src_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        let strides = strides::<Self>(self, target_stride, src.len(), src_stride, nelems)?;
-        Ok(pe.rt().iput(
-            target_pe,
-            self.sym_offset(),
-            bytemuck::cast_slice(src),
-            strides,
-        )?)
+        crate::error::in_call("iput", Some(target_pe), || {
+            let strides = strides::<Self>(self, target_stride, src.len(), src_stride, nelems)?;
+            Ok(pe.rt().iput(
+                target_pe,
+                self.sym_offset(),
+                bytemuck::cast_slice(src),
+                strides,
+            )?)
+        })
     }
 
     /// `shmem_iget`: element `i * source_stride` of PE `source_pe`'s buffer to element
     /// `i * dst_stride` of `dst`, for `i < nelems`. Strides as in
     /// [`iput`](SymmetricRma::iput).
+    #[track_caller]
     fn iget(
         &self,
         pe: &Pe,
@@ -130,13 +140,15 @@ pub trait SymmetricRma: SymmetricBuffer {
         dst_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        let strides = strides::<Self>(self, source_stride, dst.len(), dst_stride, nelems)?;
-        Ok(pe.rt().iget(
-            source_pe,
-            self.sym_offset(),
-            bytemuck::cast_slice_mut(dst),
-            strides,
-        )?)
+        crate::error::in_call("iget", Some(source_pe), || {
+            let strides = strides::<Self>(self, source_stride, dst.len(), dst_stride, nelems)?;
+            Ok(pe.rt().iget(
+                source_pe,
+                self.sym_offset(),
+                bytemuck::cast_slice_mut(dst),
+                strides,
+            )?)
+        })
     }
 
     /// `shmem_put_signal`: copies `src` into PE `target_pe`'s buffer from element 0, then
@@ -145,6 +157,7 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// [`Pe::signal_wait_until`], [`Pe::wait_until`] or [`Pe::signal_fetch`]) sees the
     /// data. Errors if `src` is longer than the buffer, the signal is empty or shares a
     /// byte with the data, or the PE does not exist.
+    #[track_caller]
     fn put_signal(
         &self,
         pe: &mut Pe,
@@ -154,21 +167,24 @@ pub trait SymmetricRma: SymmetricBuffer {
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
-        check_fits(src.len(), self.sym_len())?;
-        let word = signal.range(0..1)?;
-        check_disjoint(self, &word)?;
-        Ok(pe.rt().put_signal(
-            target_pe,
-            self.sym_offset(),
-            bytemuck::cast_slice(src),
-            word.sym_offset(),
-            op,
-            value,
-        )?)
+        crate::error::in_call("put_signal", Some(target_pe), || {
+            check_fits(src.len(), self.sym_len())?;
+            let word = signal.range(0..1)?;
+            check_disjoint(self, &word)?;
+            Ok(pe.rt().put_signal(
+                target_pe,
+                self.sym_offset(),
+                bytemuck::cast_slice(src),
+                word.sym_offset(),
+                op,
+                value,
+            )?)
+        })
     }
 
     /// `shmem_put_signal_nbi`: [`put_signal`](SymmetricRma::put_signal) whose data and
     /// signal are delivered by this PE's next [`Pe::quiet`]; `src` may be reused at once.
+    #[track_caller]
     fn put_signal_nbi(
         &self,
         pe: &mut Pe,
@@ -178,9 +194,11 @@ pub trait SymmetricRma: SymmetricBuffer {
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
-        // Delivering earlier than `quiet` keeps the promise; no transport of this build
-        // defers it.
-        self.put_signal(pe, target_pe, src, signal, value, op)
+        crate::error::in_call("put_signal_nbi", Some(target_pe), || {
+            // Delivering earlier than `quiet` keeps the promise; no transport of this build
+            // defers it.
+            self.put_signal(pe, target_pe, src, signal, value, op)
+        })
     }
 
     /// `shmem_addr_accessible`: whether this buffer on PE `target_pe` can be reached by

@@ -15,6 +15,7 @@
 use bytemuck::{Pod, Zeroable};
 use shmem_rt::__private::StaticOffset;
 use std::marker::PhantomData;
+use std::panic::Location;
 use std::ops::{Bound, RangeBounds};
 
 use crate::error::{Result, ShmemError, Unfreed};
@@ -142,18 +143,24 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 
     /// Writes `value` into PE `target_pe`'s copy (`shmem_put` of the whole object).
+    #[track_caller]
     pub fn put_value(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
-        Ok(pe
-            .rt()
-            .put(target_pe, self.offset(), bytemuck::bytes_of(value))?)
+        crate::error::in_call("put", Some(target_pe), || {
+            Ok(pe
+                .rt()
+                .put(target_pe, self.offset(), bytemuck::bytes_of(value))?)
+        })
     }
 
     /// Reads PE `source_pe`'s copy (`shmem_get` of the whole object).
+    #[track_caller]
     pub fn get_value(&self, pe: &Pe, source_pe: usize) -> Result<T> {
-        let mut value = T::zeroed();
-        pe.rt()
-            .get(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
-        Ok(value)
+        crate::error::in_call("get", Some(source_pe), || {
+            let mut value = T::zeroed();
+            pe.rt()
+                .get(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
+            Ok(value)
+        })
     }
 
     /// This PE's copy, by reference, for as long as the PE handle is shared.
@@ -403,26 +410,33 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     }
 
     /// The elements in `range`, as a symmetric buffer. Errors if it exceeds the buffer.
+    #[track_caller]
     fn range(&self, range: impl RangeBounds<usize>) -> Result<SymRange<'_, Self::Elem>> {
-        let (start, end) = resolve_range(range, self.sym_len())?;
-        Ok(SymRange {
-            offset: self.sym_offset() + start * std::mem::size_of::<Self::Elem>(),
-            len: end - start,
-            _buffer: PhantomData,
+        crate::error::in_call("range", None, || {
+            let (start, end) = resolve_range(range, self.sym_len())?;
+            Ok(SymRange {
+                offset: self.sym_offset() + start * std::mem::size_of::<Self::Elem>(),
+                len: end - start,
+                _buffer: PhantomData,
+            })
         })
     }
 
     /// Element `index`, as a one-element buffer (for atomics and waits on an element
     /// other than the first). Errors if it is outside the buffer.
+    #[track_caller]
     fn at(&self, index: usize) -> Result<SymRange<'_, Self::Elem>> {
-        check_index(index, self.sym_len())?;
-        self.range(index..=index)
+        crate::error::in_call("at", None, || {
+            check_index(index, self.sym_len())?;
+            self.range(index..=index)
+        })
     }
 
     /// Copies this PE's first `dst.len()` elements into `dst`. Errors if `dst` is longer
     /// than the buffer.
+    #[track_caller]
     fn read_local(&self, pe: &Pe, dst: &mut [Self::Elem]) -> Result<()> {
-        self.get(pe, pe.my_pe(), dst)
+        crate::error::in_call("read_local", None, || self.get(pe, pe.my_pe(), dst))
     }
 
     /// This PE's elements, copied.
@@ -435,9 +449,12 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Copies `src` into this PE's elements from element 0. Errors if `src` is longer
     /// than the buffer.
+    #[track_caller]
     fn write_local(&self, pe: &mut Pe, src: &[Self::Elem]) -> Result<()> {
-        let me = pe.my_pe();
-        self.put(pe, me, src)
+        crate::error::in_call("write_local", None, || {
+            let me = pe.my_pe();
+            self.put(pe, me, src)
+        })
     }
 
     /// This PE's elements, by reference.
@@ -467,44 +484,59 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Copies `src` into PE `target_pe`'s buffer from element 0 (`shmem_put`). Errors if
     /// `src` is longer than the buffer or the PE does not exist.
+    #[track_caller]
     fn put(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
-        check_fits(src.len(), self.sym_len())?;
-        Ok(pe
-            .rt()
-            .put(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+        crate::error::in_call("put", Some(target_pe), || {
+            check_fits(src.len(), self.sym_len())?;
+            Ok(pe
+                .rt()
+                .put(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+        })
     }
 
     /// Copies PE `source_pe`'s buffer from element 0 into `dst` (`shmem_get`).
+    #[track_caller]
     fn get(&self, pe: &Pe, source_pe: usize, dst: &mut [Self::Elem]) -> Result<()> {
-        check_fits(dst.len(), self.sym_len())?;
-        Ok(pe
-            .rt()
-            .get(source_pe, self.sym_offset(), bytemuck::cast_slice_mut(dst))?)
+        crate::error::in_call("get", Some(source_pe), || {
+            check_fits(dst.len(), self.sym_len())?;
+            Ok(pe
+                .rt()
+                .get(source_pe, self.sym_offset(), bytemuck::cast_slice_mut(dst))?)
+        })
     }
 
     /// Stores one element into PE `target_pe`'s buffer at `index` (`shmem_p`).
+    #[track_caller]
     fn p(&self, pe: &mut Pe, target_pe: usize, index: usize, value: Self::Elem) -> Result<()> {
-        let one = self.at(index)?;
-        one.put(pe, target_pe, std::slice::from_ref(&value))
+        crate::error::in_call("p", Some(target_pe), || {
+            let one = self.at(index)?;
+            one.put(pe, target_pe, std::slice::from_ref(&value))
+        })
     }
 
     /// Loads one element of PE `source_pe`'s buffer at `index` (`shmem_g`).
+    #[track_caller]
     fn g(&self, pe: &Pe, source_pe: usize, index: usize) -> Result<Self::Elem> {
-        let one = self.at(index)?;
-        let mut value = Self::Elem::zeroed();
-        one.get(pe, source_pe, std::slice::from_mut(&mut value))?;
-        Ok(value)
+        crate::error::in_call("g", Some(source_pe), || {
+            let one = self.at(index)?;
+            let mut value = Self::Elem::zeroed();
+            one.get(pe, source_pe, std::slice::from_mut(&mut value))?;
+            Ok(value)
+        })
     }
 
     /// Address of PE `target_pe`'s buffer (`shmem_ptr`): always available on one node.
     /// Dereferencing it is `unsafe` and subject to the SHMEM synchronization rules.
+    #[track_caller]
     fn remote_ptr(&self, pe: &Pe, target_pe: usize) -> Result<*mut Self::Elem> {
-        let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
-        let address = pe
-            .rt()
-            .peer_address(target_pe, self.sym_offset(), bytes)?
-            .ok_or(ShmemError::NotAccessible { pe: target_pe })?;
-        Ok(address.cast())
+        crate::error::in_call("remote_ptr", Some(target_pe), || {
+            let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
+            let address = pe
+                .rt()
+                .peer_address(target_pe, self.sym_offset(), bytes)?
+                .ok_or(ShmemError::NotAccessible { pe: target_pe })?;
+            Ok(address.cast())
+        })
     }
 }
 
@@ -592,23 +624,29 @@ impl Pe {
     /// Every PE must make the same call; ends with a barrier. If the PEs' calls differ,
     /// or the heap cannot hold the block, every PE gets an error and nothing is
     /// allocated.
+    #[track_caller]
     pub fn alloc_slice<T: SymmetricType>(&mut self, len: usize) -> Result<SymSlice<T>> {
-        self.alloc_slice_aligned(len, std::mem::align_of::<T>())
+        crate::error::in_call("alloc_slice", None, || {
+            self.alloc_slice_aligned(len, std::mem::align_of::<T>())
+        })
     }
 
     /// As [`Pe::alloc_slice`] with a larger alignment (`shmem_align`), a power of two.
+    #[track_caller]
     pub fn alloc_slice_aligned<T: SymmetricType>(
         &mut self,
         len: usize,
         align: usize,
     ) -> Result<SymSlice<T>> {
-        let bytes = bytes_for::<T>(len)?;
-        let align = align.max(std::mem::align_of::<T>());
-        let offset = self.rt_mut().alloc(bytes, align)?;
-        Ok(SymSlice {
-            offset,
-            len,
-            _elem: PhantomData,
+        crate::error::in_call("alloc_slice_aligned", None, || {
+            let bytes = bytes_for::<T>(len)?;
+            let align = align.max(std::mem::align_of::<T>());
+            let offset = self.rt_mut().alloc(bytes, align)?;
+            Ok(SymSlice {
+                offset,
+                len,
+                _elem: PhantomData,
+            })
         })
     }
 
@@ -616,11 +654,12 @@ impl Pe {
     /// On an error (the PEs' calls differ, the job fails) nothing is freed, and the
     /// error hands the slice back ([`Unfreed`]), so that the block can still be freed
     /// (`?` turns it into the [`ShmemError`]).
+    #[track_caller]
     pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<(), Unfreed<SymSlice<T>>> {
         match self.rt_mut().free(slice.offset) {
             Ok(()) => Ok(()),
             Err(e) => Err(Unfreed {
-                error: e.into(),
+                error: ShmemError::from(e).in_call("free", None, Location::caller()),
                 handle: slice,
             }),
         }
@@ -631,18 +670,21 @@ impl Pe {
     /// On success `slice` names the new block (the old one is freed); on an error —
     /// the heap cannot hold the new block, or the PEs' calls differ — every PE gets it,
     /// and `slice` still names the old block, unchanged (as C's `realloc` keeps it).
+    #[track_caller]
     pub fn realloc<T: SymmetricType>(
         &mut self,
         slice: &mut SymSlice<T>,
         new_len: usize,
     ) -> Result<()> {
-        let bytes = bytes_for::<T>(new_len)?;
-        let offset = self
-            .rt_mut()
-            .realloc(slice.offset, bytes, std::mem::align_of::<T>())?;
-        slice.offset = offset;
-        slice.len = new_len;
-        Ok(())
+        crate::error::in_call("realloc", None, || {
+            let bytes = bytes_for::<T>(new_len)?;
+            let offset = self
+                .rt_mut()
+                .realloc(slice.offset, bytes, std::mem::align_of::<T>())?;
+            slice.offset = offset;
+            slice.len = new_len;
+            Ok(())
+        })
     }
 
     /// This PE's elements of two symmetric buffers at once, both mutable: for a program

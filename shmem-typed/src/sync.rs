@@ -85,15 +85,19 @@ impl Pe {
     /// the job aborts, or if no PE can satisfy the wait any more (every other PE has
     /// finalized or is blocked in a wait too). Takes the handle mutably: the wait is
     /// where other PEs' writes become visible, so no local view may be held across it.
+    #[track_caller]
     pub fn wait_until<B>(&mut self, var: &B, cmp: Cmp, value: B::Elem) -> Result<()>
     where
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.wait_until_at(var, 0, cmp, value)
+        crate::error::in_call("wait_until", None, || {
+            self.wait_until_at(var, 0, cmp, value)
+        })
     }
 
     /// As [`Pe::wait_until`] for element `index` of `var`.
+    #[track_caller]
     pub fn wait_until_at<B>(
         &mut self,
         var: &B,
@@ -105,13 +109,16 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        let one = var.at(index)?;
-        self.wait_for_elements(&one, &[], "wait_until", |w| w.all_hold(cmp, value))
+        crate::error::in_call("wait_until_at", None, || {
+            let one = var.at(index)?;
+            self.wait_for_elements(&one, &[], "wait_until", |w| w.all_hold(cmp, value))
+        })
     }
 
     /// Blocks until every element of `ivars` not excluded by `status` satisfies `cmp`
     /// against `value` (`shmem_wait_until_all`). `status` is empty (nothing excluded) or
     /// holds one flag per element; `true` excludes the element.
+    #[track_caller]
     pub fn wait_until_all<B>(
         &mut self,
         ivars: &B,
@@ -123,12 +130,15 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.wait_for_elements(ivars, status, "wait_until_all", |w| w.all_hold(cmp, value))
+        crate::error::in_call("wait_until_all", None, || {
+            self.wait_for_elements(ivars, status, "wait_until_all", |w| w.all_hold(cmp, value))
+        })
     }
 
     /// Blocks until some element of `ivars` not excluded by `status` satisfies `cmp`
     /// against `value`, and returns the index of one (`shmem_wait_until_any`); `None`
     /// at once if `status` excludes every element.
+    #[track_caller]
     pub fn wait_until_any<B>(
         &mut self,
         ivars: &B,
@@ -140,17 +150,20 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        let mut found = None;
-        self.wait_for_elements(ivars, status, "wait_until_any", |w| {
-            found = w.first_holding(cmp, value);
-            found.is_some() || w.none_counted()
-        })?;
-        Ok(found)
+        crate::error::in_call("wait_until_any", None, || {
+            let mut found = None;
+            self.wait_for_elements(ivars, status, "wait_until_any", |w| {
+                found = w.first_holding(cmp, value);
+                found.is_some() || w.none_counted()
+            })?;
+            Ok(found)
+        })
     }
 
     /// Blocks until at least one element of `ivars` not excluded by `status` satisfies
     /// `cmp` against `value`, and returns the indices of all that do
     /// (`shmem_wait_until_some`); empty at once if `status` excludes every element.
+    #[track_caller]
     pub fn wait_until_some<B>(
         &mut self,
         ivars: &B,
@@ -162,27 +175,33 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        let mut found = Vec::new();
-        self.wait_for_elements(ivars, status, "wait_until_some", |w| {
-            found = w.every_holding(cmp, value);
-            !found.is_empty() || w.none_counted()
-        })?;
-        Ok(found)
+        crate::error::in_call("wait_until_some", None, || {
+            let mut found = Vec::new();
+            self.wait_for_elements(ivars, status, "wait_until_some", |w| {
+                found = w.every_holding(cmp, value);
+                !found.is_empty() || w.none_counted()
+            })?;
+            Ok(found)
+        })
     }
 
     /// Whether element 0 of this PE's `ivar` satisfies `cmp` against `value` now
     /// (`shmem_test`); never blocks.
+    #[track_caller]
     pub fn test<B>(&mut self, ivar: &B, cmp: Cmp, value: B::Elem) -> Result<bool>
     where
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        let one = ivar.at(0)?;
-        self.look_at_elements(&one, &[], |w| w.all_hold(cmp, value))
+        crate::error::in_call("test", None, || {
+            let one = ivar.at(0)?;
+            self.look_at_elements(&one, &[], |w| w.all_hold(cmp, value))
+        })
     }
 
     /// Whether every element of `ivars` not excluded by `status` satisfies `cmp` against
     /// `value` now (`shmem_test_all`).
+    #[track_caller]
     pub fn test_all<B>(
         &mut self,
         ivars: &B,
@@ -194,11 +213,14 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.look_at_elements(ivars, status, |w| w.all_hold(cmp, value))
+        crate::error::in_call("test_all", None, || {
+            self.look_at_elements(ivars, status, |w| w.all_hold(cmp, value))
+        })
     }
 
     /// The index of an element of `ivars` not excluded by `status` that satisfies `cmp`
     /// against `value` now, if any (`shmem_test_any`).
+    #[track_caller]
     pub fn test_any<B>(
         &mut self,
         ivars: &B,
@@ -210,11 +232,14 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.look_at_elements(ivars, status, |w| w.first_holding(cmp, value))
+        crate::error::in_call("test_any", None, || {
+            self.look_at_elements(ivars, status, |w| w.first_holding(cmp, value))
+        })
     }
 
     /// The indices of the elements of `ivars` not excluded by `status` that satisfy
     /// `cmp` against `value` now (`shmem_test_some`).
+    #[track_caller]
     pub fn test_some<B>(
         &mut self,
         ivars: &B,
@@ -226,33 +251,41 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        self.look_at_elements(ivars, status, |w| w.every_holding(cmp, value))
+        crate::error::in_call("test_some", None, || {
+            self.look_at_elements(ivars, status, |w| w.every_holding(cmp, value))
+        })
     }
 
     /// This PE's signal (element 0 of `signal`), loaded atomically
     /// (`shmem_signal_fetch`).
+    #[track_caller]
     pub fn signal_fetch<B>(&self, signal: &B) -> Result<u64>
     where
         B: SymmetricBuffer<Elem: SignalWord> + ?Sized,
     {
-        let one = signal.at(0)?;
-        self.look_at_elements(&one, &[], |w| w.values[0].value())
+        crate::error::in_call("signal_fetch", None, || {
+            let one = signal.at(0)?;
+            self.look_at_elements(&one, &[], |w| w.values[0].value())
+        })
     }
 
     /// Blocks until this PE's signal (element 0 of `signal`) satisfies `cmp` against
     /// `value`, and returns the signal's value that did (`shmem_signal_wait_until`).
     /// Fails instead of hanging as [`Pe::wait_until`] does.
+    #[track_caller]
     pub fn signal_wait_until<B>(&mut self, signal: &B, cmp: Cmp, value: u64) -> Result<u64>
     where
         B: SymmetricBuffer<Elem: SignalWord> + ?Sized,
     {
-        let one = signal.at(0)?;
-        let mut seen = 0;
-        self.wait_for_elements(&one, &[], "signal_wait_until", |w| {
-            seen = w.values[0].value();
-            cmp.holds(w.values[0], B::Elem::from_value(value))
-        })?;
-        Ok(seen)
+        crate::error::in_call("signal_wait_until", None, || {
+            let one = signal.at(0)?;
+            let mut seen = 0;
+            self.wait_for_elements(&one, &[], "signal_wait_until", |w| {
+                seen = w.values[0].value();
+                cmp.holds(w.values[0], B::Elem::from_value(value))
+            })?;
+            Ok(seen)
+        })
     }
 
     /// The one path of every wait: blocks until `ready` holds for the current values of

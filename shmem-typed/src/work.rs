@@ -254,28 +254,32 @@ impl crate::Pe {
     /// (`shmem_malloc` of `pSync`s), each ready to use. Every PE must make the same call;
     /// ends with a barrier. Errors on every PE (allocating nothing) if the calls differ or
     /// the heap cannot hold them.
+    #[track_caller]
     pub fn alloc_work<W: WorkKind>(&mut self, len: usize) -> crate::Result<WorkArrays<W>> {
-        // Every work array type is whole cache lines, aligned to one: an array of them
-        // keeps each one's sync words aligned.
-        const { assert!(size_of::<W>() % WORK_SYNC_ALIGN == 0) };
-        let bytes = len.checked_mul(size_of::<W>()).ok_or_else(|| {
-            crate::ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
-                "{len} work arrays of {} bytes overflow",
-                size_of::<W>()
-            )))
-        })?;
-        let align = std::mem::align_of::<W>().max(WORK_SYNC_ALIGN);
-        let offset = self.rt_mut().alloc(bytes, align)?;
-        Ok(WorkArrays {
-            offset,
-            len,
-            _kind: PhantomData,
+        crate::error::in_call("alloc_work", None, || {
+            // Every work array type is whole cache lines, aligned to one: an array of them
+            // keeps each one's sync words aligned.
+            const { assert!(size_of::<W>() % WORK_SYNC_ALIGN == 0) };
+            let bytes = len.checked_mul(size_of::<W>()).ok_or_else(|| {
+                crate::ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
+                    "{len} work arrays of {} bytes overflow",
+                    size_of::<W>()
+                )))
+            })?;
+            let align = std::mem::align_of::<W>().max(WORK_SYNC_ALIGN);
+            let offset = self.rt_mut().alloc(bytes, align)?;
+            Ok(WorkArrays {
+                offset,
+                len,
+                _kind: PhantomData,
+            })
         })
     }
 
     /// Collectively frees work arrays made by [`Pe::alloc_work`](crate::Pe::alloc_work); starts with a barrier.
     /// On an error nothing is freed, and the error hands the arrays back
     /// ([`Unfreed`](crate::Unfreed)), as [`Pe::free`](crate::Pe::free) does.
+    #[track_caller]
     pub fn free_work<W>(
         &mut self,
         arrays: WorkArrays<W>,
@@ -283,7 +287,11 @@ impl crate::Pe {
         match self.rt_mut().free(arrays.offset) {
             Ok(()) => Ok(()),
             Err(e) => Err(crate::Unfreed {
-                error: e.into(),
+                error: crate::ShmemError::from(e).in_call(
+                    "free_work",
+                    None,
+                    std::panic::Location::caller(),
+                ),
                 handle: arrays,
             }),
         }

@@ -232,7 +232,11 @@ fn a_small_target_on_one_member_fails_the_call_everywhere(pe: &mut Pe) -> Result
         capacity: 6,
         needed: 8,
     };
-    assert_eq!(result, Err(reported(me, 2, own)), "PE {me}");
+    assert_eq!(
+        result.map_err(ShmemError::into_cause),
+        Err(reported(me, 2, own)),
+        "PE {me}"
+    );
     // The set is usable again.
     SRC8.write(pe, [me as u32; 8]);
     alltoall::<u32>(pe, &world, &BIG_DST, &SRC8, 2)?;
@@ -251,9 +255,11 @@ fn disagreements_and_bad_strides_are_errors_everywhere(pe: &mut Pe) -> Result<()
     let me = pe.my_pe();
     let world = pe.world();
     let nelems = if me == 1 { 1 } else { 2 };
-    let err = alltoall::<u32>(pe, &world, &BIG_DST, &SRC8, nelems).unwrap_err();
+    let err = alltoall::<u32>(pe, &world, &BIG_DST, &SRC8, nelems)
+        .unwrap_err()
+        .into_cause();
     assert!(
-        matches!(err, ShmemError::ArgumentMismatch { .. }),
+        matches!(err.cause(), ShmemError::ArgumentMismatch { .. }),
         "PE {me}: {err}"
     );
     assert!(
@@ -266,7 +272,11 @@ fn disagreements_and_bad_strides_are_errors_everywhere(pe: &mut Pe) -> Result<()
     let own = ShmemError::ZeroStride {
         which: "target or source",
     };
-    assert_eq!(result, Err(reported(me, 0, own)), "PE {me}");
+    assert_eq!(
+        result.map_err(ShmemError::into_cause),
+        Err(reported(me, 0, own)),
+        "PE {me}"
+    );
 
     // A member whose source is too short for its stride.
     let source_stride = if me == 2 { 4 } else { 1 };
@@ -276,12 +286,16 @@ fn disagreements_and_bad_strides_are_errors_everywhere(pe: &mut Pe) -> Result<()
         len: 8,
         needed: 21,
     };
-    assert_eq!(result, Err(reported(me, 2, own)), "PE {me}");
+    assert_eq!(
+        result.map_err(ShmemError::into_cause),
+        Err(reported(me, 2, own)),
+        "PE {me}"
+    );
 
     // Target and source overlap on every member.
     let result = alltoall::<u32>(pe, &world, &BIG_DST.range(2..)?, &BIG_DST.range(..6)?, 2);
     assert_eq!(
-        result,
+        result.map_err(ShmemError::into_cause),
         Err(ShmemError::PartialOverlap { op: "alltoall" }),
         "PE {me}"
     );
@@ -293,7 +307,7 @@ fn disagreements_and_bad_strides_are_errors_everywhere(pe: &mut Pe) -> Result<()
         capacity: 8,
         needed: usize::MAX,
     };
-    assert_eq!(result, Err(own), "PE {me}");
+    assert_eq!(result.map_err(ShmemError::into_cause), Err(own), "PE {me}");
 
     // And the set still works.
     SRC8.write(pe, [10 + me as u32; 8]);
@@ -357,9 +371,11 @@ fn twenty_pes_and_a_member_making_another_collective(pe: &mut Pe) -> Result<(), 
     } else {
         alltoall::<u64>(pe, &world, &WIDE_DST, &WIDE_SRC, 2)
     };
-    let err = result.expect_err("one member made another collective");
+    let err = result
+        .expect_err("one member made another collective")
+        .into_cause();
     assert!(
-        matches!(err, ShmemError::ArgumentMismatch { .. }),
+        matches!(err.cause(), ShmemError::ArgumentMismatch { .. }),
         "PE {me}: {err}"
     );
     WIDE_SRC.write(pe, std::array::from_fn(|i| (me * 100 + i) as u64));

@@ -157,7 +157,10 @@ fn non_blocking_fetches_are_read_after_quiet(pe: &mut Pe) -> Result<(), ShmemErr
     let other = 1 - me;
     pe.barrier_all()?;
     let fetched = NBI.atomic_fetch_add_nbi(pe, other, 10)?;
-    assert!(matches!(fetched.value(pe), Err(ShmemError::NotCompleted)));
+    assert!(matches!(
+        fetched.value(pe).map_err(ShmemError::into_cause),
+        Err(ShmemError::NotCompleted)
+    ));
     pe.quiet();
     let first = fetched.value(pe)?;
     assert_eq!(first, 0, "nobody else adds to PE {other}'s word");
@@ -195,11 +198,15 @@ static SMALL: [u64; 2] = [0; 2];
 
 #[shmem_testkit::test(npes = 2)]
 fn bad_targets_are_errors(pe: &mut Pe) -> Result<(), ShmemError> {
-    let err = SMALL.atomic_fetch_inc(pe, 2).unwrap_err();
+    let err = SMALL.atomic_fetch_inc(pe, 2).unwrap_err().into_cause();
     assert!(err.to_string().contains("PE 2"), "{err}");
-    let err = SMALL.range(2..)?.atomic_fetch(pe, 0).unwrap_err();
+    let err = SMALL
+        .range(2..)?
+        .atomic_fetch(pe, 0)
+        .unwrap_err()
+        .into_cause();
     assert!(
-        matches!(err, ShmemError::RangeOutOfBounds { len: 0, .. }),
+        matches!(err.cause(), ShmemError::RangeOutOfBounds { len: 0, .. }),
         "{err}"
     );
     assert!(SMALL.at(2).is_err());

@@ -33,7 +33,7 @@ fn still_works(pe: &mut Pe, set: &ActiveSet) -> Result<(), ShmemError> {
 
 /// The error `pe` reported about itself (`me`) or about another PE.
 fn about(err: &ShmemError, me: usize) -> (usize, &ShmemError) {
-    match err {
+    match err.cause() {
         ShmemError::OtherPeFailed { pe, error, .. } => {
             assert_ne!(*pe, me);
             (*pe, error)
@@ -43,7 +43,7 @@ fn about(err: &ShmemError, me: usize) -> (usize, &ShmemError) {
 }
 
 fn expect_mismatch(result: Result<impl std::fmt::Debug, ShmemError>, field: &str) -> ShmemError {
-    match result {
+    match result.map_err(ShmemError::into_cause) {
         Err(err @ ShmemError::ArgumentMismatch { what, .. }) if what == field => err,
         other => panic!("expected a disagreement on {field}, got {other:?}"),
     }
@@ -58,7 +58,7 @@ fn caller_outside_the_set_is_told_and_members_are_unaffected() {
         |pe| {
             let me = pe.my_pe();
             let pair = ActiveSet::new(0, 0, 2)?;
-            let outside = |r: Result<(), ShmemError>| match r {
+            let outside = |r: Result<(), ShmemError>| match r.map_err(ShmemError::into_cause) {
                 Err(ShmemError::NotInActiveSet { pe: 2, .. }) => {}
                 other => panic!("PE 2 outside the set got {other:?}"),
             };
@@ -82,7 +82,9 @@ fn caller_outside_the_set_is_told_and_members_are_unaffected() {
                 assert_eq!(DST.read(pe)[..4], [0, 0, 1, 1]);
                 still_works(pe, &pair)?;
             } else {
-                let err = fcollect::<u32>(pe, &pair, &DST, &SRC).unwrap_err();
+                let err = fcollect::<u32>(pe, &pair, &DST, &SRC)
+                    .unwrap_err()
+                    .into_cause();
                 assert!(err.to_string().contains("PE 2 called fcollect on the active set (PE_start 0, logPE_stride 0, PE_size 2), which it is not a member of"), "{err}");
             }
             Ok::<(), ShmemError>(())
@@ -109,17 +111,23 @@ fn a_target_too_small_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemEr
     };
     // fcollect: PE 1's target holds 5 elements, 3 × 2 are needed.
     let cap = if me == 1 { 5 } else { 6 };
-    let err = fcollect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..2)?).unwrap_err();
+    let err = fcollect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..2)?)
+        .unwrap_err()
+        .into_cause();
     too_small(&err, 1, 5, 6);
     still_works(pe, &world)?;
     // collect: lengths 1, 2, 3 need 6; PE 2's target holds 4.
     let cap = if me == 2 { 4 } else { 6 };
-    let err = collect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..me + 1)?).unwrap_err();
+    let err = collect::<u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..me + 1)?)
+        .unwrap_err()
+        .into_cause();
     too_small(&err, 2, 4, 6);
     still_works(pe, &world)?;
     // reduce: PE 0's target is shorter than the source.
     let cap = if me == 0 { 3 } else { 4 };
-    let err = reduce::<Max, u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..4)?).unwrap_err();
+    let err = reduce::<Max, u32>(pe, &world, &DST.range(..cap)?, &SRC.range(..4)?)
+        .unwrap_err()
+        .into_cause();
     too_small(&err, 0, 3, 4);
     still_works(pe, &world)?;
     // broadcast: non-root PE 2's target is too small; in checked mode every PE sees it.
@@ -135,7 +143,7 @@ fn a_target_too_small_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), ShmemEr
 }
 
 fn inner_op(err: &ShmemError) -> &'static str {
-    match err {
+    match err.cause() {
         ShmemError::TargetTooSmall { op, .. } => op,
         other => panic!("not a target-too-small error: {other:?}"),
     }
@@ -146,7 +154,7 @@ fn a_root_outside_the_set_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), Shm
     let me = pe.my_pe();
     let world = pe.world();
     // Every PE passes root 3 for a set of 3.
-    match broadcast::<u32>(pe, &world, 3, &DST, &SRC) {
+    match broadcast::<u32>(pe, &world, 3, &DST, &SRC).map_err(ShmemError::into_cause) {
         Err(ShmemError::RootOutOfRange {
             root: 3, size: 3, ..
         }) => {}
@@ -155,7 +163,9 @@ fn a_root_outside_the_set_is_reported_on_every_pe(pe: &mut Pe) -> Result<(), Shm
     still_works(pe, &world)?;
     // Only PE 1 passes a root outside the set: it says so, the others see it disagree.
     let root = if me == 1 { 7 } else { 0 };
-    let err = broadcast::<u32>(pe, &world, root, &DST, &SRC).unwrap_err();
+    let err = broadcast::<u32>(pe, &world, root, &DST, &SRC)
+        .unwrap_err()
+        .into_cause();
     match (me, &err) {
         (1, ShmemError::RootOutOfRange { root: 7, .. }) => {}
         (
@@ -186,7 +196,9 @@ fn overlapping_target_and_source_are_reported_on_every_pe() {
             } else {
                 DST.range(..4)?
             };
-            let err = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?).unwrap_err();
+            let err = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?)
+                .unwrap_err()
+                .into_cause();
             let (culprit, inner) = about(&err, me);
             assert_eq!(
                 (culprit, inner),
@@ -198,7 +210,9 @@ fn overlapping_target_and_source_are_reported_on_every_pe() {
             reduce::<Sum, u32>(pe, &world, &SRC, &SRC)?;
             assert_eq!(SRC.read(pe), [6; 8]);
             // fcollect: every PE's source overlaps its target other than in place.
-            let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?).unwrap_err();
+            let err = fcollect::<u32>(pe, &world, &DST.range(..6)?, &DST.range(1..3)?)
+                .unwrap_err()
+                .into_cause();
             assert!(
                 matches!(
                     about(&err, me).1,
@@ -288,7 +302,9 @@ fn work_array_misuse_is_reported(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
     // A source longer than the work array serves (sized at run time, so checked then).
-    match reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..5)?, &WORK) {
+    match reduce_with::<Sum, u32>(pe, &world, &DST, &SRC.range(..5)?, &WORK)
+        .map_err(ShmemError::into_cause)
+    {
         Err(ShmemError::WorkArrayTooSmall {
             capacity: 3,
             needed: 5,
@@ -302,7 +318,9 @@ fn work_array_misuse_is_reported(pe: &mut Pe) -> Result<(), ShmemError> {
     // Handed to another set once the call completed everywhere, and back.
     pe.barrier_all()?;
     let pair = ActiveSet::new(0, 0, 2)?;
-    match reduce_with::<Sum, u32>(pe, &pair, &DST, &SRC.range(..3)?, &WORK) {
+    match reduce_with::<Sum, u32>(pe, &pair, &DST, &SRC.range(..3)?, &WORK)
+        .map_err(ShmemError::into_cause)
+    {
         Ok(()) if me < 2 => assert_eq!(DST.read(pe)[..3], [1, 1, 1]),
         Err(ShmemError::NotInActiveSet { .. }) if me == 2 => {}
         other => panic!("PE {me}: {other:?}"),
@@ -376,7 +394,9 @@ fn calls_on_different_active_sets_are_reported_not_hung() {
                 ActiveSet::new(0, 1, 2)?,
             ];
             SRC.write(pe, [me as u32; 8]);
-            let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?).unwrap_err();
+            let err = fcollect::<u32>(pe, &sets[me], &DST, &SRC.range(..1)?)
+                .unwrap_err()
+                .into_cause();
             match &err {
                 ShmemError::ArgumentMismatch {
                     what: "the active set",
@@ -415,10 +435,10 @@ fn different_work_arrays_for_one_set_are_reported_not_hung() {
                 called?;
                 return still_works(pe, &world);
             }
-            let err = called.unwrap_err();
+            let err = called.unwrap_err().into_cause();
             assert!(
                 matches!(
-                    err,
+                    err.cause(),
                     ShmemError::ArgumentMismatch {
                         what: "the work array",
                         ..

@@ -47,7 +47,7 @@ fn still_works(pe: &mut Pe) -> Result<(), ShmemError> {
 /// The PE an error is about (this one, or the one named by `OtherPeFailed`) and the
 /// error it reported.
 fn about(err: &ShmemError, me: usize) -> (usize, &ShmemError) {
-    match err {
+    match err.cause() {
         ShmemError::OtherPeFailed { pe, error, .. } => (*pe, error),
         other => (me, other),
     }
@@ -61,7 +61,7 @@ fn expect_about(
     what: &str,
     check: impl Fn(&ShmemError) -> bool,
 ) {
-    let err = match result {
+    let err = match result.map_err(ShmemError::into_cause) {
         Err(err) => err,
         Ok(v) => panic!("PE {me}: {what}: expected an error about PE {culprit}, got Ok({v:?})"),
     };
@@ -74,7 +74,7 @@ fn expect_about(
 
 /// Panics unless `result` is a disagreement on `field`.
 fn expect_mismatch(result: Result<impl std::fmt::Debug, ShmemError>, me: usize, field: &str) {
-    match result {
+    match result.map_err(ShmemError::into_cause) {
         Err(ShmemError::ArgumentMismatch { what, .. }) if what == field => {}
         other => panic!("PE {me}: expected a disagreement on {field}, got {other:?}"),
     }
@@ -93,7 +93,7 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
     let result = fcollect::<u32>(pe, &others, &DST, &SRC.range(..1)?);
     if is_culprit {
         assert!(
-            matches!(result, Err(ShmemError::NotInActiveSet { pe, .. }) if pe == culprit),
+            matches!(result.as_ref().map_err(ShmemError::cause), Err(ShmemError::NotInActiveSet { pe, .. }) if *pe == culprit),
             "{result:?}"
         );
     } else {
@@ -106,7 +106,7 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
     // Targets too small, on the culprit only.
     let too_small = |capacity: usize, needed: usize| {
         move |e: &ShmemError| {
-            matches!(e, ShmemError::TargetTooSmall { capacity: c, needed: d, .. }
+            matches!(e.cause(), ShmemError::TargetTooSmall { capacity: c, needed: d, .. }
                 if *c == capacity && *d == needed)
         }
     };
@@ -145,11 +145,11 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
         me,
         me,
         "broadcast root",
-        |e| matches!(e, ShmemError::RootOutOfRange { root, size, .. } if *root == n && *size == n),
+        |e| matches!(e.cause(), ShmemError::RootOutOfRange { root, size, .. } if *root == n && *size == n),
     );
     still_works(pe)?;
     let root = if is_culprit { n + 3 } else { 0 };
-    match broadcast::<u32>(pe, &world, root, &DST, &SRC) {
+    match broadcast::<u32>(pe, &world, root, &DST, &SRC).map_err(ShmemError::into_cause) {
         Err(ShmemError::RootOutOfRange { root: r, .. }) if is_culprit && r == n + 3 => {}
         Err(ShmemError::ArgumentMismatch {
             what: "the root", ..
@@ -167,7 +167,7 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
     };
     let result = reduce::<Sum, u32>(pe, &world, &target, &SRC.range(..4)?);
     expect_about(result, me, culprit, "overlap", |e| {
-        matches!(e, ShmemError::PartialOverlap { op: "reduce" })
+        matches!(e.cause(), ShmemError::PartialOverlap { op: "reduce" })
     });
     still_works(pe)?;
 

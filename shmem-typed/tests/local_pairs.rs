@@ -119,10 +119,11 @@ fn pair_views_write_both_buffers_and_refuse_overlap() {
 
         // Sharing one element, or one buffer twice, is refused; an empty range is not.
         // SAFETY: as above; the call fails, so no view is made.
-        let err =
-            unsafe { pe.local_pair_mut(&heap.range(..9)?, &high) }.expect_err("overlapping ranges");
+        let err = unsafe { pe.local_pair_mut(&heap.range(..9)?, &high) }
+            .expect_err("overlapping ranges")
+            .into_cause();
         assert!(
-            matches!(err, ShmemError::OverlappingViews { .. }),
+            matches!(err.cause(), ShmemError::OverlappingViews { .. }),
             "{err:?}"
         );
         assert!(err.to_string().contains("overlap"), "{err}");

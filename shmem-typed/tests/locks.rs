@@ -163,12 +163,12 @@ fn locks_work_on_one_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     mutual_exclusion(pe, 50)?;
     assert!(LOCK.test_lock(pe)?);
     assert!(matches!(
-        LOCK.set_lock(pe),
+        LOCK.set_lock(pe).map_err(ShmemError::into_cause),
         Err(ShmemError::LockAlreadyHeld { pe: 0, .. })
     ));
     LOCK.clear_lock(pe)?;
     assert!(matches!(
-        LOCK.clear_lock(pe),
+        LOCK.clear_lock(pe).map_err(ShmemError::into_cause),
         Err(ShmemError::LockNotHeld { pe: 0 })
     ));
     Ok(())
@@ -291,14 +291,14 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
                     bump(pe)?;
                     SCOPED_COUNT.p(pe, n + 5, 0, 0)
                 })
-                .unwrap_err();
+                .unwrap_err().into_cause();
             assert_eq!(
                 err,
                 RtError::PeOutOfRange { pe: n + 5, npes: n }.into(),
                 "PE {me}"
             );
             assert_eq!(
-                SCOPED.clear_lock(pe),
+                SCOPED.clear_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockNotHeld { pe: me })
             );
             // A value comes back.
@@ -306,7 +306,7 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
             assert!(value >= 2, "PE {me}: {value}");
         }
         // An error of the lock itself, inside: released all the same.
-        let err = SCOPED.with_lock(pe, |pe| SCOPED.set_lock(pe)).unwrap_err();
+        let err = SCOPED.with_lock(pe, |pe| SCOPED.set_lock(pe)).unwrap_err().into_cause();
         assert_eq!(
             err,
             ShmemError::LockAlreadyHeld {
@@ -317,7 +317,7 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
         // A closure that releases the lock itself: the release after it is the error.
         let err = SCOPED
             .with_lock(pe, |pe| SCOPED.clear_lock(pe))
-            .unwrap_err();
+            .unwrap_err().into_cause();
         assert_eq!(err, ShmemError::LockNotHeld { pe: me });
         pe.barrier_all()?;
         assert_eq!(SCOPED_COUNT.g(pe, 0, 0)?, 60 * n as u64);
@@ -340,7 +340,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
     guarded(pe, "the misuse body", |pe| {
         let me = pe.my_pe();
         // Clearing a lock nobody holds.
-        let err = MISUSED.clear_lock(pe).unwrap_err();
+        let err = MISUSED.clear_lock(pe).unwrap_err().into_cause();
         assert_eq!(err, ShmemError::LockNotHeld { pe: me });
         assert_eq!(
             err.to_string(),
@@ -350,7 +350,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
         if me == 0 {
             MISUSED.set_lock(pe)?;
             // Setting it again would deadlock in C.
-            let err = MISUSED.set_lock(pe).unwrap_err();
+            let err = MISUSED.set_lock(pe).unwrap_err().into_cause();
             assert_eq!(
                 err,
                 ShmemError::LockAlreadyHeld {
@@ -363,7 +363,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
                 "PE 0 called set_lock on a lock it already holds (locks are not recursive: release it with clear_lock first)"
             );
             assert_eq!(
-                MISUSED.test_lock(pe),
+                MISUSED.test_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockAlreadyHeld {
                     pe: 0,
                     op: "test_lock"
@@ -375,7 +375,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
             // Held by PE 0: PE 1 cannot take it, nor clear it.
             assert!(!MISUSED.test_lock(pe)?);
             assert_eq!(
-                MISUSED.clear_lock(pe),
+                MISUSED.clear_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockNotHeld { pe: 1 })
             );
         }
@@ -384,7 +384,7 @@ fn misuse_is_an_error_and_leaves_the_lock_working(pe: &mut Pe) -> Result<(), Shm
         if me == 0 {
             MISUSED.clear_lock(pe)?;
             assert_eq!(
-                MISUSED.clear_lock(pe),
+                MISUSED.clear_lock(pe).map_err(ShmemError::into_cause),
                 Err(ShmemError::LockNotHeld { pe: 0 })
             );
         } else {
@@ -486,7 +486,7 @@ fn a_holder_that_finalizes_fails_the_waiter_2_pes(pe: &mut Pe) -> Result<(), Shm
             return Ok(());
         }
         pe.barrier_all()?;
-        let err = LEFT_BEHIND.set_lock(pe).unwrap_err();
+        let err = LEFT_BEHIND.set_lock(pe).unwrap_err().into_cause();
         assert_eq!(err, unusable(1, "set_lock", LockBreak::Left { pe: 0 }));
         Ok(())
     })
@@ -533,17 +533,17 @@ fn a_holder_that_returns_from_main_fails_every_waiter_within_2_s(
                     std::hint::spin_loop();
                 }
                 assert_eq!(
-                    ABANDONED.test_lock(pe).unwrap_err(),
+                    ABANDONED.test_lock(pe).unwrap_err().into_cause(),
                     unusable(3, "test_lock", left.clone())
                 );
                 assert_eq!(
-                    ABANDONED.set_lock(pe).unwrap_err(),
+                    ABANDONED.set_lock(pe).unwrap_err().into_cause(),
                     unusable(3, "set_lock", left)
                 );
             }
             _ => {
                 let start = std::time::Instant::now();
-                let err = ABANDONED.set_lock(pe).unwrap_err();
+                let err = ABANDONED.set_lock(pe).unwrap_err().into_cause();
                 let waited = start.elapsed();
                 assert_eq!(err, unusable(me, "set_lock", left));
                 eprintln!("PE {me}: set_lock failed after {waited:?}: {err}");
@@ -586,7 +586,7 @@ fn test_lock_says_when_the_holder_left(pe: &mut Pe) -> Result<(), ShmemError> {
         };
         assert_eq!(err, unusable(1, "test_lock", left.clone()));
         assert_eq!(
-            ABANDONED_UNCONTENDED.set_lock(pe).unwrap_err(),
+            ABANDONED_UNCONTENDED.set_lock(pe).unwrap_err().into_cause(),
             unusable(1, "set_lock", left)
         );
         Ok(())
@@ -611,7 +611,7 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
         };
         mine.set_lock(pe)?;
         pe.barrier_all()?;
-        let err = theirs.set_lock(pe).unwrap_err();
+        let err = theirs.set_lock(pe).unwrap_err().into_cause();
         let deadlock: ShmemError = RtError::AllBlocked {
             waiter: me,
             during: "set_lock",
@@ -638,11 +638,11 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
         mine.clear_lock(pe)?;
         pe.barrier_all()?;
         assert_eq!(
-            theirs.test_lock(pe).unwrap_err(),
+            theirs.test_lock(pe).unwrap_err().into_cause(),
             unusable(me, "test_lock", broken.clone())
         );
         assert_eq!(
-            theirs.set_lock(pe).unwrap_err(),
+            theirs.set_lock(pe).unwrap_err().into_cause(),
             unusable(me, "set_lock", broken)
         );
         pe.barrier_all()?;

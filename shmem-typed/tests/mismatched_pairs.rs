@@ -125,7 +125,7 @@ fn all_pairs(pe: &mut Pe, k: usize) -> Result<(), ShmemError> {
             let call_no = 2 + 3 * pair as u64;
             SRC.write(pe, source(pair, me));
             DST.write(pe, [u64::MAX; TARGET_LEN]);
-            let now = call(pe, mine, k);
+            let now = call(pe, mine, k).map_err(ShmemError::into_cause);
             // A broadcast reader that completed holds the root's data.
             if now.is_ok() && mine == Op::Broadcast && me != 0 && b == Op::Broadcast {
                 let got = DST.read(pe);

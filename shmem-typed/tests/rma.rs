@@ -4,9 +4,8 @@
 //! the accessibility queries.
 
 use proptest::prelude::*;
-use shmem_rt::RtError;
 use shmem_typed::prelude::*;
-use shmem_typed::StridedWalk;
+use shmem_typed::{ErrorKind, RtError, StridedWalk};
 
 mod props;
 use props::{mix, same_cases};
@@ -28,7 +27,10 @@ fn put_nbi_and_get_nbi_complete_at_quiet(pe: &mut Pe) -> Result<(), ShmemError> 
 
     // A non-blocking get can be read only after quiet.
     let fetched = BLOCK.range(8..24)?.get_nbi(pe, right)?;
-    let early = fetched.clone().into_value(pe);
+    let early = fetched
+        .clone()
+        .into_value(pe)
+        .map_err(ShmemError::into_cause);
     assert_eq!(early, Err(ShmemError::NotCompleted));
     pe.quiet();
     assert_eq!(fetched.into_value(pe)?, want_from(me)[8..24]);
@@ -113,9 +115,13 @@ fn strided_transfers_follow_their_walks(pe: &mut Pe) -> Result<(), ShmemError> {
         pe.barrier_all()?;
     }
     // A stride of zero, and walks that leave a buffer, are errors (nothing moves).
-    let zero = STRIDED.iput(pe, right, 0, &[1, 2], 1, 2);
+    let zero = STRIDED
+        .iput(pe, right, 0, &[1, 2], 1, 2)
+        .map_err(ShmemError::into_cause);
     assert_eq!(zero, Err(ShmemError::ZeroStride { which: "symmetric" }));
-    let long = STRIDED.iput(pe, right, 2, &[7; 10], 1, 65);
+    let long = STRIDED
+        .iput(pe, right, 2, &[7; 10], 1, 65)
+        .map_err(ShmemError::into_cause);
     let past_the_end = |which, nelems, stride, len| {
         Err(ShmemError::StrideOutOfBounds {
             which,
@@ -134,7 +140,7 @@ fn strided_transfers_follow_their_walks(pe: &mut Pe) -> Result<(), ShmemError> {
     let mut short = [0u64; 5];
     let short_dst = STRIDED.iget(pe, right, 1, &mut short, 2, 4);
     assert_eq!(
-        short_dst,
+        short_dst.map_err(ShmemError::into_cause),
         past_the_end("local", 4, 2, 5),
         "element 3 at stride 2 is element 6"
     );
@@ -200,13 +206,24 @@ fn signal_misuse_is_an_error_not_a_hang(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let overlap = WORDS.put_signal(pe, 1 - me, &[1, 2, 3], &WORDS.at(2)?, 1, SignalOp::Set);
     assert!(
-        matches!(overlap, Err(ShmemError::OverlappingViews { .. })),
+        matches!(
+            overlap.as_ref().map_err(ShmemError::cause),
+            Err(ShmemError::OverlappingViews { .. })
+        ),
         "{overlap:?}"
     );
+    // The error names the call, its target and the line that made it, then the cause.
+    let line = line!() + 1;
     let bad_pe = WORDS.put_signal(pe, 9, &[1], &NEVER, 1, SignalOp::Set);
+    let err = bad_pe.expect_err("PE 9 does not exist");
     assert_eq!(
-        bad_pe,
-        Err(ShmemError::from(RtError::PeOutOfRange { pe: 9, npes: 2 }))
+        err.to_string(),
+        format!("put_signal to PE 9 at shmem-typed/tests/rma.rs:{line}: PE 9 does not exist (this job has 2 PEs: 0..2)")
+    );
+    assert_eq!(err.kind(), ErrorKind::NoSuchPe);
+    assert_eq!(
+        err.cause(),
+        &ShmemError::from(RtError::PeOutOfRange { pe: 9, npes: 2 })
     );
     // The signal lies beyond the data: fine.
     WORDS
@@ -219,7 +236,8 @@ fn signal_misuse_is_an_error_not_a_hang(pe: &mut Pe) -> Result<(), ShmemError> {
     // other PE gone.
     let stuck = pe
         .signal_wait_until(&NEVER, Cmp::Ne, 0)
-        .expect_err("nobody can raise the signal");
+        .expect_err("nobody can raise the signal")
+        .into_cause();
     let during = "signal_wait_until";
     let blocked = ShmemError::from(RtError::AllBlocked { waiter: me, during });
     let left = ShmemError::from(RtError::AllOthersLeft { waiter: me, during });

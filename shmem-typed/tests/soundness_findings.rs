@@ -48,7 +48,10 @@ fn reported_once(
     immediate: bool,
     accept: impl Fn(&ShmemError) -> bool,
 ) {
-    match (now, next) {
+    match (
+        now.as_ref().map_err(ShmemError::cause),
+        next.as_ref().map_err(ShmemError::cause),
+    ) {
         (Err(e), Ok(())) => assert!(accept(e), "PE {me}: {what}: unexpected error: {e:?}"),
         (Ok(()), Err(ShmemError::EarlierCallFailed { details, .. })) if !immediate => {
             let EarlierCall {
@@ -212,7 +215,7 @@ fn divergent_allocation(pe: &mut Pe) -> Result<(), ShmemError> {
     earlier.write_local(pe, &pattern(1, me, 24))?;
 
     let len = if me == 2 { 17 } else { 16 };
-    match pe.alloc_slice::<u64>(len) {
+    match pe.alloc_slice::<u64>(len).map_err(ShmemError::into_cause) {
         Err(ShmemError::Runtime(e)) => match &*e {
             RtError::AllocMismatch(m) => {
                 assert_eq!(m.what, "allocation", "{e}");
@@ -291,7 +294,7 @@ fn f4_divergent_allocation_fails_on_every_pe_checked(pe: &mut Pe) -> Result<(), 
 // ----- F5: failed realloc keeps the old block --------------------------------------------
 
 fn expect_heap_exhausted(me: usize, result: Result<(), ShmemError>, bytes: usize) {
-    match result {
+    match result.map_err(ShmemError::into_cause) {
         Err(ShmemError::Runtime(e)) => match &*e {
             RtError::HeapExhausted {
                 requested,
@@ -477,7 +480,8 @@ fn reader_target_too_small(pe: &mut Pe) -> Result<(), ShmemError> {
     BSRC.write(pe, bsource(me));
     BDST.write(pe, [7; 4]);
     let cap = if me == 2 { 1 } else { 4 };
-    let now = broadcast::<u64>(pe, &world, 0, &BDST.range(..cap)?, &BSRC.range(..3)?);
+    let now = broadcast::<u64>(pe, &world, 0, &BDST.range(..cap)?, &BSRC.range(..3)?)
+        .map_err(ShmemError::into_cause);
     let too_small = |e: &ShmemError| {
         *e == ShmemError::TargetTooSmall {
             op: "broadcast",
@@ -550,7 +554,7 @@ fn reader_count_differs(pe: &mut Pe) -> Result<(), ShmemError> {
     let now = broadcast::<u64>(pe, &world, 0, &BDST, &BSRC.range(..len)?);
     let nelems = |e: &ShmemError| is_mismatch_on(e, "the number of elements");
     if me == 2 {
-        match &now {
+        match &now.as_ref().map_err(ShmemError::cause) {
             Err(ShmemError::ArgumentMismatch {
                 what: "the number of elements",
                 details,
@@ -734,7 +738,7 @@ fn no_hang_job(name: &str, checked: &str, odd: usize) {
             } else {
                 world_fcollect(&mut pe, 100 * k)
             };
-            match result {
+            match result.map_err(ShmemError::into_cause) {
                 Ok(()) => {}
                 Err(ShmemError::EarlierCallFailed { details, .. })
                     if !heard
@@ -788,7 +792,7 @@ fn usable_long_after_a_disagreement(pe: &mut Pe) -> Result<(), ShmemError> {
     } else {
         reduce::<Sum, u64>(pe, &world, &RDST, &RSRC)
     };
-    match &now {
+    match &now.map_err(ShmemError::into_cause) {
         Err(ShmemError::ArgumentMismatch {
             what: "the operation",
             ..
@@ -829,7 +833,7 @@ fn correct_barriers_between_odd_calls(pe: &mut Pe) -> Result<(), ShmemError> {
     let mut heard_of_last = false;
     for round in 0..1000u64 {
         let previous_odd = 1 + 2 * round;
-        match barrier(pe, &world) {
+        match barrier(pe, &world).map_err(ShmemError::into_cause) {
             Ok(()) => {}
             Err(ShmemError::EarlierCallFailed { details, .. })
                 if round > 0
@@ -845,7 +849,7 @@ fn correct_barriers_between_odd_calls(pe: &mut Pe) -> Result<(), ShmemError> {
     }
     // The last odd call (2001) is reported by the next barrier unless it already was;
     // the barrier after that reports nothing.
-    match barrier(pe, &world) {
+    match barrier(pe, &world).map_err(ShmemError::into_cause) {
         Ok(()) => {}
         Err(ShmemError::EarlierCallFailed { details, .. })
             if !heard_of_last && details.call == 2001 && barrier_vs_reduce(&details.error) => {}
@@ -1081,7 +1085,7 @@ fn f8c_one_member_sets_do_not_affect_other_pes() {
             // A third multi-member set exceeds the 2 slots of PEs 1 and 3 (both members).
             if me == 1 || me == 3 {
                 let pair = ActiveSet::new(1, 1, 2)?;
-                match barrier(pe, &pair) {
+                match barrier(pe, &pair).map_err(ShmemError::into_cause) {
                     Err(ShmemError::Runtime(e)) if matches!(*e, RtError::TooManySets { .. }) => {}
                     other => panic!("PE {me}: a third set with 2 slots: {other:?}"),
                 }

@@ -342,7 +342,10 @@ fn split_errors_are_reported_on_every_member(pe: &mut Pe) -> Result<(), ShmemErr
 
     // A size that differs on one PE: every member learns of it.
     let size = if me == 3 { 3 } else { 2 };
-    let err = world.split_strided(pe, 0, 1, size).unwrap_err();
+    let err = world
+        .split_strided(pe, 0, 1, size)
+        .unwrap_err()
+        .into_cause();
     match &err {
         ShmemError::TeamSplitMismatch { op, args } => {
             assert_eq!(*op, "team_split_strided");
@@ -365,7 +368,7 @@ fn split_errors_are_reported_on_every_member(pe: &mut Pe) -> Result<(), ShmemErr
         world.split_strided(pe, 0, 1, 2).map(|_| ()).unwrap_err()
     };
     assert!(
-        matches!(err, ShmemError::TeamSplitMismatch { .. }),
+        matches!(err.cause(), ShmemError::TeamSplitMismatch { .. }),
         "PE {me}: {err}"
     );
 
@@ -376,7 +379,10 @@ fn split_errors_are_reported_on_every_member(pe: &mut Pe) -> Result<(), ShmemErr
         (3, 1, 3, "reach PE 5 of a parent team of 5"),
         (1, 2, 3, "reach PE 5 of a parent team of 5"),
     ] {
-        let err = world.split_strided(pe, start, stride, size).unwrap_err();
+        let err = world
+            .split_strided(pe, start, stride, size)
+            .unwrap_err()
+            .into_cause();
         match &err {
             ShmemError::InvalidTeamSplit { op, why: text } => {
                 assert_eq!(*op, "team_split_strided");
@@ -385,9 +391,9 @@ fn split_errors_are_reported_on_every_member(pe: &mut Pe) -> Result<(), ShmemErr
             other => panic!("PE {me}: {other}"),
         }
     }
-    let err = world.split_2d(pe, 0).unwrap_err();
+    let err = world.split_2d(pe, 0).unwrap_err().into_cause();
     assert!(
-        matches!(err, ShmemError::InvalidTeamSplit { .. }),
+        matches!(err.cause(), ShmemError::InvalidTeamSplit { .. }),
         "PE {me}: {err}"
     );
 
@@ -402,8 +408,9 @@ fn split_errors_are_reported_on_every_member(pe: &mut Pe) -> Result<(), ShmemErr
         // A root target that overlaps its source (not equal) is refused on every member.
         let err = pair
             .broadcast(pe, 0, &SRC.range(2..6)?, &SRC.range(..4)?)
-            .unwrap_err();
-        let own = matches!(err, ShmemError::PartialOverlap { .. });
+            .unwrap_err()
+            .into_cause();
+        let own = matches!(err.cause(), ShmemError::PartialOverlap { .. });
         let others = matches!(&err, ShmemError::OtherPeFailed { pe: 1, error, .. }
             if matches!(**error, ShmemError::PartialOverlap { .. }));
         assert!(if me == 1 { own } else { others || own }, "PE {me}: {err}");

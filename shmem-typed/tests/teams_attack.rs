@@ -105,7 +105,10 @@ fn reader_failure_job(name: String, hand_over: bool) -> Option<shmem_testkit::Jo
                     &SRC.range(..1).expect("src"),
                     &BW,
                 );
-                say(format!("PE {me}: broadcast: {r:?}"));
+                say(format!(
+                    "PE {me}: broadcast: {:?}",
+                    r.map_err(ShmemError::into_cause)
+                ));
             }
             pe.barrier_all().expect("barrier_all");
             if hand_over && other.contains(me) {
@@ -117,10 +120,16 @@ fn reader_failure_job(name: String, hand_over: bool) -> Option<shmem_testkit::Jo
                     &SRC.range(..1).expect("src"),
                     &BW,
                 );
-                say(format!("PE {me}: after hand-over: {r:?}"));
+                say(format!(
+                    "PE {me}: after hand-over: {:?}",
+                    r.map_err(ShmemError::into_cause)
+                ));
             }
             let r = pe.finalize();
-            say(format!("PE {me}: finalize: {r:?}"));
+            say(format!(
+                "PE {me}: finalize: {:?}",
+                r.map_err(ShmemError::into_cause)
+            ));
             std::process::exit(0);
         })
 }
@@ -136,7 +145,7 @@ fn reader_failure_is_reported_after_a_hand_over() {
         return;
     };
     assert!(!report.hung, "{}", report.stderr);
-    let want = "PE 0: after hand-over: Err(EarlierCallFailed { op: \"broadcast\", details: EarlierCall { call: 1, set: \"the active set (PE_start 0, logPE_stride 0, PE_size 2)\", error: OtherPeFailed { op: \"broadcast\", pe: 1, error: TargetTooSmall { op: \"broadcast\", capacity: 0, needed: 1 } } } })";
+    let want = "PE 0: after hand-over: Err(broadcast: call 1 on the active set (PE_start 0, logPE_stride 0, PE_size 2) failed: PE 1 could not take part in this call: broadcast: the target holds 0 elements but the result needs 1 (reported by this broadcast, which itself completed))";
     assert!(
         pe0_said(&report.stderr, want),
         "the root never hears of PE 1's failed broadcast once the work array moved on:\n{}",
@@ -157,7 +166,7 @@ fn reader_failure_is_reported_without_a_hand_over() {
         return;
     };
     assert!(!report.hung, "{}", report.stderr);
-    let want = "PE 0: finalize: Err(Runtime(Collective(Earlier { during: \"finalize\", call: 1, set_key: 1048579, error: Unable { during: \"broadcast\", pe: 1, why: TargetTooSmall { capacity: 0, needed: 1 } } })))";
+    let want = "PE 0: finalize: Err(finalize: an earlier call on the active set (PE_start 0, logPE_stride 0, PE_size 2) failed (its call 1): broadcast: PE 1 cannot take part: its target holds 0 elements but the result needs 1 (reported now, by this finalize, which itself completed))";
     assert!(pe0_said(&report.stderr, want), "{}", report.stderr);
 }
 
@@ -181,7 +190,10 @@ fn split_arguments_at_the_extremes(pe: &mut Pe) -> Result<(), ShmemError> {
         (2, 1, m),
         (1, 1usize << 63, 3),
     ] {
-        match world.split_strided(pe, start, stride, size) {
+        match world
+            .split_strided(pe, start, stride, size)
+            .map_err(ShmemError::into_cause)
+        {
             Err(ShmemError::InvalidTeamSplit { .. }) => {}
             other => panic!("PE {me}: ({start}, {stride}, {size}): {other:?}"),
         }
@@ -202,7 +214,10 @@ fn split_arguments_at_the_extremes(pe: &mut Pe) -> Result<(), ShmemError> {
     assert_eq!(world.translate_pe(m, &row), None);
     // Arguments that differ only in the high bit are caught.
     let size = if me == 0 { 1 | (1usize << 63) } else { 1 };
-    match world.split_strided(pe, 0, 1, size) {
+    match world
+        .split_strided(pe, 0, 1, size)
+        .map_err(ShmemError::into_cause)
+    {
         Err(ShmemError::TeamSplitMismatch { .. }) => {}
         other => panic!("PE {me}: {other:?}"),
     }

@@ -80,10 +80,11 @@ fn wait_until_some_returns_all_ready_elements(pe: &mut Pe) -> Result<(), ShmemEr
 fn a_status_of_the_wrong_length_is_an_error(pe: &mut Pe) -> Result<(), ShmemError> {
     let err = pe
         .wait_until_any(&ROUND, &[false; 3], Cmp::Eq, 1)
-        .unwrap_err();
+        .unwrap_err()
+        .into_cause();
     assert!(
         matches!(
-            err,
+            err.cause(),
             ShmemError::StatusLength {
                 given: 3,
                 elements: 4
@@ -100,7 +101,10 @@ fn a_status_of_the_wrong_length_is_an_error(pe: &mut Pe) -> Result<(), ShmemErro
 fn a_wait_nobody_can_satisfy_fails_instead_of_hanging(pe: &mut Pe) -> Result<(), ShmemError> {
     // Every PE waits for all of its flags, which nobody sets: each finds out, also
     // after the first to find out has moved on to wait in the barrier.
-    let err = pe.wait_until_all(&ARRIVED, &[], Cmp::Eq, 1).unwrap_err();
+    let err = pe
+        .wait_until_all(&ARRIVED, &[], Cmp::Eq, 1)
+        .unwrap_err()
+        .into_cause();
     assert!(
         err.to_string()
             .contains("waits in wait_until_all, but every other PE is blocked in a wait too"),

@@ -35,6 +35,28 @@ fn an_err_from_main_is_printed_with_the_pe_number_and_fails_the_program() {
 }
 
 #[test]
+fn a_shmem_error_from_main_names_the_call_and_its_line() {
+    let out = run(env!("CARGO_BIN_EXE_spmd_main_shmem_error"), None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    let want = "PE 1: error: put to PE 3 at ui-tests/src/bin/spmd_main_shmem_error.rs:12: \
+                PE 3 does not exist (this job has 2 PEs: 0..2)";
+    assert!(stderr.lines().any(|l| l == want), "stderr: {stderr}");
+}
+
+#[test]
+fn a_plain_main_reports_the_message_not_the_variant() {
+    let out = run(env!("CARGO_BIN_EXE_plain_main_error"), None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(
+        stderr,
+        "Error: init at ui-tests/src/bin/plain_main_error.rs:8: this process is not a SHMEM \
+         PE (start it with shmemrun or through #[shmem_typed::main])\n"
+    );
+}
+
+#[test]
 fn npes_sets_the_job_size_when_started_directly() {
     let out = run(env!("CARGO_BIN_EXE_spmd_main_counts"), None);
     assert!(out.status.success(), "{out:?}");

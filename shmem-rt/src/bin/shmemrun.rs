@@ -25,7 +25,17 @@ const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
   --hosts LIST   with --mpi: the hosts, H:S = host H takes S PEs (Open MPI --host,
                  MPICH -hosts)
   --dry-run      with --mpi: print the launcher's command line instead of running it
-environment: SHMEM_NPES (PE count), SHMEM_SYMMETRIC_SIZE (heap per PE, e.g. 256M)";
+  -h, --help     print this help
+  -V, --version  print shmemrun's version";
+
+/// The usage and every variable the runtime reads, with its default.
+fn help() -> String {
+    let mut text = format!("{USAGE}\nenvironment (default in brackets):\n");
+    for (name, default, meaning) in rt::env::USER_VARIABLES {
+        text.push_str(&format!("  {name:<31} {meaning} [{default}]\n"));
+    }
+    text
+}
 
 /// Bad command line: the message and the usage, exit 2.
 fn usage_error(msg: &str) -> ! {
@@ -56,7 +66,11 @@ fn main() {
         let text = arg.to_string_lossy().into_owned();
         match text.as_str() {
             "-h" | "--help" => {
-                println!("{USAGE}");
+                print!("{}", help());
+                return;
+            }
+            "-V" | "--version" => {
+                println!("shmemrun {}", env!("CARGO_PKG_VERSION"));
                 return;
             }
             "-n" | "-np" | "--npes" => {

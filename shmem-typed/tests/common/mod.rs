@@ -36,7 +36,7 @@ pub(crate) fn watchdog(
 
 /// The error inside an `OtherPeFailed` (with the PE it names), or the error itself.
 pub(crate) fn unwrap_other(err: &ShmemError) -> (Option<usize>, &ShmemError) {
-    match err {
+    match err.cause() {
         ShmemError::OtherPeFailed { pe, error, .. } => (Some(*pe), error),
         other => (None, other),
     }
@@ -53,8 +53,12 @@ pub(crate) fn world_fcollect(pe: &mut Pe, tag: u64) -> Result<(), ShmemError> {
     );
     CSRC.write(pe, [tag + pe.my_pe() as u64]);
     CDST.write(pe, [u64::MAX; WORLD_MAX]);
-    let result = fcollect::<u64>(pe, &world, &CDST.range(..n)?, &CSRC);
-    if matches!(result, Ok(()) | Err(ShmemError::EarlierCallFailed { .. })) {
+    let result =
+        fcollect::<u64>(pe, &world, &CDST.range(..n)?, &CSRC).map_err(ShmemError::into_cause);
+    if matches!(
+        result.as_ref().map_err(ShmemError::cause),
+        Ok(()) | Err(ShmemError::EarlierCallFailed { .. })
+    ) {
         let got = CDST.read(pe);
         let want: Vec<u64> = (0..n as u64).map(|p| tag + p).collect();
         assert_eq!(
