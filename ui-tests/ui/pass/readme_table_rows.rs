@@ -143,7 +143,7 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
 
     // Collectives.
     pe.barrier_all()?;
-    let (start, logstride, size) = (0, 0, n as i64);
+    let (start, logstride, size) = (0, 0, n);
     let set = ActiveSet::new(start, logstride, size)?;
     barrier(pe, &ActiveSet::new(start, logstride, size)?)?;
     let root = 0;
