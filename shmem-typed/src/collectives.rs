@@ -155,7 +155,7 @@ pub(crate) enum On<'a> {
 }
 
 impl On<'_> {
-    fn spec(&self) -> &SetSpec {
+    pub(crate) fn spec(&self) -> &SetSpec {
         match self {
             On::Set(set) => set.spec(),
             On::Team(team) => team.spec(),
@@ -586,7 +586,7 @@ fn known_type_name(tag: u64) -> Option<&'static str> {
 }
 
 /// What a call needs to turn runtime failures into typed errors.
-struct Call {
+pub(crate) struct Call {
     op: &'static str,
     me: usize,
     set: Option<ActiveSet>,
@@ -599,7 +599,7 @@ impl Call {
         Call::from_typed(me, on, op, &elem_type::<T>())
     }
 
-    fn from_typed(me: usize, on: On<'_>, op: &'static str, elem: &Typed) -> Call {
+    pub(crate) fn from_typed(me: usize, on: On<'_>, op: &'static str, elem: &Typed) -> Call {
         Call {
             op,
             me,
@@ -612,7 +612,7 @@ impl Call {
     /// The typed error for a runtime failure of this call.
     #[cold]
     #[inline(never)]
-    fn error(&self, err: RtError) -> ShmemError {
+    pub(crate) fn error(&self, err: RtError) -> ShmemError {
         match err {
             RtError::Collective(err) => self.collective(*err),
             RtError::NotInSet {

@@ -61,6 +61,7 @@ pub mod lock;
 pub mod ops;
 pub mod pe;
 pub mod rma;
+pub mod scan;
 pub mod symmetric;
 pub mod sync;
 pub mod team;
@@ -78,6 +79,7 @@ pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use rma::{SignalOp, SignalWord, SymmetricRma};
+pub use scan::{exscan, inscan};
 pub use shmem_macros::{main, symmetric};
 pub use symmetric::{
     Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt, SymmetricStatic,
@@ -95,9 +97,9 @@ pub mod prelude {
     pub use crate::reduce_work;
     pub use crate::{
         alltoall, alltoall_with, alltoalls, alltoalls_with, barrier, barrier_all, barrier_with,
-        broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce,
-        reduce_with, sync, sync_all, sync_with, AlltoallSync, And, BarrierSync, BroadcastSync,
-        CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
+        broadcast, broadcast_with, collect, collect_with, exscan, fcollect, fcollect_with, inscan,
+        reduce, reduce_with, sync, sync_all, sync_with, AlltoallSync, And, BarrierSync,
+        BroadcastSync, CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::{
         symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,

@@ -72,6 +72,8 @@ fn operation_code(op: Operation) -> u64 {
         Operation::Fcollect => 3,
         Operation::Reduce(r) => 4 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
         Operation::Alltoall => 11,
+        Operation::Inscan(r) => 12 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
+        Operation::Exscan(r) => 19 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
     }
 }
 
@@ -83,6 +85,8 @@ fn operation_from(code: u64) -> Option<Operation> {
         3 => Operation::Fcollect,
         c @ 4..=10 => Operation::Reduce(REDUCE_OPS[c as usize - 4]),
         11 => Operation::Alltoall,
+        c @ 12..=18 => Operation::Inscan(REDUCE_OPS[c as usize - 12]),
+        c @ 19..=25 => Operation::Exscan(REDUCE_OPS[c as usize - 19]),
         _ => return None,
     })
 }

@@ -606,6 +606,43 @@ impl Runtime {
             &ctx, op, elem, target, source, max_nelems
         ))
     }
+
+    /// A scan (`shmem_OP_inscan` / `shmem_OP_exscan`): `source.len` prefix reductions
+    /// with `C` (operator `op`) over the members' sources in member order, into every
+    /// member's `target` as `prefix` says (see `coll::scan`). Uses the runtime's own
+    /// sync words; target and source must not overlap.
+    pub fn scan<C: Combine>(
+        &mut self,
+        set: &SetSpec,
+        op: ReduceOp,
+        prefix: crate::coll::Prefix,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        if elem.size as usize != std::mem::size_of::<C::Elem>() {
+            return Err(RtError::Config(
+                "scan: the element size does not match the operator's element type".into(),
+            ));
+        }
+        self.check_spans(elem, [target, source])?;
+        let during = match prefix {
+            crate::coll::Prefix::Inclusive => "inscan",
+            crate::coll::Prefix::Exclusive => "exscan",
+        };
+        #[cfg(feature = "mpi")]
+        if let Some(mut call) = self.mpi_call(set, Work::Implicit, during)? {
+            // No MPI collective for it: the agreement step, then the runtime's protocol.
+            let operation = match prefix {
+                crate::coll::Prefix::Inclusive => crate::error::Operation::Inscan(op),
+                crate::coll::Prefix::Exclusive => crate::error::Operation::Exscan(op),
+            };
+            call.agree_on_kind(operation, elem)?;
+        }
+        run_call!(self, set, Work::Implicit, during, |ctx| coll::scan::<_, C>(
+            &ctx, op, prefix, elem, target, source
+        ))
+    }
 }
 
 /// Waits until PE `pe` has claimed a slot for the set with key `key` (it does at its
