@@ -303,8 +303,16 @@ fn emit(item: &ItemStatic) -> TokenStream {
     let elem = innermost_element(ty);
     let ty_span = ty.span();
     let this = syn::Ident::new(&item.ident.to_string(), ty_span);
-    let register = quote_spanned! {ty_span=>
-        ::shmem_typed::__private::register::<#elem, #ty>(&#this)
+    // An array static registers through its element type alone (arrays of
+    // runtime-owned objects, such as locks, are symmetric statics too).
+    let register = if matches!(**ty, Type::Array(_)) {
+        quote_spanned! {ty_span=>
+            &::shmem_typed::__private::register_array::<#elem, #ty>(&#this)
+        }
+    } else {
+        quote_spanned! {ty_span=>
+            ::shmem_typed::__private::register::<#elem, #ty>(&#this)
+        }
     };
     let mut out = declaration;
     out.extend(quote! {

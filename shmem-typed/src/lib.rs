@@ -75,7 +75,7 @@ pub use collectives::{
     sync, sync_all, sync_with,
 };
 pub use error::{EarlierCall, Result, ShmemError, SplitArguments};
-pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
+pub use lock::{Lock, LockRef, SymLocks, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use rma::{SignalOp, SignalWord, SymmetricRma};
@@ -136,4 +136,15 @@ pub mod __private {
     ) -> &'static dyn StaticSlot {
         symmetric
     }
+
+    /// The registry entry of a `#[symmetric]` static of array type `T` whose innermost
+    /// element type as written is `E`: requires only `E: SymmetricStatic` (plain data or
+    /// a runtime-owned object such as a lock), so that `[Lock; 16]` is a symmetric
+    /// static. The entry lives in the registration's own static.
+    pub const fn register_array<E: crate::symmetric::SymmetricStatic, T: ArrayOf<E>>(
+        symmetric: &'static crate::Symmetric<T>,
+    ) -> crate::symmetric::ArraySlot<E, T> {
+        crate::symmetric::ArraySlot::new(symmetric)
+    }
+    pub use crate::symmetric::ArrayOf;
 }

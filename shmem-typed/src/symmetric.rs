@@ -163,6 +163,65 @@ impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Symmetric<T> {
     }
 }
 
+/// Arrays of `E`, nested up to three deep (`[E; N]`, `[[E; N]; M]`, …): the shape of a
+/// `#[symmetric]` array static whose innermost element type, as written, is `E`. Its
+/// registration requires only `E: SymmetricStatic`, so arrays of runtime-owned objects
+/// (`[Lock; 16]`) are symmetric statics too, which a bound on the array type cannot
+/// express (bytemuck may make any array type `Pod`).
+///
+/// # Safety
+/// `Self` must consist of consecutive `E`s with nothing between them.
+#[doc(hidden)]
+pub unsafe trait ArrayOf<E> {}
+// SAFETY: an array is N consecutive Es; an array of arrays of Es is consecutive Es.
+unsafe impl<E, const N: usize> ArrayOf<E> for [E; N] {}
+// SAFETY: as above.
+unsafe impl<E, const N: usize, const M: usize> ArrayOf<E> for [[E; N]; M] {}
+// SAFETY: as above.
+unsafe impl<E, const N: usize, const M: usize, const K: usize> ArrayOf<E> for [[[E; N]; M]; K] {}
+
+/// The registry entry of a `#[symmetric]` array static of `E`s (see [`ArrayOf`]).
+#[doc(hidden)]
+pub struct ArraySlot<E, T: 'static> {
+    symmetric: &'static Symmetric<T>,
+    _elem: PhantomData<fn() -> E>,
+}
+
+impl<E, T> ArraySlot<E, T> {
+    /// The entry of `symmetric`.
+    pub const fn new(symmetric: &'static Symmetric<T>) -> ArraySlot<E, T> {
+        ArraySlot {
+            symmetric,
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<E: SymmetricStatic, T: ArrayOf<E> + 'static> shmem_rt::__private::StaticSlot
+    for ArraySlot<E, T>
+{
+    fn key(&self) -> &'static str {
+        self.symmetric.key
+    }
+    fn initial_bytes(&self) -> &[u8] {
+        // SAFETY: `T` is consecutive `E`s (`ArrayOf`), and an `E` (plain data, or a
+        // runtime-owned run of words) has no padding, so every byte of the value is
+        // initialised.
+        unsafe {
+            std::slice::from_raw_parts(
+                (&self.symmetric.init as *const T).cast::<u8>(),
+                std::mem::size_of::<T>(),
+            )
+        }
+    }
+    fn align(&self) -> usize {
+        std::mem::align_of::<T>()
+    }
+    fn offset_cell(&self) -> &AtomicUsize {
+        &self.symmetric.offset
+    }
+}
+
 /// Types whose values other PEs can read and write as bytes: exactly the
 /// `bytemuck::Pod` types (the bound exists to say so in words when a type is not).
 #[diagnostic::on_unimplemented(
