@@ -65,6 +65,7 @@ pub mod scan;
 pub mod symmetric;
 pub mod sync;
 pub mod team;
+mod testing;
 pub mod work;
 
 pub use active_set::ActiveSet;
@@ -80,7 +81,7 @@ pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use rma::{SignalOp, SignalWord, SymmetricRma};
 pub use scan::{exscan, inscan};
-pub use shmem_macros::{main, symmetric};
+pub use shmem_macros::{main, symmetric, test};
 pub use symmetric::{
     Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt, SymmetricStatic,
     SymmetricType,
@@ -115,6 +116,8 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
+    pub use crate::testing::{check_outcome, job_spec, libtest_name, pe_args, run_pe, run_test};
+    pub use shmem_macros::__testkit_test;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
 
