@@ -107,6 +107,36 @@ where
     )
 }
 
+impl ActiveSet {
+    /// [`inscan`] on this set, as a method (the shape of [`Team::inscan`]).
+    pub fn inscan<Op, T>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+    ) -> Result<()>
+    where
+        Op: ReduceOp<T>,
+        T: SymmetricType,
+    {
+        inscan::<Op, T>(pe, self, target, source)
+    }
+
+    /// [`exscan`] on this set, as a method (the shape of [`Team::exscan`]).
+    pub fn exscan<Op, T>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+    ) -> Result<()>
+    where
+        Op: ReduceOp<T>,
+        T: SymmetricType,
+    {
+        exscan::<Op, T>(pe, self, target, source)
+    }
+}
+
 impl Team {
     /// [`inscan`] on the team (`shmem_TYPE_OP_inscan`): team PE `i`'s target receives
     /// `Op` over the sources of team PEs `0..=i`.
