@@ -180,16 +180,20 @@ unsafe impl<E, const N: usize, const M: usize> ArrayOf<E> for [[E; N]; M] {}
 // SAFETY: as above.
 unsafe impl<E, const N: usize, const M: usize, const K: usize> ArrayOf<E> for [[[E; N]; M]; K] {}
 
-/// The registry entry of a `#[symmetric]` array static of `E`s (see [`ArrayOf`]).
+/// The registry entry of a `#[symmetric]` array static of `E`s (see [`ArrayOf`]). Made
+/// only by `__private::register_array`, which requires `E: SymmetricStatic` and
+/// `T: ArrayOf<E>`: what makes every byte of the initial value initialised. (The
+/// registry's impl has no bounds of its own, so that a static of another element type is
+/// one error, at that call.)
 #[doc(hidden)]
 pub struct ArraySlot<E, T: 'static> {
     symmetric: &'static Symmetric<T>,
     _elem: PhantomData<fn() -> E>,
 }
 
-impl<E, T> ArraySlot<E, T> {
+impl<E: SymmetricStatic, T: ArrayOf<E>> ArraySlot<E, T> {
     /// The entry of `symmetric`.
-    pub const fn new(symmetric: &'static Symmetric<T>) -> ArraySlot<E, T> {
+    pub(crate) const fn new(symmetric: &'static Symmetric<T>) -> ArraySlot<E, T> {
         ArraySlot {
             symmetric,
             _elem: PhantomData,
@@ -197,16 +201,15 @@ impl<E, T> ArraySlot<E, T> {
     }
 }
 
-impl<E: SymmetricStatic, T: ArrayOf<E> + 'static> shmem_rt::__private::StaticSlot
-    for ArraySlot<E, T>
-{
+impl<E: 'static, T: 'static> shmem_rt::__private::StaticSlot for ArraySlot<E, T> {
     fn key(&self) -> &'static str {
         self.symmetric.key
     }
     fn initial_bytes(&self) -> &[u8] {
-        // SAFETY: `T` is consecutive `E`s (`ArrayOf`), and an `E` (plain data, or a
-        // runtime-owned run of words) has no padding, so every byte of the value is
-        // initialised.
+        // SAFETY: an `ArraySlot` exists only with `T: ArrayOf<E>` and
+        // `E: SymmetricStatic` (`ArraySlot::new`): `T` is consecutive `E`s, and an `E`
+        // (plain data, or a runtime-owned run of words) has no padding, so every byte of
+        // the value is initialised.
         unsafe {
             std::slice::from_raw_parts(
                 (&self.symmetric.init as *const T).cast::<u8>(),
