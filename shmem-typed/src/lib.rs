@@ -57,6 +57,7 @@ pub mod atomic;
 pub mod collectives;
 mod entry;
 pub mod error;
+pub mod local;
 pub mod lock;
 pub mod ops;
 pub mod pe;
