@@ -132,7 +132,7 @@ fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
 fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
     let n = pe.n_pes();
     for mut case in same_cases(case_strategy(n), n as u8 ^ 0xa7, count) {
-        let world = (case.start, case.log_stride, case.size as usize) == (0, 0, n);
+        let world = (case.start, case.log_stride, case.size) == (0, 0, n);
         case.explicit_work &= world;
         match case.elem {
             0 => run_case::<u8>(pe, &case)?,

@@ -51,7 +51,7 @@ fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
             size,
             elem,
             bytes,
-            root: root % size as usize,
+            root: root % size,
             seed,
         })
 }

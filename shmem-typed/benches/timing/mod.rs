@@ -20,7 +20,11 @@ fn iterations(bytes: usize) -> usize {
 }
 
 /// Median over batches of the slowest PE's mean time per call, in µs.
-pub(crate) fn measure(pe: &mut Pe, bytes: usize, mut op: impl FnMut(&mut Pe)) -> Result<f64, ShmemError> {
+pub(crate) fn measure(
+    pe: &mut Pe,
+    bytes: usize,
+    mut op: impl FnMut(&mut Pe),
+) -> Result<f64, ShmemError> {
     let iters = iterations(bytes);
     for _ in 0..iters.min(2000) {
         op(pe);
