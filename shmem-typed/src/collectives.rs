@@ -531,7 +531,7 @@ pub(crate) fn reduce_as<Op: ReduceOp<T>, T: SymmetricType>(
 impl ActiveSet {
     /// [`barrier`] on this set.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[shmem_typed::main(npes = 4)]
@@ -548,6 +548,23 @@ impl ActiveSet {
     }
 
     /// [`sync`] on this set.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static FLAG: [u64; 1] = [0];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let world = pe.world();
+    ///     FLAG.put(pe, 1 - pe.my_pe(), &[1])?;
+    ///     pe.quiet(); // sync does not complete puts itself
+    ///     world.sync(pe)?;
+    ///     assert_eq!(FLAG.read(pe), [1]);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn sync(&self, pe: &mut Pe) -> Result<()> {
         sync(pe, self)
     }
@@ -555,7 +572,7 @@ impl ActiveSet {
     /// [`broadcast`] on this set: the source of the member with index `root` into every
     /// other member's target (the root's own target is not written).
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
@@ -587,7 +604,7 @@ impl ActiveSet {
     /// [`fcollect`] on this set: every member's source (equal lengths) into every
     /// member's target, in member order.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
@@ -615,7 +632,7 @@ impl ActiveSet {
     /// [`collect`] on this set: every member's source (lengths may differ) into every
     /// member's target, in member order; returns the number of elements written.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
@@ -643,7 +660,7 @@ impl ActiveSet {
     /// [`alltoall`] on this set: block `i` (of `nelems` elements) of every member's
     /// source to member `i`, into block `j` of its target, `j` the sender's index.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
@@ -672,6 +689,26 @@ impl ActiveSet {
 
     /// [`alltoalls`] on this set: [`ActiveSet::alltoall`] with elements
     /// `target_stride` and `source_stride` elements apart.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static OUT: [u32; 4] = [0; 4];
+    /// #[symmetric]
+    /// static IN: [u32; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe() as u32;
+    ///     // Every other element goes out: element 0 to PE 0, element 2 to PE 1.
+    ///     OUT.write(pe, [me * 10, 99, me * 10 + 1, 99]);
+    ///     pe.world().alltoalls::<u32>(pe, &IN, &OUT, 2, 2, 1)?;
+    ///     // From PE j, into element 2·j.
+    ///     assert_eq!([IN.read(pe)[0], IN.read(pe)[2]], [me, 10 + me]);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn alltoalls<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -695,7 +732,7 @@ impl ActiveSet {
     /// [`reduce`] on this set: `Op` over the members' sources, element by element, into
     /// every member's target.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]

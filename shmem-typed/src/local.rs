@@ -308,7 +308,7 @@ macro_rules! local_methods {
             /// member: [`reduce`](crate::reduce) on local data (`MPI_Allreduce`). Every
             /// member passes the same number of elements.
             ///
-            /// ```no_run
+            /// ```
             /// use shmem_typed::prelude::*;
             ///
             /// #[shmem_typed::main(npes = 4)]
@@ -332,7 +332,7 @@ macro_rules! local_methods {
             /// this member's result is `Op` over the data of the members up to and
             /// including it (`MPI_Scan`).
             ///
-            /// ```no_run
+            /// ```
             /// use shmem_typed::prelude::*;
             ///
             /// #[shmem_typed::main(npes = 4)]
@@ -358,7 +358,7 @@ macro_rules! local_methods {
             /// `Op` over the data of the members before this one (`MPI_Exscan`); `None` on
             /// the first member, which has none before it.
             ///
-            /// ```no_run
+            /// ```
             /// use shmem_typed::prelude::*;
             ///
             /// #[shmem_typed::main(npes = 4)]
@@ -383,7 +383,7 @@ macro_rules! local_methods {
             /// is an index in the group; every member passes a slice of the same length.
             #[doc = $bcast_note]
             ///
-            /// ```no_run
+            /// ```
             /// use shmem_typed::prelude::*;
             ///
             /// #[shmem_typed::main(npes = 4)]
@@ -407,7 +407,7 @@ macro_rules! local_methods {
             /// Every member's `data` (all of the same length), concatenated in member
             /// order, returned to every member (`MPI_Allgather`).
             ///
-            /// ```no_run
+            /// ```
             /// use shmem_typed::prelude::*;
             ///
             /// #[shmem_typed::main(npes = 3)]
@@ -430,7 +430,7 @@ macro_rules! local_methods {
             /// Every member's `data` (lengths may differ), concatenated in member order,
             /// returned to every member (`MPI_Allgatherv`, without the counts).
             ///
-            /// ```no_run
+            /// ```
             /// use shmem_typed::prelude::*;
             ///
             /// #[shmem_typed::main(npes = 3)]

@@ -203,7 +203,7 @@ fn lock_at<'a>(offset: usize, len: usize, index: usize) -> Result<LockRef<'a>> {
 impl<const N: usize> Symmetric<[Lock; N]> {
     /// Lock `index` of a `#[symmetric]` array of locks (errors if `index >= N`).
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
@@ -253,6 +253,22 @@ pub struct SymLocks {
 
 impl SymLocks {
     /// Lock `index` (errors if `index >= len`).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let locks = pe.alloc_locks(4)?;
+    ///     // Another PE holding lock 0 does not keep this one out of lock 1.
+    ///     let mine = locks.at(pe.my_pe())?;
+    ///     mine.set_lock(pe)?;
+    ///     pe.barrier_all()?;
+    ///     mine.clear_lock(pe)?;
+    ///     assert!(locks.at(4).is_err());
+    ///     pe.free_locks(locks)
+    /// }
+    /// ```
     pub fn at(&self, index: usize) -> Result<LockRef<'_>> {
         lock_at(self.offset, self.len, index)
     }
@@ -273,7 +289,7 @@ impl Pe {
     /// make the same call; ends with a barrier. Errors on every PE (allocating nothing)
     /// if the calls differ or the heap cannot hold them.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]

@@ -28,7 +28,7 @@ use crate::team::Team;
 /// Inclusive scan on `set` (`shmem_TYPE_OP_inscan`): member `i`'s target receives `Op`
 /// over the sources of members `0..=i`, element by element (see the [module](self)).
 ///
-/// ```no_run
+/// ```
 /// use shmem_typed::prelude::*;
 ///
 /// #[symmetric]
@@ -69,7 +69,7 @@ where
 /// over the sources of members `0..i`; the first member's target is not written (see
 /// the [module](self)).
 ///
-/// ```no_run
+/// ```
 /// use shmem_typed::prelude::*;
 ///
 /// #[symmetric]
@@ -109,6 +109,26 @@ where
 
 impl ActiveSet {
     /// [`inscan`] on this set, as a method (the shape of [`Team::inscan`]).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MINE: [u8; 1] = [0];
+    /// #[symmetric]
+    /// static SEEN: [u8; 1] = [0];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let odds = ActiveSet::new(1, 1, 2)?; // PEs 1 and 3
+    ///     if let Some(i) = odds.index_of(pe.my_pe()) {
+    ///         MINE.write(pe, [1 << i]);
+    ///         odds.inscan::<Or, u8>(pe, &SEEN, &MINE)?;
+    ///         assert_eq!(SEEN.read(pe), [(2 << i) - 1]);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn inscan<Op, T>(
         &self,
         pe: &mut Pe,
@@ -123,6 +143,23 @@ impl ActiveSet {
     }
 
     /// [`exscan`] on this set, as a method (the shape of [`Team::exscan`]).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MINE: [i64; 1] = [0];
+    /// #[symmetric]
+    /// static BEFORE: [i64; 1] = [0];
+    ///
+    /// #[shmem_typed::main(npes = 3)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     MINE.write(pe, [5]);
+    ///     pe.world().exscan::<Sum, i64>(pe, &BEFORE, &MINE)?;
+    ///     assert_eq!(BEFORE.read(pe), [5 * pe.my_pe() as i64]); // PE 0's: untouched 0
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn exscan<Op, T>(
         &self,
         pe: &mut Pe,
@@ -141,7 +178,7 @@ impl Team {
     /// [`inscan`] on the team (`shmem_TYPE_OP_inscan`): team PE `i`'s target receives
     /// `Op` over the sources of team PEs `0..=i`.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
@@ -180,7 +217,7 @@ impl Team {
     /// [`exscan`] on the team (`shmem_TYPE_OP_exscan`): team PE `i`'s target receives
     /// `Op` over the sources of team PEs `0..i`; team PE 0's target is not written.
     ///
-    /// ```no_run
+    /// ```
     /// use shmem_typed::prelude::*;
     ///
     /// #[symmetric]
