@@ -182,14 +182,11 @@ fn scan_local<Op: ReduceOp<T>, T: SymmetricType>(
     data: &[T],
 ) -> Result<Option<Vec<T>>> {
     let first = on.spec().index_of(pe.my_pe()) == Some(0);
-    let (op, written) = match prefix {
-        Prefix::Inclusive => ("inscan", true),
-        Prefix::Exclusive => ("exscan", !first),
-    };
+    let written = prefix == Prefix::Inclusive || !first;
     let run = |pe: &mut Pe, target: &Scratch<T>, source: &Scratch<T>| {
         scan_on::<Op, T>(pe, on, prefix, span(target), span(source))
     };
-    elementwise(pe, on, op, data, written, run)
+    elementwise(pe, on, prefix.name(), data, written, run)
 }
 
 fn broadcast_local<T: SymmetricType>(

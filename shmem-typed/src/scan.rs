@@ -265,10 +265,7 @@ pub(crate) fn scan_on<Op: ReduceOp<T>, T: SymmetricType>(
 ) -> Result<()> {
     let me = pe.my_pe();
     let elem = elem_type::<T>();
-    let name = match prefix {
-        Prefix::Inclusive => "inscan",
-        Prefix::Exclusive => "exscan",
-    };
+    let name = prefix.name();
     pe.rt_mut()
         .scan::<Combiner<Op, T>>(on.spec(), Op::OP, prefix, elem.rt, target, source)
         .map_err(|e| Call::from_typed(me, on, name, &elem).error(e))

@@ -9,7 +9,7 @@ use shmem_typed::local::SCRATCH_BYTES;
 use shmem_typed::prelude::*;
 
 mod props;
-use props::{mix, same_cases};
+use props::{mix, same_cases, set_triplet};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -24,23 +24,16 @@ struct Case {
 }
 
 fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
-    prop_oneof![3 => Just(0u32), 1 => 1..=2u32]
-        .prop_flat_map(move |log_stride| {
-            let stride = 1usize << log_stride;
-            (Just(log_stride), 1..=(npes - 1) / stride + 1)
-        })
-        .prop_flat_map(move |(log_stride, size)| {
-            let last_start = npes - 1 - (size - 1) * (1usize << log_stride);
-            (
-                (Just(log_stride), Just(size), 0..=last_start, any::<bool>()),
-                0..3usize,
-                prop_oneof![4 => 0..=64usize, 2 => 0..=4096usize, 1 => 0..=(3 * SCRATCH_BYTES)],
-                any::<usize>(),
-                any::<u64>(),
-            )
-        })
+    (
+        set_triplet(npes),
+        any::<bool>(),
+        0..3usize,
+        prop_oneof![4 => 0..=64usize, 2 => 0..=4096usize, 1 => 0..=(3 * SCRATCH_BYTES)],
+        any::<usize>(),
+        any::<u64>(),
+    )
         .prop_map(
-            |((log_stride, size, start, team), elem, len, root, seed)| Case {
+            |((start, log_stride, size), team, elem, len, root, seed)| Case {
                 start,
                 log_stride,
                 size,

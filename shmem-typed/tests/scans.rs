@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use shmem_typed::prelude::*;
 
 mod props;
-use props::{mix, same_cases};
+use props::{mix, same_cases, set_triplet};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -25,32 +25,24 @@ struct Case {
 }
 
 fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
-    prop_oneof![3 => Just(0u32), 1 => 1..=2u32]
-        .prop_flat_map(move |log_stride| {
-            let stride = 1usize << log_stride;
-            (Just(log_stride), 1..=(npes - 1) / stride + 1)
-        })
-        .prop_flat_map(move |(log_stride, size)| {
-            let last_start = npes - 1 - (size - 1) * (1usize << log_stride);
-            (
-                Just(log_stride),
-                Just(size),
-                0..=last_start,
-                any::<bool>(),
-                0..8usize,
-                prop_oneof![5 => 0..=256usize, 3 => 0..=8192usize, 1 => 0..=(1usize << 18)],
-                any::<u64>(),
-            )
-        })
-        .prop_map(|(log_stride, size, start, team, elem, bytes, seed)| Case {
-            start,
-            log_stride,
-            size,
-            team,
-            elem,
-            bytes,
-            seed,
-        })
+    (
+        set_triplet(npes),
+        any::<bool>(),
+        0..8usize,
+        prop_oneof![5 => 0..=256usize, 3 => 0..=8192usize, 1 => 0..=(1usize << 18)],
+        any::<u64>(),
+    )
+        .prop_map(
+            |((start, log_stride, size), team, elem, bytes, seed)| Case {
+                start,
+                log_stride,
+                size,
+                team,
+                elem,
+                bytes,
+                seed,
+            },
+        )
 }
 
 trait TestElem: Pod + Debug {

@@ -29,6 +29,24 @@ pub enum Prefix {
     Exclusive,
 }
 
+impl Prefix {
+    /// The call's name (`inscan`, `exscan`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Prefix::Inclusive => "inscan",
+            Prefix::Exclusive => "exscan",
+        }
+    }
+
+    /// The scan with operator `op` as a member publishes it.
+    pub(crate) fn operation(self, op: ReduceOp) -> Operation {
+        match self {
+            Prefix::Inclusive => Operation::Inscan(op),
+            Prefix::Exclusive => Operation::Exscan(op),
+        }
+    }
+}
+
 /// Scans `source.len` elements of every member's source with `C` (operator `op`) into
 /// every member's target, as `prefix` says. Every member passes the same count; targets
 /// hold it and do not overlap sources.
@@ -44,11 +62,14 @@ pub(crate) fn scan<T: Transport, C: Combine>(
     debug_assert_eq!(size, elem.size as usize);
     let count = source.len;
     let bytes = count * size;
-    let operation = match prefix {
-        Prefix::Inclusive => Operation::Inscan(op),
-        Prefix::Exclusive => Operation::Exscan(op),
-    };
-    let mut mine = describe_as(operation, ctx.set.key(), elem, target, source, usize::MAX);
+    let mut mine = describe_as(
+        prefix.operation(op),
+        ctx.set.key(),
+        elem,
+        target,
+        source,
+        usize::MAX,
+    );
     if !mine.is_fault() && count > 0 && source.off == target.off {
         mine.set_unable(Unable::Overlap);
     }

@@ -590,11 +590,7 @@ impl Runtime {
         target: Span,
         source: Span,
     ) -> RtResult<()> {
-        if elem.size as usize != std::mem::size_of::<C::Elem>() {
-            return Err(RtError::Config(
-                "reduce: the element size does not match the operator's element type".into(),
-            ));
-        }
+        check_combine::<C>("reduce", elem)?;
         self.check_spans(elem, [target, source])?;
         let max_nelems = match work {
             Work::Explicit { max_nelems, .. } => max_nelems,
@@ -620,29 +616,28 @@ impl Runtime {
         target: Span,
         source: Span,
     ) -> RtResult<()> {
-        if elem.size as usize != std::mem::size_of::<C::Elem>() {
-            return Err(RtError::Config(
-                "scan: the element size does not match the operator's element type".into(),
-            ));
-        }
+        let during = prefix.name();
+        check_combine::<C>(during, elem)?;
         self.check_spans(elem, [target, source])?;
-        let during = match prefix {
-            crate::coll::Prefix::Inclusive => "inscan",
-            crate::coll::Prefix::Exclusive => "exscan",
-        };
         #[cfg(feature = "mpi")]
         if let Some(mut call) = self.mpi_call(set, Work::Implicit, during)? {
             // No MPI collective for it: the agreement step, then the runtime's protocol.
-            let operation = match prefix {
-                crate::coll::Prefix::Inclusive => crate::error::Operation::Inscan(op),
-                crate::coll::Prefix::Exclusive => crate::error::Operation::Exscan(op),
-            };
-            call.agree_on_kind(operation, elem)?;
+            call.agree_on_kind(prefix.operation(op), elem)?;
         }
         run_call!(self, set, Work::Implicit, during, |ctx| coll::scan::<_, C>(
             &ctx, op, prefix, elem, target, source
         ))
     }
+}
+
+/// Fails unless `elem` has the size of the operator's element type (`op` names the call).
+fn check_combine<C: Combine>(op: &str, elem: ElemType) -> RtResult<()> {
+    if elem.size as usize != std::mem::size_of::<C::Elem>() {
+        return Err(RtError::Config(format!(
+            "{op}: the element size does not match the operator's element type"
+        )));
+    }
+    Ok(())
 }
 
 /// Waits until PE `pe` has claimed a slot for the set with key `key` (it does at its
