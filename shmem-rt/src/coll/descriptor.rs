@@ -576,6 +576,45 @@ mod tests {
     }
 
     #[test]
+    fn scans_read_back_and_disagree_on_kind_operator_and_count() {
+        let ops = [ReduceOp::And, ReduceOp::Max, ReduceOp::Sum, ReduceOp::Prod];
+        let kinds = [Operation::Inscan, Operation::Exscan, Operation::Reduce];
+        for kind in kinds {
+            for op in ops {
+                let d = Descriptor::new(kind(op), 9);
+                assert_eq!(round_trip(&d).op(), Ok(kind(op)));
+            }
+        }
+        let scan = |op: Operation, n: u64| {
+            let mut d = Descriptor::new(op, 9);
+            d.set_nelems(n);
+            d
+        };
+        let sum = scan(Operation::Inscan(ReduceOp::Sum), 3);
+        assert_eq!(disagreement(&sum, &sum), None);
+        for other in [
+            Operation::Exscan(ReduceOp::Sum),
+            Operation::Inscan(ReduceOp::Max),
+            Operation::Reduce(ReduceOp::Sum),
+        ] {
+            assert_eq!(
+                disagreement(&sum, &scan(other, 3)),
+                Some(Field::Operation),
+                "{other}"
+            );
+        }
+        let ex = scan(Operation::Exscan(ReduceOp::Sum), 3);
+        assert_eq!(
+            disagreement(&ex, &scan(Operation::Exscan(ReduceOp::Sum), 4)),
+            Some(Field::Nelems)
+        );
+        assert_eq!(
+            disagreement(&sum, &scan(Operation::Inscan(ReduceOp::Sum), 4)),
+            Some(Field::Nelems)
+        );
+    }
+
+    #[test]
     fn faults_read_back_and_unknown_codes_do_not_decode() {
         let mut d = Descriptor::new(Operation::Fcollect, 5);
         d.set_nelems(4);

@@ -7,7 +7,7 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 9] = [
+const NAMES: [&str; 11] = [
     "barrier",
     "broadcast",
     "collect",
@@ -16,6 +16,8 @@ const NAMES: [&str; 9] = [
     "finalize",
     "sync",
     "alltoall",
+    "inscan",
+    "exscan",
     "a collective",
 ];
 
@@ -362,6 +364,19 @@ mod tests {
                 me: 0,
                 other: 1,
                 before: 40,
+            },
+            CollectiveError::Mismatch {
+                during: "inscan",
+                field: Field::Operation,
+                me: 0,
+                mine: ArgValue::Operation(Operation::Inscan(ReduceOp::Sum)),
+                other: 1,
+                theirs: ArgValue::Operation(Operation::Exscan(ReduceOp::Prod)),
+            },
+            CollectiveError::Unable {
+                during: "exscan",
+                pe: 2,
+                why: Unable::Overlap,
             },
         ];
         for err in errors {
