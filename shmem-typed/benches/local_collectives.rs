@@ -1,6 +1,6 @@
 //! What the local-data collectives cost next to the symmetric ones they are built on:
-//! reduce (sum of `f64`), fcollect and broadcast on the world team at 8 B, 1 KiB, 64 KiB
-//! and 1 MiB per PE, on 2 PEs (or `SHMEM_NPES`), each form timed as in
+//! reduce (sum of `f64`), fcollect, collect and broadcast on the world team at 8 B,
+//! 1 KiB, 64 KiB and 1 MiB per PE, on 2 PEs (or `SHMEM_NPES`), each form timed as in
 //! `collectives_latency` and the ratio printed. The symmetric form's buffers exist
 //! already; the local form starts from a `Vec` and returns one. Run it on an idle
 //! machine: `cargo bench -p shmem-typed --bench local_collectives`.
@@ -31,6 +31,13 @@ fn run_all(pe: &mut Pe) -> Result<(), ShmemError> {
             std::hint::black_box(team.fcollect_local::<f64>(pe, &local).unwrap());
         })?;
         rows.push(("fcollect", bytes, sym, loc));
+        let sym = measure(pe, bytes, |pe| {
+            team.collect::<f64>(pe, &dn, &s).unwrap();
+        })?;
+        let loc = measure(pe, bytes, |pe| {
+            std::hint::black_box(team.collect_local::<f64>(pe, &local).unwrap());
+        })?;
+        rows.push(("collect", bytes, sym, loc));
         let mut buf = local.clone();
         let sym = measure(pe, bytes, |pe| {
             team.broadcast::<f64>(pe, 0, &d, &s).unwrap()
