@@ -37,7 +37,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             .map_err(|_| format!("the argument is the number of rounds, not {text:?}"))?,
     };
     let me = pe.my_pe();
-    let evens = ActiveSet::new(0, 1, pe.n_pes().div_ceil(2) as i64)?;
+    let evens = ActiveSet::new(0, 1, pe.n_pes().div_ceil(2))?;
     let Some(index) = evens.index_of(me) else {
         println!("PE {me}: not an even PE, no barriers");
         return Ok(());

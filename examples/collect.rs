@@ -60,7 +60,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let target64 = pe.alloc_slice::<u64>(NELEMS * n)?;
 
     let world = pe.world();
-    let evens = ActiveSet::new(0, 1, n.div_ceil(2) as i64)?;
+    let evens = ActiveSet::new(0, 1, n.div_ceil(2))?;
     let mut line = format!(
         "PE {me}: world collect32 {} fcollect64 {}",
         gather(pe, &world, Gather::Collect, &target32, &SOURCE32)?,

@@ -66,7 +66,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     // Example 1.
     FOO_INT.write(pe, foo_int(me));
     FOO_REAL.write(pe, foo_real(me));
-    let evens = ActiveSet::new(0, 1, n.div_ceil(2) as i64)?;
+    let evens = ActiveSet::new(0, 1, n.div_ceil(2))?;
     let example1 = if evens.contains(me) {
         reduce_with::<Max, i32>(pe, &evens, &FOOMAX_INT, &FOO_INT, &WORK_INT)?;
         reduce_with::<Max, f64>(pe, &evens, &FOOMAX_REAL, &FOO_REAL, &WORK_REAL)?;

@@ -57,7 +57,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
 
     // Example 1.
     FOO.write(pe, foo(me));
-    let evens = ActiveSet::new(0, 1, n.div_ceil(2) as i64)?;
+    let evens = ActiveSet::new(0, 1, n.div_ceil(2))?;
     let example1 = if evens.contains(me) {
         reduce::<Xor, i64>(pe, &evens, &FOOXOR, &FOO)?;
         let result = FOOXOR.read(pe);

@@ -28,7 +28,8 @@ step() { printf '\n==== mpi-tests: %s (%ss)\n' "$*" "$SECONDS"; }
 # supervisor's fault injection, not started by mpirun).
 SUITES=(alltoall atomics collectives collectives_errors collectives_props hardening_errors
   hardening_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
-  overflow_props panics rma smaller_surprises soundness_findings statics teams teams_attack wait_family)
+  overflow_props panics rma smaller_surprises soundness_findings statics teams teams_attack wait_family
+  scans lock_arrays local_collectives)
 
 examples() {
   step "examples, one node (shared memory under mpirun)"

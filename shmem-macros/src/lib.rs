@@ -6,6 +6,7 @@ mod crate_path;
 mod main_attr;
 mod pod;
 mod symmetric;
+mod test_attr;
 
 use proc_macro::TokenStream;
 
@@ -62,4 +63,39 @@ pub fn derive_zeroable(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Pod, attributes(shmem))]
 pub fn derive_pod(input: TokenStream) -> TokenStream {
     pod::expand(input.into(), pod::Trait::Pod).into()
+}
+
+/// Marks a test that runs on several PEs: `#[shmem_typed::test(npes = N)]` on
+/// `fn name(pe: &mut Pe)`, optionally returning `Result<(), E>` with a printable `E`, and
+/// optionally with `env = ["NAME=VALUE", …]` for the PEs' environment. Under
+/// `cargo test` it is an ordinary `#[test]` that starts a job of `N` PEs on this node,
+/// each running the test binary filtered to this one test; each PE initialises SHMEM,
+/// runs the body and finalizes. The test fails if any PE fails (an `Err`, a panic, a
+/// crash) and if not every PE ran the body. Other attributes (`#[ignore]`, doc comments)
+/// apply to the test.
+///
+/// ```ignore
+/// use shmem_typed::prelude::*;
+///
+/// #[shmem_typed::test(npes = 4)]
+/// fn ring_sum(pe: &mut Pe) -> Result<(), ShmemError> {
+///     let team = pe.team_world();
+///     let total = team.reduce_local::<Sum, u64>(pe, &[1])?;
+///     assert_eq!(total, [4]);
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    let runner = quote::quote!(::shmem_typed::__private::run_test);
+    test_attr::expand(args.into(), item.into(), runner).into()
+}
+
+/// The test kit's form of [`macro@test`] (its jobs can also run under `mpirun`); used
+/// through `shmem_testkit::test`.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn __testkit_test(args: TokenStream, item: TokenStream) -> TokenStream {
+    let runner = quote::quote!(::shmem_testkit::run_on_pes);
+    test_attr::expand(args.into(), item.into(), runner).into()
 }

@@ -342,10 +342,19 @@ fn emit(item: &ItemStatic, krate_path: &CratePath) -> TokenStream {
     // zero bytes, which the compiler keeps out of the executable whatever the form).
     let zeroed = is_zero(&item.expr);
     let krate_at_ty = krate_path.tokens_at(ty_span);
-    let register = quote_spanned! {ty_span=>
-        #krate_at_ty::__private::register::<#elem, #ty>(
-            &#krate_at_ty::__private::Registration::new(&#this, #key, #zeroed)
-        )
+    let registration = quote_spanned! {ty_span=>
+        &#krate_at_ty::__private::Registration::new(&#this, #key, #zeroed)
+    };
+    // An array static registers through its element type alone (arrays of
+    // runtime-owned objects, such as locks, are symmetric statics too).
+    let register = if matches!(**ty, Type::Array(_)) {
+        quote_spanned! {ty_span=>
+            &#krate_at_ty::__private::register_array::<#elem, #ty>(#registration)
+        }
+    } else {
+        quote_spanned! {ty_span=>
+            #krate_at_ty::__private::register::<#elem, #ty>(#registration)
+        }
     };
     let mut out = declaration;
     out.extend(quote! {

@@ -317,6 +317,10 @@ pub enum Operation {
     Reduce(ReduceOp),
     /// `alltoall` or `alltoalls` (equal block sizes).
     Alltoall,
+    /// An inclusive prefix reduction (`inscan`) with its operator.
+    Inscan(ReduceOp),
+    /// An exclusive prefix reduction (`exscan`) with its operator.
+    Exscan(ReduceOp),
 }
 
 impl Operation {
@@ -329,6 +333,8 @@ impl Operation {
             Operation::Fcollect => "fcollect",
             Operation::Reduce(_) => "reduce",
             Operation::Alltoall => "alltoall",
+            Operation::Inscan(_) => "inscan",
+            Operation::Exscan(_) => "exscan",
         }
     }
 }
@@ -336,7 +342,9 @@ impl Operation {
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Operation::Reduce(op) => write!(f, "reduce with {}", op.name()),
+            Operation::Reduce(op) | Operation::Inscan(op) | Operation::Exscan(op) => {
+                write!(f, "{} with {}", self.name(), op.name())
+            }
             other => f.write_str(other.name()),
         }
     }

@@ -56,7 +56,7 @@ pub mod __private {
         BROADCAST_STAGE_MAX, FLAT_BARRIER_MAX, GATHER_STAGE_MAX, ONE_SHOT_MAX, ONE_SHOT_READ_MAX,
     };
     pub use crate::coll::sets::SetSpec;
-    pub use crate::coll::{Blocks, Combine, RootTarget, Span};
+    pub use crate::coll::{Blocks, Combine, Prefix, RootTarget, Span};
     pub use crate::config::{
         active_sets_from_env, available_cpus, default_npes, env, parse_npes, parse_size,
         physical_memory, MAX_NPES,

@@ -38,7 +38,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::job::pe_args;
+use shmem_typed::__private::pe_args;
 
 /// How fast a job must end after a fault: the supervisor has exited and no process of
 /// the job is left.

@@ -21,8 +21,9 @@ pub use fault::{
     await_ready, mark_ready, monotonic_ns, stamp_fault, Ended, Fault, FaultCase, JobReport,
     FAIL_FAST_BOUND,
 };
-pub use job::{__libtest_name, expected_transport, job_spec, pe_args, run_job, run_on_pes};
+pub use job::{expected_transport, run_job, run_on_pes};
 pub use mpirun::{mpi_launcher, note_finalized};
 pub use resources::{fd_targets, Resources};
 pub use shmem_rt::__private::JobOutcome;
-pub use shmem_testkit_macros::test;
+pub use shmem_typed::__private::__testkit_test as test;
+pub use shmem_typed::__private::{job_spec, pe_args};

@@ -18,9 +18,11 @@ pub struct ActiveSet {
 }
 
 impl ActiveSet {
-    /// The set of the C triplet `(PE_start, logPE_stride, PE_size)`. Errors for a size of
-    /// 0, negative values, or a last member outside the job; requires an initialised PE.
-    pub fn new(pe_start: i64, log_pe_stride: i64, pe_size: i64) -> Result<ActiveSet> {
+    /// The set of the C triplet `(PE_start, logPE_stride, PE_size)`: the PEs
+    /// `pe_start + i·2^log_pe_stride` for `i < pe_size`. Errors for a size of 0, a stride
+    /// exponent of 31 or more, or a last member outside the job; requires an initialised
+    /// PE.
+    pub fn new(pe_start: usize, log_pe_stride: u32, pe_size: usize) -> Result<ActiveSet> {
         let npes = crate::pe::JOB_NPES.load(Ordering::Acquire);
         if npes == 0 {
             return Err(shmem_rt::RtError::NotLaunched.into());
@@ -28,7 +30,7 @@ impl ActiveSet {
         SetSpec::new(pe_start, log_pe_stride, pe_size, npes)
             .map(|spec| ActiveSet {
                 spec,
-                log_stride: log_pe_stride as u32,
+                log_stride: log_pe_stride,
             })
             .map_err(ShmemError::InvalidActiveSet)
     }

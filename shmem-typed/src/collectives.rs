@@ -179,7 +179,7 @@ pub(crate) enum On<'a> {
 }
 
 impl On<'_> {
-    fn spec(&self) -> &SetSpec {
+    pub(crate) fn spec(&self) -> &SetSpec {
         match self {
             On::Set(set) => set.spec(),
             On::Team(team) => team.spec(),
@@ -582,6 +582,246 @@ pub(crate) fn reduce_as<Op: ReduceOp<T>, T: SymmetricType>(
         .map_err(|e| Call::from_typed(me, on, "reduce", &elem).error(e))
 }
 
+/// The collectives as methods of the set, the same shape as [`Team`]'s: `set.reduce::<Sum,
+/// f64>(pe, &target, &source)` is [`reduce::<Sum, f64>(pe, &set, &target,
+/// &source)`](reduce). Each method is the free function of its name (which keeps the C
+/// names for porting), with the active-set semantics: a broadcast leaves the root's
+/// target alone.
+impl ActiveSet {
+    /// [`barrier`] on this set.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let evens = ActiveSet::new(0, 1, 2)?; // PEs 0 and 2
+    ///     if evens.contains(pe.my_pe()) {
+    ///         evens.barrier(pe)?;
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn barrier(&self, pe: &mut Pe) -> Result<()> {
+        barrier(pe, self)
+    }
+
+    /// [`sync`] on this set.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static FLAG: [u64; 1] = [0];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let world = pe.world();
+    ///     FLAG.put(pe, 1 - pe.my_pe(), &[1])?;
+    ///     pe.quiet(); // sync does not complete puts itself
+    ///     world.sync(pe)?;
+    ///     assert_eq!(FLAG.read(pe), [1]);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn sync(&self, pe: &mut Pe) -> Result<()> {
+        sync(pe, self)
+    }
+
+    /// [`broadcast`] on this set: the source of the member with index `root` into every
+    /// other member's target (the root's own target is not written).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static SOURCE: [u64; 4] = [0; 4];
+    /// #[symmetric]
+    /// static TARGET: [u64; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     SOURCE.write(pe, [pe.my_pe() as u64 + 10; 4]);
+    ///     let world = pe.world();
+    ///     world.broadcast::<u64>(pe, 1, &TARGET, &SOURCE)?;
+    ///     if pe.my_pe() != 1 {
+    ///         assert_eq!(TARGET.read(pe), [11; 4]);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn broadcast<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        root: usize,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    ) -> Result<()> {
+        broadcast::<T>(pe, self, root, target, source)
+    }
+
+    /// [`fcollect`] on this set: every member's source (equal lengths) into every
+    /// member's target, in member order.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MINE: [u32; 1] = [0];
+    /// #[symmetric]
+    /// static ALL: [u32; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     MINE.write(pe, [pe.my_pe() as u32 * 2]);
+    ///     pe.world().fcollect::<u32>(pe, &ALL, &MINE)?;
+    ///     assert_eq!(ALL.read(pe), [0, 2, 4, 6]);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn fcollect<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    ) -> Result<()> {
+        fcollect::<T>(pe, self, target, source)
+    }
+
+    /// [`collect`] on this set: every member's source (lengths may differ) into every
+    /// member's target, in member order; returns the number of elements written.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MINE: [u32; 4] = [7; 4];
+    /// #[symmetric]
+    /// static ALL: [u32; 16] = [0; 16];
+    ///
+    /// #[shmem_typed::main(npes = 3)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     // PE i contributes i + 1 elements: 1 + 2 + 3 in all.
+    ///     let n = pe.world().collect::<u32>(pe, &ALL, &MINE.range(..pe.my_pe() + 1)?)?;
+    ///     assert_eq!(n, 6);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn collect<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+    ) -> Result<usize> {
+        collect::<T>(pe, self, target, source)
+    }
+
+    /// [`alltoall`] on this set: block `i` (of `nelems` elements) of every member's
+    /// source to member `i`, into block `j` of its target, `j` the sender's index.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static OUT: [u64; 4] = [0; 4];
+    /// #[symmetric]
+    /// static IN: [u64; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe() as u64;
+    ///     OUT.write(pe, [me * 10, me * 10 + 1, me * 10 + 2, me * 10 + 3]);
+    ///     pe.world().alltoall::<u64>(pe, &IN, &OUT, 1)?;
+    ///     assert_eq!(IN.read(pe), [me, 10 + me, 20 + me, 30 + me]);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn alltoall<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        nelems: usize,
+    ) -> Result<()> {
+        alltoall::<T>(pe, self, target, source, nelems)
+    }
+
+    /// [`alltoalls`] on this set: [`ActiveSet::alltoall`] with elements
+    /// `target_stride` and `source_stride` elements apart.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static OUT: [u32; 4] = [0; 4];
+    /// #[symmetric]
+    /// static IN: [u32; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe() as u32;
+    ///     // Every other element goes out: element 0 to PE 0, element 2 to PE 1.
+    ///     OUT.write(pe, [me * 10, 99, me * 10 + 1, 99]);
+    ///     pe.world().alltoalls::<u32>(pe, &IN, &OUT, 2, 2, 1)?;
+    ///     // From PE j, into element 2·j.
+    ///     assert_eq!([IN.read(pe)[0], IN.read(pe)[2]], [me, 10 + me]);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn alltoalls<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        target_stride: usize,
+        source_stride: usize,
+        nelems: usize,
+    ) -> Result<()> {
+        alltoalls::<T>(
+            pe,
+            self,
+            target,
+            source,
+            target_stride,
+            source_stride,
+            nelems,
+        )
+    }
+
+    /// [`reduce`] on this set: `Op` over the members' sources, element by element, into
+    /// every member's target.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MINE: [i32; 2] = [0; 2];
+    /// #[symmetric]
+    /// static LARGEST: [i32; 2] = [0; 2];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe() as i32;
+    ///     MINE.write(pe, [me, -me]);
+    ///     pe.world().reduce::<Max, i32>(pe, &LARGEST, &MINE)?;
+    ///     assert_eq!(LARGEST.read(pe), [3, 0]);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn reduce<Op, T>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem: Scalars<T>> + ?Sized),
+    ) -> Result<()>
+    where
+        Op: ReduceOp<T>,
+        T: SymmetricType,
+    {
+        reduce::<Op, T>(pe, self, target, source)
+    }
+}
+
 pub(crate) fn span<B: SymmetricBuffer + ?Sized>(buffer: &B) -> Span {
     Span::new(buffer.sym_offset(), buffer.sym_len())
 }
@@ -663,7 +903,7 @@ fn known_type_name(tag: u64) -> Option<&'static str> {
 }
 
 /// What a call needs to turn runtime failures into typed errors.
-struct Call {
+pub(crate) struct Call {
     op: &'static str,
     me: usize,
     set: Option<ActiveSet>,
@@ -676,7 +916,7 @@ impl Call {
         Call::from_typed(me, on, op, &any_type::<T>())
     }
 
-    fn from_typed(me: usize, on: On<'_>, op: &'static str, elem: &Typed) -> Call {
+    pub(crate) fn from_typed(me: usize, on: On<'_>, op: &'static str, elem: &Typed) -> Call {
         Call {
             op,
             me,
@@ -689,7 +929,7 @@ impl Call {
     /// The typed error for a runtime failure of this call.
     #[cold]
     #[inline(never)]
-    fn error(&self, err: RtError) -> ShmemError {
+    pub(crate) fn error(&self, err: RtError) -> ShmemError {
         match err {
             RtError::Collective(err) => self.collective(*err),
             RtError::NotInSet {

@@ -98,9 +98,10 @@ pub enum ShmemError {
         /// Size of the set.
         size: usize,
     },
-    /// Target and source overlap partially (they must be identical or disjoint).
+    /// Target and source overlap where the call does not allow it (a reduction's may be
+    /// identical, an fcollect's source its own block; all others must be disjoint).
     #[error(
-        "{op}: target and source overlap partially (they must be the same buffer or disjoint)"
+        "{op}: target and source overlap (a reduction's may be the same buffer and an fcollect's source its own block of the target; otherwise they must be disjoint)"
     )]
     PartialOverlap {
         /// The collective.

@@ -91,13 +91,16 @@ pub mod atomic;
 pub mod collectives;
 mod entry;
 pub mod error;
+pub mod local;
 pub mod lock;
 pub mod ops;
 pub mod pe;
 pub mod rma;
+pub mod scan;
 pub mod symmetric;
 pub mod sync;
 pub mod team;
+mod testing;
 pub mod work;
 
 pub use active_set::ActiveSet;
@@ -111,11 +114,12 @@ pub use error::{
     EarlierCall, ErrorKind, FailedCall, LockBreak, PeEnd, Result, RtError, ShmemError,
     SplitArguments, StridedWalk, Unfreed,
 };
-pub use lock::{Lock, SymmetricLock, SymmetricLockExt};
+pub use lock::{Lock, LockRef, SymLocks, SymmetricLock, SymmetricLockExt};
 pub use ops::{And, Max, Min, Or, Prod, ReduceOp, Scalars, Sum, Xor};
 pub use pe::Pe;
 pub use rma::{SignalOp, SignalWord, SymmetricRma};
-pub use shmem_macros::{main, symmetric};
+pub use scan::{exscan, inscan};
+pub use shmem_macros::{main, symmetric, test};
 pub use symmetric::{
     Elements, SymRange, SymSlice, Symmetric, SymmetricBuffer, SymmetricBufferExt, SymmetricStatic,
     SymmetricType,
@@ -132,9 +136,9 @@ pub mod prelude {
     pub use crate::reduce_work;
     pub use crate::{
         alltoall, alltoall_with, alltoalls, alltoalls_with, barrier, barrier_all, barrier_with,
-        broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce,
-        reduce_with, sync, sync_all, sync_with, AlltoallSync, And, BarrierSync, BroadcastSync,
-        CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
+        broadcast, broadcast_with, collect, collect_with, exscan, fcollect, fcollect_with, inscan,
+        reduce, reduce_with, sync, sync_all, sync_with, AlltoallSync, And, BarrierSync,
+        BroadcastSync, CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::{
         symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
@@ -158,6 +162,8 @@ pub mod __private {
     pub use crate::symmetric::Registration;
     /// What the prelude's `Pod`/`Zeroable` derives expand to.
     pub use bytemuck;
+    pub use crate::testing::{check_outcome, job_spec, libtest_name, pe_args, run_pe, run_test};
+    pub use shmem_macros::__testkit_test;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
 
@@ -189,4 +195,15 @@ pub mod __private {
     ) -> &'static dyn StaticSlot {
         registration
     }
+
+    /// The registry entry of a `#[symmetric]` static of array type `T` whose innermost
+    /// element type as written is `E`: requires only `E: SymmetricStatic` (plain data or
+    /// a runtime-owned object such as a lock), so that `[Lock; 16]` is a symmetric
+    /// static. The entry lives in the registration's own static.
+    pub const fn register_array<E: crate::symmetric::SymmetricStatic, T: ArrayOf<E>>(
+        registration: &'static Registration<T>,
+    ) -> crate::symmetric::ArraySlot<E, T> {
+        crate::symmetric::ArraySlot::new(registration)
+    }
+    pub use crate::symmetric::ArrayOf;
 }

@@ -41,6 +41,8 @@
 //! only a `#[symmetric] static` of type `Lock` has the lock operations
 //! ([`SymmetricLockExt`], in the prelude).
 
+use std::marker::PhantomData;
+
 use shmem_rt::__private::{AtomicOp, AtomicWidth, CACHE_LINE};
 use shmem_rt::RtError;
 
@@ -146,11 +148,17 @@ impl HeldLocks {
     fn remove(&mut self, lock: usize) {
         self.offsets.retain(|&held| held != lock);
     }
+
+    /// Forgets every held lock in `range` (locks whose memory was freed).
+    fn forget(&mut self, range: std::ops::Range<usize>) {
+        self.offsets.retain(|held| !range.contains(held));
+    }
 }
 
 mod sealed {
     pub trait Sealed {}
     impl Sealed for crate::symmetric::Symmetric<super::Lock> {}
+    impl Sealed for super::LockRef<'_> {}
 }
 
 /// A lock that every PE reaches: a `#[symmetric] static` of type [`Lock`]. Sealed; the
@@ -158,7 +166,8 @@ mod sealed {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a symmetric lock",
     label = "not a lock that other PEs can reach",
-    note = "declare the lock as `#[symmetric] static LOCK: Lock = Lock::new();` and call `LOCK.set_lock(pe)`, `LOCK.clear_lock(pe)`, … on the static"
+    note = "declare the lock as `#[symmetric] static LOCK: Lock = Lock::new();` and call `LOCK.set_lock(pe)`, `LOCK.clear_lock(pe)`, … on the static",
+    note = "for many locks, declare `#[symmetric] static LOCKS: [Lock; N] = [const {{ Lock::new() }}; N];` or allocate them with `pe.alloc_locks(n)`, and lock one with `LOCKS.at(i)?.set_lock(pe)`"
 )]
 pub trait SymmetricLock: sealed::Sealed {
     /// Symmetric offset of the lock's words.
@@ -169,6 +178,171 @@ pub trait SymmetricLock: sealed::Sealed {
 impl SymmetricLock for Symmetric<Lock> {
     fn lock_offset(&self) -> usize {
         self.offset()
+    }
+}
+
+impl SymmetricLock for LockRef<'_> {
+    fn lock_offset(&self) -> usize {
+        self.offset
+    }
+}
+
+/// One lock of an array of locks: of a `#[symmetric] static LOCKS: [Lock; N]`
+/// ([`Symmetric::at`](Symmetric#method.at)) or of a heap allocation ([`SymLocks::at`]).
+/// It has the lock operations ([`SymmetricLockExt`]); each lock of an array is
+/// independent of the others. Borrows the array, so a heap array cannot be freed while
+/// one of its locks is in use.
+#[derive(Debug, Clone, Copy)]
+pub struct LockRef<'a> {
+    offset: usize,
+    _array: PhantomData<&'a ()>,
+}
+
+/// Lock `index` of the `len` locks at symmetric offset `offset`.
+fn lock_at<'a>(offset: usize, len: usize, index: usize) -> Result<LockRef<'a>> {
+    if index >= len {
+        return Err(ShmemError::RangeOutOfBounds {
+            start: index,
+            end: index + 1,
+            len,
+        });
+    }
+    Ok(LockRef {
+        offset: offset + index * std::mem::size_of::<Lock>(),
+        _array: PhantomData,
+    })
+}
+
+impl<const N: usize> Symmetric<[Lock; N]> {
+    /// Lock `index` of a `#[symmetric]` array of locks (errors if `index >= N`).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static LOCKS: [Lock; 16] = [const { Lock::new() }; 16];
+    /// #[symmetric]
+    /// static BUCKETS: [u64; 16] = [0; 16];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     // Every PE bumps every bucket of PE 0, each under its own lock.
+    ///     for bucket in 0..16 {
+    ///         LOCKS.at(bucket)?.with_lock(pe, |pe| {
+    ///             let v = BUCKETS.g(pe, 0, bucket)?;
+    ///             BUCKETS.p(pe, 0, bucket, v + 1)
+    ///         })?;
+    ///     }
+    ///     pe.barrier_all()?;
+    ///     assert_eq!(BUCKETS.g(pe, 0, 5)?, pe.n_pes() as u64);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn at(&self, index: usize) -> Result<LockRef<'_>> {
+        lock_at(self.offset(), N, index)
+    }
+
+    /// The number of locks (`N`).
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether there are none (`N == 0`).
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+}
+
+/// `len` locks in the symmetric heap, from [`Pe::alloc_locks`]: each free when
+/// allocated, each independent, reached with [`SymLocks::at`]. Freed collectively with
+/// [`Pe::free_locks`]; dropping the handle keeps the memory until the job ends. Like a
+/// `#[symmetric]` lock, its words belong to the runtime: no safe code reads or writes
+/// them.
+#[derive(Debug)]
+pub struct SymLocks {
+    offset: usize,
+    len: usize,
+}
+
+impl SymLocks {
+    /// Lock `index` (errors if `index >= len`).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let locks = pe.alloc_locks(4)?;
+    ///     // Another PE holding lock 0 does not keep this one out of lock 1.
+    ///     let mine = locks.at(pe.my_pe())?;
+    ///     mine.set_lock(pe)?;
+    ///     pe.barrier_all()?;
+    ///     mine.clear_lock(pe)?;
+    ///     assert!(locks.at(4).is_err());
+    ///     pe.free_locks(locks)
+    /// }
+    /// ```
+    pub fn at(&self, index: usize) -> Result<LockRef<'_>> {
+        lock_at(self.offset, self.len, index)
+    }
+
+    /// The number of locks.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Pe {
+    /// Collectively allocates `len` locks in the symmetric heap, all free. Every PE must
+    /// make the same call; ends with a barrier. Errors on every PE (allocating nothing)
+    /// if the calls differ or the heap cannot hold them.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static COUNTS: [u64; 64] = [0; 64];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let locks = pe.alloc_locks(64)?; // one lock per bucket
+    ///     for key in 0..64 {
+    ///         locks.at(key)?.with_lock(pe, |pe| {
+    ///             let v = COUNTS.g(pe, 0, key)?;
+    ///             COUNTS.p(pe, 0, key, v + 1)
+    ///         })?;
+    ///     }
+    ///     pe.barrier_all()?;
+    ///     assert_eq!(COUNTS.g(pe, 0, 7)?, pe.n_pes() as u64);
+    ///     pe.free_locks(locks)
+    /// }
+    /// ```
+    pub fn alloc_locks(&mut self, len: usize) -> Result<SymLocks> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<Lock>())
+            .ok_or_else(|| {
+                ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
+                    "{len} locks of {} bytes overflow",
+                    std::mem::size_of::<Lock>()
+                )))
+            })?;
+        // The heap hands out zeroed memory: a zeroed lock is a free lock.
+        let offset = self.rt_mut().alloc(bytes, std::mem::align_of::<Lock>())?;
+        Ok(SymLocks { offset, len })
+    }
+
+    /// Collectively frees locks made by [`Pe::alloc_locks`]; starts with a barrier. A
+    /// lock of the array that this PE still holds is forgotten with it.
+    pub fn free_locks(&mut self, locks: SymLocks) -> Result<()> {
+        let end = locks.offset + locks.len * std::mem::size_of::<Lock>();
+        self.rt_mut().free(locks.offset)?;
+        self.held_locks.forget(locks.offset..end);
+        Ok(())
     }
 }
 

@@ -76,7 +76,10 @@ impl Pe {
         self.rt.n_pes()
     }
 
-    /// The active set of all PEs.
+    /// The active set of all PEs, for the C-named collectives (`reduce(pe, &world, ..)`)
+    /// and the set's methods; [`Pe::team_world`] is the team of all PEs. Both have the
+    /// same collective methods; they differ where OpenSHMEM 1.4 and 1.5 do (a team's
+    /// broadcast also writes the root's target).
     pub fn world(&self) -> ActiveSet {
         ActiveSet::world(self.n_pes())
     }

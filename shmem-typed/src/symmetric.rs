@@ -200,6 +200,76 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 }
 
+/// Arrays of `E`, nested up to three deep (`[E; N]`, `[[E; N]; M]`, …): the shape of a
+/// `#[symmetric]` array static whose innermost element type, as written, is `E`. Its
+/// registration requires only `E: SymmetricStatic`, so arrays of runtime-owned objects
+/// (`[Lock; 16]`) are symmetric statics too, which a bound on the array type cannot
+/// express (bytemuck may make any array type `Pod`).
+///
+/// # Safety
+/// `Self` must consist of consecutive `E`s with nothing between them.
+#[doc(hidden)]
+pub unsafe trait ArrayOf<E> {}
+// SAFETY: an array is N consecutive Es; an array of arrays of Es is consecutive Es.
+unsafe impl<E, const N: usize> ArrayOf<E> for [E; N] {}
+// SAFETY: as above.
+unsafe impl<E, const N: usize, const M: usize> ArrayOf<E> for [[E; N]; M] {}
+// SAFETY: as above.
+unsafe impl<E, const N: usize, const M: usize, const K: usize> ArrayOf<E> for [[[E; N]; M]; K] {}
+
+/// The registry entry of a `#[symmetric]` array static of `E`s (see [`ArrayOf`]). Made
+/// only by `__private::register_array`, which requires `E: SymmetricStatic` and
+/// `T: ArrayOf<E>`: what makes every byte of the initial value initialised. (The
+/// registry's impl has no bounds of its own, so that a static of another element type is
+/// one error, at that call.)
+#[doc(hidden)]
+pub struct ArraySlot<E, T: 'static> {
+    registration: &'static Registration<T>,
+    _elem: PhantomData<fn() -> E>,
+}
+
+impl<E: SymmetricStatic, T: ArrayOf<E>> ArraySlot<E, T> {
+    /// The entry of `registration`.
+    pub(crate) const fn new(registration: &'static Registration<T>) -> ArraySlot<E, T> {
+        ArraySlot {
+            registration,
+            _elem: PhantomData,
+        }
+    }
+}
+
+// SAFETY: as for `Registration`: every answer is a constant of the static, the same on
+// every PE; the initial bytes are the `size_of::<T>()` bytes of the value.
+unsafe impl<E: 'static, T: 'static> shmem_rt::__private::StaticSlot for ArraySlot<E, T> {
+    fn key(&self) -> &'static str {
+        self.registration.key
+    }
+    fn size(&self) -> usize {
+        std::mem::size_of::<T>()
+    }
+    fn initial_bytes(&self) -> Option<&[u8]> {
+        if self.registration.zeroed {
+            return None;
+        }
+        // SAFETY: an `ArraySlot` exists only with `T: ArrayOf<E>` and
+        // `E: SymmetricStatic` (`ArraySlot::new`): `T` is consecutive `E`s, and an `E`
+        // (plain data, or a runtime-owned run of words) has no padding, so every byte of
+        // the value is initialised.
+        Some(unsafe {
+            std::slice::from_raw_parts(
+                (&self.registration.symmetric.init as *const T).cast::<u8>(),
+                std::mem::size_of::<T>(),
+            )
+        })
+    }
+    fn align(&self) -> usize {
+        std::mem::align_of::<T>()
+    }
+    fn placed_at(&self) -> &StaticOffset {
+        &self.registration.symmetric.offset
+    }
+}
+
 /// Types whose values other PEs can read and write as bytes: exactly the
 /// `bytemuck::Pod` types (the bound exists to say so in words when a type is not).
 #[diagnostic::on_unimplemented(

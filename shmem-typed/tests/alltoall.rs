@@ -16,9 +16,9 @@ use props::{mix, same_cases};
 
 #[derive(Debug, Clone)]
 struct Case {
-    start: i64,
-    log_stride: i64,
-    size: i64,
+    start: usize,
+    log_stride: u32,
+    size: usize,
     elem: usize,
     nelems: usize,
     target_stride: usize,
@@ -28,14 +28,13 @@ struct Case {
 }
 
 fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
-    let npes = npes as i64;
-    prop_oneof![3 => Just(0i64), 1 => 1..=2i64]
+    prop_oneof![3 => Just(0u32), 1 => 1..=2u32]
         .prop_flat_map(move |log_stride| {
-            let stride = 1i64 << log_stride;
+            let stride = 1usize << log_stride;
             (Just(log_stride), 1..=(npes - 1) / stride + 1)
         })
         .prop_flat_map(move |(log_stride, size)| {
-            let last_start = npes - 1 - (size - 1) * (1i64 << log_stride);
+            let last_start = npes - 1 - (size - 1) * (1usize << log_stride);
             (
                 (Just(log_stride), Just(size), 0..=last_start, 0..4usize),
                 prop_oneof![4 => 0..=8usize, 3 => 0..=200usize, 1 => 0..=9000usize],
@@ -133,7 +132,7 @@ fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
 fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
     let n = pe.n_pes();
     for mut case in same_cases(case_strategy(n), n as u8 ^ 0xa7, count) {
-        let world = (case.start, case.log_stride, case.size as usize) == (0, 0, n);
+        let world = (case.start, case.log_stride, case.size) == (0, 0, n);
         case.explicit_work &= world;
         match case.elem {
             0 => run_case::<u8>(pe, &case)?,

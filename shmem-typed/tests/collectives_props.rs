@@ -18,9 +18,9 @@ use props::{mix, same_cases};
 /// One generated case.
 #[derive(Debug, Clone)]
 struct Case {
-    start: i64,
-    log_stride: i64,
-    size: i64,
+    start: usize,
+    log_stride: u32,
+    size: usize,
     elem: usize,
     bytes: usize,
     root: usize,
@@ -28,14 +28,13 @@ struct Case {
 }
 
 fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
-    let npes = npes as i64;
-    prop_oneof![3 => Just(0i64), 1 => 1..=2i64]
+    prop_oneof![3 => Just(0u32), 1 => 1..=2u32]
         .prop_flat_map(move |log_stride| {
-            let stride = 1i64 << log_stride;
+            let stride = 1usize << log_stride;
             (Just(log_stride), 1..=(npes - 1) / stride + 1)
         })
         .prop_flat_map(move |(log_stride, size)| {
-            let last_start = npes - 1 - (size - 1) * (1i64 << log_stride);
+            let last_start = npes - 1 - (size - 1) * (1usize << log_stride);
             (
                 Just(log_stride),
                 Just(size),
@@ -52,7 +51,7 @@ fn case_strategy(npes: usize) -> impl Strategy<Value = Case> {
             size,
             elem,
             bytes,
-            root: root % size as usize,
+            root: root % size,
             seed,
         })
 }

@@ -88,7 +88,7 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
     let is_culprit = me == culprit;
 
     // A caller outside the set: the set of every PE but the last.
-    let others = ActiveSet::new(0, 0, n as i64 - 1)?;
+    let others = ActiveSet::new(0, 0, n - 1)?;
     SRC.write(pe, [me as u32; 8]);
     let result = fcollect::<u32>(pe, &others, &DST, &SRC.range(..1)?);
     if is_culprit {

@@ -176,7 +176,7 @@ fn inside_collective(pe: &mut Pe, coll: Collective, death: Death) -> Result<(), 
     let npes = pe.n_pes();
     let me = pe.my_pe();
     let n = elems_for(death);
-    let set = ActiveSet::new(0, 0, npes as i64)?;
+    let set = ActiveSet::new(0, 0, npes)?;
     let src = pe.alloc_slice::<u64>(n)?;
     let dst = pe.alloc_slice::<u64>(n * npes)?;
     let never_written = pe.alloc_slice::<u64>(1)?;

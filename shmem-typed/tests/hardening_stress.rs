@@ -78,9 +78,9 @@ enum Kind {
 #[derive(Debug, Clone, Copy)]
 struct Call {
     index: usize,
-    start: i64,
-    log_stride: i64,
-    size: i64,
+    start: usize,
+    log_stride: u32,
+    size: usize,
     kind: Kind,
     /// 0: u64, 1: i32, 2: u8.
     elem: usize,
@@ -88,10 +88,10 @@ struct Call {
 }
 
 fn draw_call(d: &mut Draw, npes: usize, index: usize) -> Call {
-    let log_stride = d.below(3) as i64;
+    let log_stride = d.below(3) as u32;
     let stride = 1usize << log_stride;
     let size = 1 + d.below((npes - 1) / stride + 1);
-    let start = d.below(npes - (size - 1) * stride) as i64;
+    let start = d.below(npes - (size - 1) * stride);
     // Mostly a few elements; sometimes beyond the 64-byte inline limit; rarely large.
     let nelems = match d.below(100) {
         0 => d.below(MAX_ELEMS + 1),
@@ -115,7 +115,7 @@ fn draw_call(d: &mut Draw, npes: usize, index: usize) -> Call {
         index,
         start,
         log_stride,
-        size: size as i64,
+        size,
         kind,
         elem: d.below(3),
         nelems,

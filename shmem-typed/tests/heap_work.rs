@@ -15,9 +15,9 @@ static DST: [i64; 8] = [0; 8];
 /// The active sets of the test on `n` PEs: the world, the even PEs, the odd PEs.
 fn sets(n: usize) -> Vec<ActiveSet> {
     vec![
-        ActiveSet::new(0, 0, n as i64).unwrap(),
-        ActiveSet::new(0, 1, n.div_ceil(2) as i64).unwrap(),
-        ActiveSet::new(1, 1, (n / 2) as i64).unwrap(),
+        ActiveSet::new(0, 0, n).unwrap(),
+        ActiveSet::new(0, 1, n.div_ceil(2)).unwrap(),
+        ActiveSet::new(1, 1, n / 2).unwrap(),
     ]
 }
 
@@ -131,7 +131,7 @@ static SHARED_SYNC: BarrierSync = BarrierSync::new();
 fn one_work_array_serves_set_after_set(pe: &mut Pe) -> Result<(), ShmemError> {
     let (me, n) = (pe.my_pe(), pe.n_pes());
     let candidates = [
-        ActiveSet::new(0, 0, n as i64)?,
+        ActiveSet::new(0, 0, n)?,
         ActiveSet::new(0, 0, 2)?,
         ActiveSet::new(1, 0, 2)?,
         ActiveSet::new(0, 1, 3)?,

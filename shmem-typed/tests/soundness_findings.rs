@@ -902,20 +902,20 @@ static FDST: [u64; 32] = [0; 32];
 
 /// Every valid triplet for a job of `npes` PEs: the multi-member ones, then one-member
 /// sets `(p, s, 1)` for every PE and every stride `s` the API accepts (0..=30).
-fn all_triplets(npes: usize) -> Vec<(i64, i64, i64)> {
+fn all_triplets(npes: usize) -> Vec<(usize, u32, usize)> {
     let mut out = Vec::new();
-    for log_stride in 0..31i64 {
+    for log_stride in 0..31u32 {
         let stride = 1usize << log_stride;
         for size in 2..=npes {
             for start in 0..npes {
                 if start + (size - 1) * stride < npes {
-                    out.push((start as i64, log_stride, size as i64));
+                    out.push((start, log_stride, size));
                 }
             }
         }
     }
-    for log_stride in 0..31i64 {
-        for p in 0..npes as i64 {
+    for log_stride in 0..31u32 {
+        for p in 0..npes {
             out.push((p, log_stride, 1));
         }
     }
@@ -996,7 +996,7 @@ fn contiguous_groups(npes: usize) -> Vec<ActiveSet> {
     let mut out = Vec::new();
     for size in 2..=npes {
         for start in 0..=npes - size {
-            out.push(ActiveSet::new(start as i64, 0, size as i64).expect("a valid group"));
+            out.push(ActiveSet::new(start, 0, size).expect("a valid group"));
         }
     }
     out

@@ -282,7 +282,7 @@ fn legal_hand_overs_with_roots_running_ahead(pe: &mut Pe) -> Result<(), ShmemErr
     let (me, n) = (pe.my_pe(), pe.n_pes());
     let world_team = pe.team_world();
     let sets = [
-        ActiveSet::new(0, 0, n as i64)?,
+        ActiveSet::new(0, 0, n)?,
         ActiveSet::new(0, 0, 2)?,
         ActiveSet::new(1, 1, 2)?,
         ActiveSet::new(0, 2, 2)?,
@@ -410,7 +410,7 @@ fn sweep_race_job(name: String) -> Option<shmem_testkit::JobReport> {
         let works: WorkArrays<BarrierSync> = pe.alloc_work(RACE_ARRAYS).expect("alloc");
         let b = ActiveSet::new(0, 0, 2).expect("{0, 1}");
         let pair = ActiveSet::new(1, 0, 2).expect("{1, 2}");
-        let solo = ActiveSet::new(me as i64, 0, 1).expect("solo");
+        let solo = ActiveSet::new(me, 0, 1).expect("solo");
         if b.contains(me) {
             for k in 0..RACE_ARRAYS {
                 barrier_with(&mut pe, &b, &works.get(k).expect("get")).expect("b");

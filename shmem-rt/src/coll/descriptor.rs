@@ -86,28 +86,27 @@ const fn op_code(op: Operation) -> u64 {
         Operation::Collect => 3,
         Operation::Fcollect => 4,
         Operation::Alltoall => 6,
-        Operation::Reduce(r) => {
-            5 | (match r {
-                ReduceOp::And => 1,
-                ReduceOp::Or => 2,
-                ReduceOp::Xor => 3,
-                ReduceOp::Min => 4,
-                ReduceOp::Max => 5,
-                ReduceOp::Sum => 6,
-                ReduceOp::Prod => 7,
-            }) << 4
-        }
+        Operation::Reduce(r) => 5 | reduce_op_code(r) << 4,
+        Operation::Inscan(r) => 7 | reduce_op_code(r) << 4,
+        Operation::Exscan(r) => 8 | reduce_op_code(r) << 4,
+    }
+}
+
+const fn reduce_op_code(r: ReduceOp) -> u64 {
+    match r {
+        ReduceOp::And => 1,
+        ReduceOp::Or => 2,
+        ReduceOp::Xor => 3,
+        ReduceOp::Min => 4,
+        ReduceOp::Max => 5,
+        ReduceOp::Sum => 6,
+        ReduceOp::Prod => 7,
     }
 }
 
 fn op_from(code: u64) -> Result<Operation, Undecodable> {
-    Ok(match (code & 0xf, code >> 4) {
-        (1, 0) => Operation::Barrier,
-        (2, 0) => Operation::Broadcast,
-        (3, 0) => Operation::Collect,
-        (4, 0) => Operation::Fcollect,
-        (6, 0) => Operation::Alltoall,
-        (5, r) => Operation::Reduce(match r {
+    let reduce_op = |r| {
+        Ok(match r {
             1 => ReduceOp::And,
             2 => ReduceOp::Or,
             3 => ReduceOp::Xor,
@@ -116,7 +115,17 @@ fn op_from(code: u64) -> Result<Operation, Undecodable> {
             6 => ReduceOp::Sum,
             7 => ReduceOp::Prod,
             _ => return Err(Undecodable),
-        }),
+        })
+    };
+    Ok(match (code & 0xf, code >> 4) {
+        (1, 0) => Operation::Barrier,
+        (2, 0) => Operation::Broadcast,
+        (3, 0) => Operation::Collect,
+        (4, 0) => Operation::Fcollect,
+        (6, 0) => Operation::Alltoall,
+        (5, r) => Operation::Reduce(reduce_op(r)?),
+        (7, r) => Operation::Inscan(reduce_op(r)?),
+        (8, r) => Operation::Exscan(reduce_op(r)?),
         _ => return Err(Undecodable),
     })
 }
@@ -472,7 +481,9 @@ pub(crate) fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Fie
     if op != BARRIER && (mine.head[1] != theirs.head[1] || size(m) != size(t)) {
         return Some(Field::ElementType);
     }
-    let equal_counts = op == BROADCAST || op == FCOLLECT || op == ALLTOALL || op & 0xf == 5;
+    // Reductions (5) and scans (7, 8), whatever their operator.
+    let equal_counts =
+        op == BROADCAST || op == FCOLLECT || op == ALLTOALL || matches!(op & 0xf, 5 | 7 | 8);
     if equal_counts && mine.head[2] != theirs.head[2] {
         return Some(Field::Nelems);
     }
@@ -562,6 +573,45 @@ mod tests {
         large.set_capacity(FIELD20 + 7);
         assert!(large.words().2);
         assert_eq!(round_trip(&large).capacity(), FIELD20 + 7);
+    }
+
+    #[test]
+    fn scans_read_back_and_disagree_on_kind_operator_and_count() {
+        let ops = [ReduceOp::And, ReduceOp::Max, ReduceOp::Sum, ReduceOp::Prod];
+        let kinds = [Operation::Inscan, Operation::Exscan, Operation::Reduce];
+        for kind in kinds {
+            for op in ops {
+                let d = Descriptor::new(kind(op), 9);
+                assert_eq!(round_trip(&d).op(), Ok(kind(op)));
+            }
+        }
+        let scan = |op: Operation, n: u64| {
+            let mut d = Descriptor::new(op, 9);
+            d.set_nelems(n);
+            d
+        };
+        let sum = scan(Operation::Inscan(ReduceOp::Sum), 3);
+        assert_eq!(disagreement(&sum, &sum), None);
+        for other in [
+            Operation::Exscan(ReduceOp::Sum),
+            Operation::Inscan(ReduceOp::Max),
+            Operation::Reduce(ReduceOp::Sum),
+        ] {
+            assert_eq!(
+                disagreement(&sum, &scan(other, 3)),
+                Some(Field::Operation),
+                "{other}"
+            );
+        }
+        let ex = scan(Operation::Exscan(ReduceOp::Sum), 3);
+        assert_eq!(
+            disagreement(&ex, &scan(Operation::Exscan(ReduceOp::Sum), 4)),
+            Some(Field::Nelems)
+        );
+        assert_eq!(
+            disagreement(&sum, &scan(Operation::Inscan(ReduceOp::Sum), 4)),
+            Some(Field::Nelems)
+        );
     }
 
     #[test]

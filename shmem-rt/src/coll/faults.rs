@@ -7,7 +7,7 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 9] = [
+const NAMES: [&str; 11] = [
     "barrier",
     "broadcast",
     "collect",
@@ -16,6 +16,8 @@ const NAMES: [&str; 9] = [
     "finalize",
     "sync",
     "alltoall",
+    "inscan",
+    "exscan",
     "a collective",
 ];
 
@@ -72,6 +74,8 @@ fn operation_code(op: Operation) -> u64 {
         Operation::Fcollect => 3,
         Operation::Reduce(r) => 4 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
         Operation::Alltoall => 11,
+        Operation::Inscan(r) => 12 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
+        Operation::Exscan(r) => 19 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
     }
 }
 
@@ -83,6 +87,8 @@ fn operation_from(code: u64) -> Option<Operation> {
         3 => Operation::Fcollect,
         c @ 4..=10 => Operation::Reduce(REDUCE_OPS[c as usize - 4]),
         11 => Operation::Alltoall,
+        c @ 12..=18 => Operation::Inscan(REDUCE_OPS[c as usize - 12]),
+        c @ 19..=25 => Operation::Exscan(REDUCE_OPS[c as usize - 19]),
         _ => return None,
     })
 }
@@ -358,6 +364,19 @@ mod tests {
                 me: 0,
                 other: 1,
                 before: 40,
+            },
+            CollectiveError::Mismatch {
+                during: "inscan",
+                field: Field::Operation,
+                me: 0,
+                mine: ArgValue::Operation(Operation::Inscan(ReduceOp::Sum)),
+                other: 1,
+                theirs: ArgValue::Operation(Operation::Exscan(ReduceOp::Prod)),
+            },
+            CollectiveError::Unable {
+                during: "exscan",
+                pe: 2,
+                why: Unable::Overlap,
             },
         ];
         for err in errors {

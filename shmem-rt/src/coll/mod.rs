@@ -26,6 +26,7 @@ pub(crate) mod descriptor;
 mod faults;
 pub(crate) mod gather;
 pub(crate) mod reduce;
+mod scan;
 pub(crate) mod select;
 pub(crate) mod sets;
 pub(crate) mod sweep;
@@ -39,6 +40,8 @@ pub use broadcast::RootTarget;
 pub(crate) use gather::{collect, fcollect};
 pub(crate) use reduce::reduce;
 pub use reduce::Combine;
+pub(crate) use scan::scan;
+pub use scan::Prefix;
 
 use self::ctx::SetCtx;
 use self::descriptor::{Descriptor, Location};
@@ -125,9 +128,9 @@ fn fail<T: Transport>(
 /// same set (and, for a broadcast, takes that member as its root). Such members always
 /// publish `done` — after reading, or at once on their failure path; others never read.
 fn reads_from(mine: &Descriptor, owner_index: usize, theirs: &Descriptor) -> bool {
+    // Reductions (and scans) with different operators read each other all the same.
     let same_kind = match (theirs.op(), mine.op()) {
-        (Ok(Operation::Reduce(_)), Ok(Operation::Reduce(_))) => true,
-        (Ok(a), Ok(b)) => a == b,
+        (Ok(a), Ok(b)) => std::mem::discriminant(&a) == std::mem::discriminant(&b),
         _ => false,
     };
     same_kind

@@ -61,8 +61,27 @@ pub(crate) fn describe(
     source: Span,
     max_nelems: usize,
 ) -> Descriptor {
+    describe_as(
+        Operation::Reduce(op),
+        set_key,
+        elem,
+        target,
+        source,
+        max_nelems,
+    )
+}
+
+/// [`describe`] for a call of the reduction family `operation` (a reduction or a scan).
+pub(crate) fn describe_as(
+    operation: Operation,
+    set_key: u64,
+    elem: ElemType,
+    target: Span,
+    source: Span,
+    max_nelems: usize,
+) -> Descriptor {
     let count = source.len;
-    let mut mine = Descriptor::new(Operation::Reduce(op), set_key);
+    let mut mine = Descriptor::new(operation, set_key);
     mine.set_elem(elem);
     mine.set_nelems(count as u64);
     mine.set_extra(target.off as u64);
@@ -280,7 +299,7 @@ fn scatter_gather<T: Transport, C: Combine>(
 /// `src(m)` must hold `count` elements for every member `m < n`, and `dst` room for
 /// `count`; nobody else may write them meanwhile in a correct program (a program that
 /// does yields wrong values, not undefined behaviour: the bytes are copied).
-unsafe fn combine_into<T: Transport, C: Combine>(
+pub(super) unsafe fn combine_into<T: Transport, C: Combine>(
     t: &T,
     dst: T::Place,
     count: usize,

@@ -38,29 +38,23 @@ const _: () = assert!(crate::config::MAX_NPES < 1 << KEY_FIELD_BITS);
 
 impl SetSpec {
     /// Validates the C triplet against a job of `npes` PEs.
-    pub fn new(start: i64, log_stride: i64, size: i64, npes: usize) -> Result<SetSpec, String> {
-        if start < 0 {
-            return Err(format!("PE_start {start} is negative"));
-        }
-        if log_stride < 0 {
-            return Err(format!("logPE_stride {log_stride} is negative"));
-        }
-        if size <= 0 {
-            return Err(format!(
-                "PE_size {size} is not positive (an active set has at least one PE)"
-            ));
+    pub fn new(start: usize, log_stride: u32, size: usize, npes: usize) -> Result<SetSpec, String> {
+        if size == 0 {
+            return Err(
+                "PE_size 0 is not positive (an active set has at least one PE)".to_string(),
+            );
         }
         if log_stride >= 31 {
             return Err(format!("logPE_stride {log_stride} is too large"));
         }
-        let stride = 1i128 << log_stride;
-        let last = start as i128 + (size as i128 - 1) * stride;
-        if last >= npes as i128 {
+        let stride = 1u128 << log_stride;
+        let last = start as u128 + (size as u128 - 1) * stride;
+        if last >= npes as u128 {
             return Err(format!(
                 "the set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) reaches PE {last}, but the job has only {npes} PEs (0..{npes})"
             ));
         }
-        Ok(SetSpec::of(start as usize, 1 << log_stride, size as usize))
+        Ok(SetSpec::of(start, 1 << log_stride, size))
     }
 
     /// The set `start + i * stride`, `i in 0..size`, of a parent of `n` PEs numbered
@@ -252,8 +246,8 @@ mod tests {
         assert_eq!(s.index_of(7), None);
         assert_eq!(s.index_of(0), None);
         assert!(SetSpec::new(0, 0, 0, 4).is_err());
-        assert!(SetSpec::new(-1, 0, 1, 4).is_err());
-        assert!(SetSpec::new(0, -1, 1, 4).is_err());
+        assert!(SetSpec::new(4, 0, 1, 4).is_err());
+        assert!(SetSpec::new(0, 31, 1, 4).is_err());
         assert!(SetSpec::new(1, 1, 3, 5).is_err());
         assert!(SetSpec::new(3, 0, 1, 4).is_ok());
         assert_ne!(

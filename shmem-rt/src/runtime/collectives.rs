@@ -590,11 +590,7 @@ impl Runtime {
         target: Span,
         source: Span,
     ) -> RtResult<()> {
-        if elem.size as usize != std::mem::size_of::<C::Elem>() {
-            return Err(RtError::Config(
-                "reduce: the element size does not match the operator's element type".into(),
-            ));
-        }
+        check_combine::<C>("reduce", elem)?;
         self.check_spans(elem, [target, source])?;
         let max_nelems = match work {
             Work::Explicit { max_nelems, .. } => max_nelems,
@@ -606,6 +602,42 @@ impl Runtime {
             &ctx, op, elem, target, source, max_nelems
         ))
     }
+
+    /// A scan (`shmem_OP_inscan` / `shmem_OP_exscan`): `source.len` prefix reductions
+    /// with `C` (operator `op`) over the members' sources in member order, into every
+    /// member's `target` as `prefix` says (see `coll::scan`). Uses the runtime's own
+    /// sync words; target and source must not overlap.
+    pub fn scan<C: Combine>(
+        &mut self,
+        set: &SetSpec,
+        op: ReduceOp,
+        prefix: crate::coll::Prefix,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        let during = prefix.name();
+        check_combine::<C>(during, elem)?;
+        self.check_spans(elem, [target, source])?;
+        #[cfg(feature = "mpi")]
+        if let Some(mut call) = self.mpi_call(set, Work::Implicit, during)? {
+            // No MPI collective for it: the agreement step, then the runtime's protocol.
+            call.agree_on_kind(prefix.operation(op), elem)?;
+        }
+        run_call!(self, set, Work::Implicit, during, |ctx| coll::scan::<_, C>(
+            &ctx, op, prefix, elem, target, source
+        ))
+    }
+}
+
+/// Fails unless `elem` has the size of the operator's element type (`op` names the call).
+fn check_combine<C: Combine>(op: &str, elem: ElemType) -> RtResult<()> {
+    if elem.size as usize != std::mem::size_of::<C::Elem>() {
+        return Err(RtError::Config(format!(
+            "{op}: the element size does not match the operator's element type"
+        )));
+    }
+    Ok(())
 }
 
 /// Waits until PE `pe` has claimed a slot for the set with key `key` (it does at its

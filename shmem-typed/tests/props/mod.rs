@@ -3,6 +3,7 @@
 //! the PEs must stay in step), and inputs are a hash that every PE can recompute for any
 //! other PE.
 
+use proptest::prelude::*;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -29,4 +30,19 @@ pub(crate) fn mix(seed: u64, pe: usize, i: usize) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
+}
+
+/// A random active-set triplet `(start, log_stride, size)` of a job of `npes` PEs: mostly
+/// stride 1, sometimes 2 or 4, any size that fits, any start that keeps it in the job.
+#[allow(dead_code)] // not every suite that includes this module draws sets
+pub(crate) fn set_triplet(npes: usize) -> impl Strategy<Value = (usize, u32, usize)> {
+    prop_oneof![3 => Just(0u32), 1 => 1..=2u32]
+        .prop_flat_map(move |log_stride| {
+            let stride = 1usize << log_stride;
+            (Just(log_stride), 1..=(npes - 1) / stride + 1)
+        })
+        .prop_flat_map(move |(log_stride, size)| {
+            let last_start = npes - 1 - (size - 1) * (1usize << log_stride);
+            (0..=last_start, Just(log_stride), Just(size))
+        })
 }

@@ -37,6 +37,10 @@ static SYNC: BarrierSync = BarrierSync::new();
 static A2A: AlltoallSync = AlltoallSync::new();
 #[symmetric]
 static X2: [i64; N] = [0; N];
+#[symmetric]
+static LOCKS: [Lock; 16] = [const { Lock::new() }; 16];
+#[symmetric]
+static D: [i64; N] = [0; N];
 
 #[shmem_typed::main(npes = 2)]
 fn main(pe: &mut Pe) -> Result<(), ShmemError> {
@@ -143,7 +147,7 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
 
     // Collectives.
     pe.barrier_all()?;
-    let (start, logstride, size) = (0, 0, n as i64);
+    let (start, logstride, size) = (0, 0, n);
     let set = ActiveSet::new(start, logstride, size)?;
     barrier(pe, &ActiveSet::new(start, logstride, size)?)?;
     let root = 0;
@@ -192,6 +196,34 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     t.alltoall(pe, &T, &S, n)?;
     t.alltoalls(pe, &T, &S, dst, sst, n)?;
     t.reduce::<Sum, i64>(pe, &X, &X2)?;
+    t.inscan::<Sum, i64>(pe, &D, &X2)?;
+    t.exscan::<Sum, i64>(pe, &D, &X2)?;
+    inscan::<Sum, i64>(pe, &set, &D, &X2)?;
+    set.barrier(pe)?;
+    set.sync(pe)?;
+    set.broadcast::<u64>(pe, root, &T, &S)?;
+    set.fcollect::<u32>(pe, &T32, &S32)?;
+    set.collect::<u64>(pe, &T, &S)?;
+    set.alltoall::<u64>(pe, &T, &S, 1)?;
+    set.alltoalls::<u64>(pe, &T, &S, 1, 1, 1)?;
+    set.reduce::<Xor, i16>(pe, &T16, &S16)?;
+    set.inscan::<Xor, i16>(pe, &T16, &S16)?;
+    set.exscan::<Xor, i16>(pe, &T16, &S16)?;
+    let mine = [1.0f64, 2.0];
+    let _sum: Vec<f64> = t.reduce_local::<Sum, f64>(pe, &mine)?;
+    let mut buf = mine;
+    t.broadcast_local::<f64>(pe, root, &mut buf)?;
+    let _all = t.fcollect_local::<u32>(pe, &[me as u32])?;
+    let _some = t.collect_local::<u8>(pe, &vec![1u8; me])?;
+    let _upto = t.inscan_local::<Sum, u64>(pe, &[1])?;
+    let _before: Option<Vec<u64>> = t.exscan_local::<Sum, u64>(pe, &[1])?;
+    let (i, n) = (3, 4);
+    LOCKS.at(i)?.set_lock(pe)?;
+    LOCKS.at(i)?.clear_lock(pe)?;
+    let locks = pe.alloc_locks(n)?;
+    locks.at(i)?.with_lock(pe, |_pe| Ok(()))?;
+    pe.free_locks(locks)?;
     drop(y);
     Ok(())
 }
+

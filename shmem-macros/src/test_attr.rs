@@ -1,21 +1,15 @@
-//! `#[shmem_testkit::test(npes = N)]`: a multi-process test whose name comes from the
-//! function itself. Parse → validate → expand; every error is spanned on the user's
-//! tokens.
-//!
-//! ```ignore
-//! #[shmem_testkit::test(npes = 4, env = ["SHMEM_CHECKED=0"])]
-//! fn ring(pe: &mut Pe) -> Result<(), ShmemError> { Ok(()) }
-//! ```
-//! expands to a `#[test] fn ring()` that runs the body on every PE of a 4-PE job (see
-//! `shmem_testkit::run_on_pes`).
+//! `#[shmem_typed::test(npes = N)]`: a test that runs its body on every PE of an `N`-PE
+//! job. The test binary is the PE program: the test starts a job whose PEs run the same
+//! binary filtered to that one test, and fails unless every PE returned `Ok` and
+//! finalized. Parse → validate → expand; every error is spanned on the user's tokens.
+//! The test's name comes from the function itself (no string to mistype).
 
-use proc_macro::TokenStream;
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprArray, ItemFn, Lit, LitInt, LitStr};
 
-const SIGNATURE: &str = "#[shmem_testkit::test] applies to `fn name(pe: &mut Pe)`, optionally returning `Result<(), E>` with a printable `E`";
+const SIGNATURE: &str = "#[shmem_typed::test] applies to `fn name(pe: &mut Pe)`, optionally returning `Result<(), E>` with a printable `E`";
 
 /// The attribute's arguments.
 struct TestArgs {
@@ -23,7 +17,7 @@ struct TestArgs {
     env: Vec<(String, String, Span)>,
 }
 
-fn parse_args(args: proc_macro2::TokenStream) -> syn::Result<TestArgs> {
+fn parse_args(args: TokenStream) -> syn::Result<TestArgs> {
     let mut npes: Option<LitInt> = None;
     let mut env: Option<Vec<(String, String, Span)>> = None;
     let parser = syn::meta::parser(|meta| {
@@ -64,7 +58,7 @@ fn parse_args(args: proc_macro2::TokenStream) -> syn::Result<TestArgs> {
             Ok(())
         } else {
             Err(meta.error(
-                "unknown argument of #[shmem_testkit::test]; the arguments are `npes = N` and `env = [\"NAME=VALUE\", …]`",
+                "unknown argument of #[shmem_typed::test]; the arguments are `npes = N` and `env = [\"NAME=VALUE\", …]`",
             ))
         }
     });
@@ -72,7 +66,7 @@ fn parse_args(args: proc_macro2::TokenStream) -> syn::Result<TestArgs> {
     let npes = npes.ok_or_else(|| {
         syn::Error::new(
             Span::call_site(),
-            "#[shmem_testkit::test] needs the job size: `npes = N`",
+            "#[shmem_typed::test] needs the number of PEs: `npes = N`",
         )
     })?;
     Ok(TestArgs {
@@ -111,31 +105,24 @@ fn validate(func: &ItemFn) -> syn::Result<()> {
     Ok(())
 }
 
-/// Marks a multi-process test: `#[shmem_testkit::test(npes = N)]` on `fn name(pe: &mut
-/// Pe)` (optionally returning `Result<(), E>` with `E: Display`, and optionally with
-/// `env = ["NAME=VALUE", …]` for the PEs). The test starts a job of `N` PEs, each running
-/// the body, and fails unless every PE returned `Ok` and finalized.
-#[proc_macro_attribute]
-pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
-    let func: ItemFn = match syn::parse(item) {
+/// Expands the attribute on `item`; the body runs through `runner`, a function
+/// `(test_name, npes, env, body)` (the published one, or the test kit's, which can also
+/// launch the job under `mpirun`).
+pub(crate) fn expand(args: TokenStream, item: TokenStream, runner: TokenStream) -> TokenStream {
+    let func: ItemFn = match syn::parse2(item) {
         Ok(f) => f,
-        Err(e) => {
-            return syn::Error::new(e.span(), SIGNATURE)
-                .into_compile_error()
-                .into()
-        }
+        Err(e) => return syn::Error::new(e.span(), SIGNATURE).into_compile_error(),
     };
-    let parsed = parse_args(args.into()).and_then(|a| validate(&func).map(|()| a));
+    let parsed = parse_args(args).and_then(|a| validate(&func).map(|()| a));
     let args = match parsed {
         Ok(a) => a,
-        Err(e) => return e.into_compile_error().into(),
+        Err(e) => return e.into_compile_error(),
     };
     let mut seen = std::collections::HashSet::new();
     for (name, _, span) in &args.env {
         if !seen.insert(name.clone()) {
             return syn::Error::new(*span, format!("`{name}` is set twice in `env`"))
-                .into_compile_error()
-                .into();
+                .into_compile_error();
         }
     }
     let ItemFn {
@@ -154,13 +141,15 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
         #[test]
         #vis fn #name() {
             fn __shmem_pe_body(#inputs) #output #block
-            ::shmem_testkit::run_on_pes(
-                ::shmem_testkit::test_name!(),
+            #runner(
+                ::shmem_typed::__private::libtest_name({
+                    fn __here() {}
+                    ::std::any::type_name_of_val(&__here)
+                }),
                 #npes,
                 &[#(#env),*],
                 __shmem_pe_body,
             );
         }
     }
-    .into()
 }
