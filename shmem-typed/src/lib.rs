@@ -160,9 +160,9 @@ pub mod prelude {
 pub mod __private {
     pub use crate::entry::{run_main, MainResult};
     pub use crate::symmetric::Registration;
+    pub use crate::testing::{check_outcome, job_spec, libtest_name, pe_args, run_pe, run_test};
     /// What the prelude's `Pod`/`Zeroable` derives expand to.
     pub use bytemuck;
-    pub use crate::testing::{check_outcome, job_spec, libtest_name, pe_args, run_pe, run_test};
     pub use shmem_macros::__testkit_test;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;

@@ -446,7 +446,12 @@ pub trait SymmetricLockExt: SymmetricLock {
                 next = wait_nonzero(pe, lock + 8 * NEXT, "clear_lock")?;
             }
             // A release store: the successor sees all this PE wrote while it held the lock.
-            amo(pe, pid(next), lock + 8 * GRANTED, AtomicOp::Set(HANDED_OVER))?;
+            amo(
+                pe,
+                pid(next),
+                lock + 8 * GRANTED,
+                AtomicOp::Set(HANDED_OVER),
+            )?;
             pe.held_locks.remove(lock);
             Ok(())
         })

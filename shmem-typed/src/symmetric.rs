@@ -15,8 +15,8 @@
 use bytemuck::{Pod, Zeroable};
 use shmem_rt::__private::StaticOffset;
 use std::marker::PhantomData;
-use std::panic::Location;
 use std::ops::{Bound, RangeBounds};
+use std::panic::Location;
 
 use crate::error::{Result, ShmemError, Unfreed};
 use crate::pe::Pe;

@@ -291,7 +291,8 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
                     bump(pe)?;
                     SCOPED_COUNT.p(pe, n + 5, 0, 0)
                 })
-                .unwrap_err().into_cause();
+                .unwrap_err()
+                .into_cause();
             assert_eq!(
                 err,
                 RtError::PeOutOfRange { pe: n + 5, npes: n }.into(),
@@ -306,7 +307,10 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
             assert!(value >= 2, "PE {me}: {value}");
         }
         // An error of the lock itself, inside: released all the same.
-        let err = SCOPED.with_lock(pe, |pe| SCOPED.set_lock(pe)).unwrap_err().into_cause();
+        let err = SCOPED
+            .with_lock(pe, |pe| SCOPED.set_lock(pe))
+            .unwrap_err()
+            .into_cause();
         assert_eq!(
             err,
             ShmemError::LockAlreadyHeld {
@@ -317,7 +321,8 @@ fn with_lock_releases_when_the_closure_fails(pe: &mut Pe) -> Result<(), ShmemErr
         // A closure that releases the lock itself: the release after it is the error.
         let err = SCOPED
             .with_lock(pe, |pe| SCOPED.clear_lock(pe))
-            .unwrap_err().into_cause();
+            .unwrap_err()
+            .into_cause();
         assert_eq!(err, ShmemError::LockNotHeld { pe: me });
         pe.barrier_all()?;
         assert_eq!(SCOPED_COUNT.g(pe, 0, 0)?, 60 * n as u64);
@@ -577,7 +582,7 @@ fn test_lock_says_when_the_holder_left(pe: &mut Pe) -> Result<(), ShmemError> {
             match ABANDONED_UNCONTENDED.test_lock(pe) {
                 Ok(false) => std::thread::sleep(Duration::from_millis(5)),
                 Ok(true) => panic!("PE 1 took a lock whose holder left holding it"),
-                Err(e) => break e,
+                Err(e) => break e.into_cause(),
             }
             assert!(
                 start.elapsed() < HOLDER_LEFT_LIMIT,

@@ -53,9 +53,14 @@ fn single_element_calls_check_any_index(pe: &mut Pe) -> Result<(), ShmemError> {
     for index in same_cases(edgy(), 1, CASES) {
         let out_of_bounds = || ShmemError::IndexOutOfBounds { index, len: LEN };
         let value = value_for(index);
-        let put = BUF.p(pe, right, index, value);
-        let got = BUF.g(pe, right, index);
-        let at = BUF.at(index).map(|one| (one.sym_offset(), one.sym_len()));
+        let put = BUF
+            .p(pe, right, index, value)
+            .map_err(ShmemError::into_cause);
+        let got = BUF.g(pe, right, index).map_err(ShmemError::into_cause);
+        let at = BUF
+            .at(index)
+            .map(|one| (one.sym_offset(), one.sym_len()))
+            .map_err(ShmemError::into_cause);
         if index < LEN {
             assert_eq!(put, Ok(()), "p at {index}");
             assert_eq!(got, Ok(value), "g at {index}");
@@ -79,7 +84,9 @@ fn single_element_calls_check_any_index(pe: &mut Pe) -> Result<(), ShmemError> {
     // An atomic on an empty range has no element 0.
     let empty = BUF.range(LEN..)?;
     assert!(matches!(
-        empty.atomic_fetch(pe, right),
+        empty
+            .atomic_fetch(pe, right)
+            .map_err(ShmemError::into_cause),
         Err(ShmemError::RangeOutOfBounds { len: 0, .. })
     ));
     pe.barrier_all()
@@ -99,14 +106,15 @@ fn ranges_and_bulk_transfers_check_any_bounds(pe: &mut Pe) -> Result<(), ShmemEr
             1 => (BUF.range(a..=b), a as u128, b as u128 + 1),
             _ => (BUF.range(a..), a as u128, LEN as u128),
         };
+        let range = range.map_err(ShmemError::into_cause);
         let fits = start <= end && end <= LEN as u128;
         match (&range, fits) {
             (Ok(r), true) => {
                 assert_eq!(r.len() as u128, end - start, "{kind} {a} {b}");
                 let src: Vec<u64> = (0..extra as u64).map(|i| i + 7).collect();
-                let put = r.put(pe, right, &src);
+                let put = r.put(pe, right, &src).map_err(ShmemError::into_cause);
                 let mut back = vec![0; extra];
-                let get = r.get(pe, right, &mut back);
+                let get = r.get(pe, right, &mut back).map_err(ShmemError::into_cause);
                 if extra <= r.len() {
                     assert_eq!((put, get), (Ok(()), Ok(())));
                     assert_eq!(back, src);
@@ -187,9 +195,13 @@ fn strided_transfers_check_any_stride_and_count(pe: &mut Pe) -> Result<(), Shmem
             ],
             nelems,
         );
-        let put = BUF.iput(pe, right, remote, &src, local, nelems);
+        let put = BUF
+            .iput(pe, right, remote, &src, local, nelems)
+            .map_err(ShmemError::into_cause);
         let mut dst = vec![0u64; LOCAL];
-        let get = BUF.iget(pe, right, remote, &mut dst, local, nelems);
+        let get = BUF
+            .iget(pe, right, remote, &mut dst, local, nelems)
+            .map_err(ShmemError::into_cause);
         match expected {
             None => {
                 assert_eq!((put, get), (Ok(()), Ok(())), "{nelems} {remote} {local}");
@@ -219,7 +231,10 @@ fn work_arrays_and_allocations_check_any_index_and_size(pe: &mut Pe) -> Result<(
     for index in same_cases(edgy(), 4, CASES) {
         match syncs.get(index) {
             Ok(_) => assert!(index < 3, "get({index}) of 3"),
-            Err(e) => assert_eq!(e, ShmemError::IndexOutOfBounds { index, len: 3 }),
+            Err(e) => assert_eq!(
+                e.into_cause(),
+                ShmemError::IndexOutOfBounds { index, len: 3 }
+            ),
         }
     }
     pe.free_work(syncs)?;

@@ -204,7 +204,7 @@ fn run_case<T: TestElem>(pe: &mut Pe, case: &Case) -> Result<(), ShmemError> {
         T::check_scans(&mut t)?;
     }
     pe.free(dst)?;
-    pe.free(src)
+    Ok(pe.free(src)?)
 }
 
 fn run_cases(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
@@ -255,14 +255,14 @@ static FDST: [f32; 8] = [0.0; 8];
 
 /// The error a PE reported about the culprit: its own, or another PE's.
 fn inner(err: &ShmemError) -> &ShmemError {
-    match err {
+    match err.cause() {
         ShmemError::OtherPeFailed { error, .. } => error,
         other => other,
     }
 }
 
 fn expect_mismatch(result: Result<(), ShmemError>, field: &str) {
-    match result {
+    match result.map_err(ShmemError::into_cause) {
         Err(ShmemError::ArgumentMismatch { what, .. }) if what == field => {}
         other => panic!("expected a disagreement on {field}, got {other:?}"),
     }

@@ -68,7 +68,10 @@ fn a_barrier_on_a_set_makes_a_fetch_readable(pe: &mut Pe) -> Result<(), ShmemErr
     let me = pe.my_pe();
     let world = pe.world();
     let fetched = COUNTER.atomic_fetch_add_nbi(pe, 0, 1)?;
-    assert_eq!(fetched.value(pe), Err(ShmemError::NotCompleted));
+    assert_eq!(
+        fetched.value(pe).map_err(ShmemError::into_cause),
+        Err(ShmemError::NotCompleted)
+    );
     barrier(pe, &world)?;
     let old = fetched.into_value(pe)?;
     assert!(old < 2, "PE {me} fetched {old}");
