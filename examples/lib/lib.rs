@@ -10,6 +10,8 @@
 
 pub mod heat2d;
 pub mod histogram;
+pub mod isx;
+pub mod prk;
 pub mod samplesort;
 pub mod workload;
 

@@ -1,0 +1,245 @@
+//! The kernels of the Parallel Research Kernels ports (`prk_stencil`, `prk_synch_p2p`,
+//! `prk_transpose`): what each PE computes on its share between two exchanges, and
+//! the PRK's argument checks and result line. The examples hold the communication.
+//!
+//! The PRK (github.com/ParRes/Kernels) time every iteration after a first, untimed
+//! one, take the slowest PE's time, check the result against a closed form, and print
+//! `Solution validates` and a `Rate (…): … Avg time (s): …` line.
+
+use std::ops::Range;
+
+/// The PRK's process grid for `n` PEs: `(x, y)` with `x · y = n`, `x ≤ y`, as close to
+/// square as `n` allows (`factor` of the PRK's `par-res-kern_general.h`).
+pub fn factor(n: usize) -> (usize, usize) {
+    let mut x = ((n + 1) as f64).sqrt() as usize;
+    while x > 1 && n % x != 0 {
+        x -= 1;
+    }
+    let x = x.max(1);
+    (x, n / x)
+}
+
+/// Argument `index` (1-based, as in `argv`) of `args` parsed as a `T`, or an error
+/// naming it: `what` is its name in the usage line.
+pub fn argument<T: std::str::FromStr>(
+    args: &[String],
+    index: usize,
+    what: &str,
+) -> Result<T, String> {
+    let text = args.get(index).ok_or_else(|| format!("missing {what}"))?;
+    text.parse()
+        .map_err(|_| format!("{what} is a number, not {text:?}"))
+}
+
+/// The PRK's result line: `Rate (UNIT): R Avg time (s): T`, `R` and `T` with six
+/// decimals (C's `%lf`); `gap` is the space the C program prints between the two.
+pub fn rate_line(unit: &str, rate: f64, avg_time: f64, gap: &str) -> String {
+    format!("Rate ({unit}): {rate:.6}{gap}Avg time (s): {avg_time:.6}")
+}
+
+/// The `i`th of `parts` consecutive blocks of `0..n`, the first `n % parts` one longer.
+pub fn block(i: usize, parts: usize, n: usize) -> Range<usize> {
+    let r = crate::share(i, parts, n as u64);
+    r.start as usize..r.end as usize
+}
+
+/// Weights of the star stencil of radius `r`: `w[k - 1]` for the points `k` away
+/// (`1 / (2·k·r)` on the far side, its negative on the near side), the PRK's discrete
+/// divergence operator.
+pub fn star_weights(radius: usize) -> Vec<f64> {
+    (1..=radius)
+        .map(|k| 1.0 / (2.0 * k as f64 * radius as f64))
+        .collect()
+}
+
+/// A grid of `rows` rows of `width` values with a margin of `radius` on every side
+/// (halo or unused), row-major: the stencil's input tile.
+pub struct Tile {
+    /// Values per stored row (interior width plus both margins).
+    pub stride: usize,
+    /// Width of the margin.
+    pub radius: usize,
+    /// The values, `(rows + 2·radius) · stride`.
+    pub values: Vec<f64>,
+}
+
+impl Tile {
+    /// A tile of `width × rows` interior points filled with `f(x, y)` (local
+    /// coordinates), margins 0.
+    pub fn new(width: usize, rows: usize, radius: usize, f: impl Fn(usize, usize) -> f64) -> Tile {
+        let stride = width + 2 * radius;
+        let mut values = vec![0.0; (rows + 2 * radius) * stride];
+        for y in 0..rows {
+            for x in 0..width {
+                values[(y + radius) * stride + x + radius] = f(x, y);
+            }
+        }
+        Tile {
+            stride,
+            radius,
+            values,
+        }
+    }
+
+    /// Index of local point `(x, y)`; the margins are at negative and past-the-end
+    /// coordinates, so both are offset by the radius here.
+    pub fn index(&self, x: usize, y: usize) -> usize {
+        (y + self.radius) * self.stride + x + self.radius
+    }
+}
+
+/// Adds the star stencil of `weights` (from [`star_weights`]) applied to `input` to
+/// the points of `out` (`width` values a row, local coordinates) with `x` in `xs` and
+/// `y` in `ys`; the stencil's arms may reach `radius` into the margins.
+pub fn apply_star(
+    input: &Tile,
+    weights: &[f64],
+    out: &mut [f64],
+    width: usize,
+    xs: Range<usize>,
+    ys: Range<usize>,
+) {
+    let s = input.stride;
+    let v = &input.values;
+    for y in ys {
+        let row = &mut out[y * width + xs.start..y * width + xs.end];
+        let centre = input.index(xs.start, y);
+        for (k, &w) in (1..).zip(weights) {
+            // The vertical arm: rows k above and below, k·stride away.
+            let up = &v[centre + k * s..centre + k * s + row.len()];
+            let down = &v[centre - k * s..centre - k * s + row.len()];
+            for ((o, &a), &b) in row.iter_mut().zip(up).zip(down) {
+                *o += w * (a - b);
+            }
+            // The horizontal arm: points k to the right and to the left.
+            let right = &v[centre + k..centre + k + row.len()];
+            let left = &v[centre - k..centre - k + row.len()];
+            for ((o, &a), &b) in row.iter_mut().zip(right).zip(left) {
+                *o += w * (a - b);
+            }
+        }
+    }
+}
+
+/// One row of the pipeline: `row[i] = row[i - 1] + below[i] - below[i - 1]` for `i`
+/// from `first` on (`row[first - 1]` is the left boundary or the neighbour's value).
+pub fn pipeline_row(row: &mut [f64], below: &[f64], first: usize) {
+    for i in first..row.len() {
+        row[i] = row[i - 1] + below[i] - below[i - 1];
+    }
+}
+
+/// One block of the transpose: for `i, j < cols`, element `(i, j)` of the block of
+/// `a` whose first row is `row0` (column-major, `order` rows: `a[row0 + i + order·j]`)
+/// goes to `out[j + out_stride·i]` (stored, or added if `add`), and 1 is added to it in
+/// `a`. Visited `tile × tile` at a time for the caches; `tile` 0 or `≥ cols` is one tile.
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_block(
+    a: &mut [f64],
+    order: usize,
+    row0: usize,
+    cols: usize,
+    out: &mut [f64],
+    out_stride: usize,
+    add: bool,
+    tile: usize,
+) {
+    let tile = if tile == 0 || tile >= cols {
+        cols
+    } else {
+        tile
+    };
+    for i0 in (0..cols).step_by(tile) {
+        for j0 in (0..cols).step_by(tile) {
+            for i in i0..(i0 + tile).min(cols) {
+                let dst = &mut out[out_stride * i + j0..out_stride * i + (j0 + tile).min(cols)];
+                for (j, d) in (j0..).zip(dst) {
+                    let src = &mut a[row0 + i + order * j];
+                    if add {
+                        *d += *src;
+                    } else {
+                        *d = *src;
+                    }
+                    *src += 1.0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factor_is_the_prk_grid() {
+        let grids: Vec<_> = [1, 2, 3, 4, 6, 8, 9, 12].map(factor).to_vec();
+        assert_eq!(
+            grids,
+            [
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (2, 2),
+                (2, 3),
+                (2, 4),
+                (3, 3),
+                (3, 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_star_stencil_of_a_linear_field_is_its_divergence() {
+        // f(x, y) = x + y: each arm contributes 1, whatever the radius.
+        for radius in 1..4 {
+            let (w, h) = (9, 7);
+            let input = Tile::new(w, h, radius, |x, y| x as f64 + y as f64);
+            let mut out = vec![0.0; w * h];
+            apply_star(
+                &input,
+                &star_weights(radius),
+                &mut out,
+                w,
+                radius..w - radius,
+                radius..h - radius,
+            );
+            for y in 0..h {
+                for x in 0..w {
+                    let inside =
+                        (radius..w - radius).contains(&x) && (radius..h - radius).contains(&y);
+                    let want = if inside { 2.0 } else { 0.0 };
+                    assert!((out[y * w + x] - want).abs() < 1e-12, "({x},{y})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_pipeline_row_follows_the_recurrence() {
+        let below = [0.0, 1.0, 2.0, 3.0];
+        let mut row = [5.0, 0.0, 0.0, 0.0];
+        pipeline_row(&mut row, &below, 1);
+        assert_eq!(row, [5.0, 6.0, 7.0, 8.0]);
+    }
+
+    #[test]
+    fn a_transposed_block_is_the_transpose_whatever_the_tile() {
+        let (order, cols, row0) = (10, 5, 5);
+        for tile in [0, 1, 2, 3, 5, 8] {
+            let mut a: Vec<f64> = (0..order * cols).map(|k| k as f64).collect();
+            let before = a.clone();
+            let mut out = vec![0.0; cols * cols];
+            transpose_block(&mut a, order, row0, cols, &mut out, cols, false, tile);
+            for i in 0..cols {
+                for j in 0..cols {
+                    let src = row0 + i + order * j;
+                    assert_eq!(out[j + cols * i], before[src], "tile {tile}");
+                    assert_eq!(a[src], before[src] + 1.0);
+                }
+            }
+            // Rows outside the block are untouched.
+            assert_eq!(a[..row0], before[..row0]);
+        }
+    }
+}
