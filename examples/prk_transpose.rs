@@ -92,7 +92,6 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let arrived = pe.alloc_slice::<u64>(phases.max(1))?;
     let consumed = pe.alloc_slice::<u64>(npes)?;
     let mut outgoing = vec![0.0; block];
-    let mut incoming = vec![0.0; block];
     pe.barrier_all()?;
 
     let mut started = Instant::now();
@@ -130,15 +129,20 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             let slot = inbox.range((phase - 1) * block..phase * block)?;
             slot.put_signal(pe, to, &outgoing, &arrived.at(phase - 1)?, 1, SignalOp::Add)?;
             pe.signal_wait_until(&arrived.at(phase - 1)?, Cmp::Ge, epoch)?;
-            slot.read_local(pe, &mut incoming)?;
-            consumed.at(me)?.atomic_set(pe, from, epoch)?;
-            // Block `from` of B's column block: rows from·cols.., every column.
-            for (j, column) in incoming.chunks_exact(cols).enumerate() {
-                let target = &mut b[from * cols + order * j..][..cols];
-                for (t, v) in target.iter_mut().zip(column) {
-                    *t += v;
+            {
+                // SAFETY: only PE `from` writes this slot, and only after it sees
+                // `consumed` reach this iteration, which this PE stores below, once the
+                // view is gone (the store needs `&mut pe`, which the view borrows).
+                let received = unsafe { slot.local_slice(pe) };
+                // Block `from` of B's column block: rows from·cols.., every column.
+                for (j, column) in received.chunks_exact(cols).enumerate() {
+                    let target = &mut b[from * cols + order * j..][..cols];
+                    for (t, v) in target.iter_mut().zip(column) {
+                        *t += v;
+                    }
                 }
             }
+            consumed.at(me)?.atomic_set(pe, from, epoch)?;
         }
     }
     let elapsed = started.elapsed().as_secs_f64();

@@ -123,9 +123,13 @@ pub fn apply_star(
 
 /// One row of the pipeline: `row[i] = row[i - 1] + below[i] - below[i - 1]` for `i`
 /// from `first` on (`row[first - 1]` is the left boundary or the neighbour's value).
+/// The difference of the row below is taken first, so that the chain from point to
+/// point is one addition (as the C compiler's `-ffast-math` build of the PRK does).
 pub fn pipeline_row(row: &mut [f64], below: &[f64], first: usize) {
-    for i in first..row.len() {
-        row[i] = row[i - 1] + below[i] - below[i - 1];
+    let mut previous = row[first - 1];
+    for (point, pair) in row[first..].iter_mut().zip(below[first - 1..].windows(2)) {
+        previous += pair[1] - pair[0];
+        *point = previous;
     }
 }
 
@@ -150,17 +154,24 @@ pub fn transpose_block(
         tile
     };
     for i0 in (0..cols).step_by(tile) {
+        let i1 = (i0 + tile).min(cols);
         for j0 in (0..cols).step_by(tile) {
-            for i in i0..(i0 + tile).min(cols) {
-                let dst = &mut out[out_stride * i + j0..out_stride * i + (j0 + tile).min(cols)];
-                for (j, d) in (j0..).zip(dst) {
-                    let src = &mut a[row0 + i + order * j];
-                    if add {
-                        *d += *src;
-                    } else {
-                        *d = *src;
+            // Column j of the tile is contiguous in `a`; its elements go to row j of
+            // `out`'s tile, one per column i (all within the tile, so in cache).
+            for j in j0..(j0 + tile).min(cols) {
+                let column = &mut a[row0 + order * j + i0..row0 + order * j + i1];
+                let scattered = out[j + out_stride * i0..].iter_mut().step_by(out_stride);
+                if add {
+                    for (o, v) in scattered.zip(column.iter()) {
+                        *o += *v;
                     }
-                    *src += 1.0;
+                } else {
+                    for (o, v) in scattered.zip(column.iter()) {
+                        *o = *v;
+                    }
+                }
+                for v in column {
+                    *v += 1.0;
                 }
             }
         }
