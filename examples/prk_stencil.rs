@@ -23,15 +23,10 @@
 use std::error::Error;
 use std::time::Instant;
 
-use examples::prk::{apply_star, argument, block, factor, rate_line, star_weights, Tile};
+use examples::prk::{
+    apply_star, arguments, block, factor, print_result, slowest, star_weights, sum, Tile,
+};
 use shmem_typed::prelude::*;
-
-/// This PE's timed seconds, then the slowest PE's.
-#[symmetric]
-static TIME: f64 = 0.0;
-/// This PE's share of the L1 norm, then the whole norm.
-#[symmetric]
-static NORM: f64 = 0.0;
 
 /// Where a halo comes from, seen by the PE receiving it: its inbox slot.
 #[derive(Clone, Copy)]
@@ -45,25 +40,9 @@ enum From {
 #[shmem_typed::main(npes = 4)]
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let (me, npes) = (pe.my_pe(), pe.n_pes());
-    let args: Vec<String> = std::env::args().collect();
-    if !(3..=4).contains(&args.len()) {
-        return Err(format!(
-            "Usage: {} <# iterations> <array dimension> [radius]",
-            args[0]
-        )
-        .into());
-    }
-    let iterations: usize = argument(&args, 1, "# iterations")?;
-    let n: usize = argument(&args, 2, "array dimension")?;
-    let radius: usize = if args.len() == 4 {
-        argument(&args, 3, "radius")?
-    } else {
-        2
-    };
+    let args = arguments(&["<# iterations>", "<array dimension>", "[radius]"], &[2])?;
+    let (iterations, n, radius) = (args[0], args[1], args[2]);
     let (npx, npy) = factor(npes);
-    if iterations < 1 {
-        return Err("ERROR: iterations must be >= 1".into());
-    }
     if n * n < npes {
         return Err(format!("ERROR: grid size must be at least # ranks: {}", n * n).into());
     }
@@ -199,21 +178,20 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     }
     let elapsed = started.elapsed().as_secs_f64();
 
-    let world = pe.world();
-    TIME.write(pe, elapsed);
-    reduce::<Max, f64>(pe, &world, &TIME, &TIME)?;
-    let norm: f64 = active_y
-        .clone()
-        .flat_map(|y| out[y * w + active_x.start..y * w + active_x.end].iter())
-        .map(|v| v.abs())
-        .sum();
-    NORM.write(pe, norm);
-    reduce::<Sum, f64>(pe, &world, &NORM, &NORM)?;
+    let seconds = slowest(pe, elapsed)?;
+    let norm = sum(
+        pe,
+        active_y
+            .clone()
+            .flat_map(|y| out[y * w + active_x.start..y * w + active_x.end].iter())
+            .map(|v| v.abs())
+            .sum(),
+    )?;
     pe.free(arrived)?;
     pe.free(inbox)?;
 
     let active_points = ((n - 2 * radius) * (n - 2 * radius)) as f64;
-    let norm = NORM.read(pe) / active_points;
+    let norm = norm / active_points;
     let reference = if radius > 0 {
         (iterations + 1) as f64 * 2.0
     } else {
@@ -224,9 +202,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     }
     if me == 0 {
         let flops = (2 * (4 * radius + 1) + 1) as f64 * active_points;
-        let avg = TIME.read(pe) / iterations as f64;
-        println!("Solution validates");
-        println!("{}", rate_line("MFlops/s", 1e-6 * flops / avg, avg, "  "));
+        print_result("MFlops/s", flops, seconds, iterations, "  ");
     }
     Ok(())
 }

@@ -22,34 +22,22 @@
 use std::error::Error;
 use std::time::Instant;
 
-use examples::prk::{argument, block, pipeline_row, rate_line};
+use examples::prk::{arguments, block, pipeline_row, print_result, slowest, sum};
 use shmem_typed::prelude::*;
-
-/// This PE's timed seconds, then the slowest PE's.
-#[symmetric]
-static TIME: f64 = 0.0;
-/// The top-right corner, summed from the last PE for every PE's check.
-#[symmetric]
-static CORNER: f64 = 0.0;
 
 #[shmem_typed::main(npes = 4)]
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let (me, npes) = (pe.my_pe(), pe.n_pes());
     let root = npes - 1;
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 {
-        return Err(format!(
-            "Usage: {} <#iterations> <1st array dimension> <2nd array dimension>",
-            args[0]
-        )
-        .into());
-    }
-    let iterations: usize = argument(&args, 1, "#iterations")?;
-    let m: usize = argument(&args, 2, "1st array dimension")?;
-    let n: usize = argument(&args, 3, "2nd array dimension")?;
-    if iterations < 1 {
-        return Err("ERROR: iterations must be >= 1".into());
-    }
+    let args = arguments(
+        &[
+            "<#iterations>",
+            "<1st array dimension>",
+            "<2nd array dimension>",
+        ],
+        &[],
+    )?;
+    let (iterations, m, n) = (args[0], args[1], args[2]);
     if m < 1 || n < 1 {
         return Err(format!("ERROR: grid dimensions must be positive: {m}, {n}").into());
     }
@@ -129,18 +117,14 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     }
     let elapsed = started.elapsed().as_secs_f64();
 
-    let world = pe.world();
-    TIME.write(pe, elapsed);
-    reduce::<Max, f64>(pe, &world, &TIME, &TIME)?;
+    let seconds = slowest(pe, elapsed)?;
     // Only the last PE's corner is the grid's: a sum in which it alone counts.
     let own = if me == root {
         grid[(n - 1) * stride + last]
     } else {
         0.0
     };
-    CORNER.write(pe, own);
-    reduce::<Sum, f64>(pe, &world, &CORNER, &CORNER)?;
-    let corner = CORNER.read(pe);
+    let corner = sum(pe, own)?;
     pe.free(signals)?;
     pe.free(inbox)?;
 
@@ -152,10 +136,8 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         .into());
     }
     if me == root {
-        let avg = TIME.read(pe) / iterations as f64;
-        println!("Solution validates");
         let flops = 2.0 * ((m - 1) * (n - 1)) as f64;
-        println!("{}", rate_line("MFlops/s", 1e-6 * flops / avg, avg, " "));
+        print_result("MFlops/s", flops, seconds, iterations, " ");
     }
     Ok(())
 }

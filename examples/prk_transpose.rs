@@ -24,37 +24,14 @@
 use std::error::Error;
 use std::time::Instant;
 
-use examples::prk::{argument, rate_line, transpose_block};
+use examples::prk::{arguments, print_result, slowest, sum, transpose_block};
 use shmem_typed::prelude::*;
-
-/// This PE's timed seconds, then the slowest PE's.
-#[symmetric]
-static TIME: f64 = 0.0;
-/// This PE's summed absolute error, then everyone's.
-#[symmetric]
-static ERROR: f64 = 0.0;
 
 #[shmem_typed::main(npes = 4)]
 fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let (me, npes) = (pe.my_pe(), pe.n_pes());
-    let args: Vec<String> = std::env::args().collect();
-    if !(3..=4).contains(&args.len()) {
-        return Err(format!(
-            "Usage: {} <# iterations> <matrix order> [Tile size]",
-            args[0]
-        )
-        .into());
-    }
-    let iterations: usize = argument(&args, 1, "# iterations")?;
-    let order: usize = argument(&args, 2, "matrix order")?;
-    let tile: usize = if args.len() == 4 {
-        argument(&args, 3, "Tile size")?
-    } else {
-        32
-    };
-    if iterations < 1 {
-        return Err("ERROR: iterations must be >= 1".into());
-    }
+    let args = arguments(&["<# iterations>", "<matrix order>", "[Tile size]"], &[32])?;
+    let (iterations, order, tile) = (args[0], args[1], args[2]);
     if order < npes || order % npes != 0 {
         return Err(format!(
             "ERROR: matrix order {order} should be at least and divisible by # procs {npes}"
@@ -147,9 +124,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     }
     let elapsed = started.elapsed().as_secs_f64();
 
-    let world = pe.world();
-    TIME.write(pe, elapsed);
-    reduce::<Max, f64>(pe, &world, &TIME, &TIME)?;
+    let seconds = slowest(pe, elapsed)?;
     let added = 0.5 * (iterations as f64 + 1.0) * iterations as f64;
     let error: f64 = b
         .iter()
@@ -159,13 +134,11 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             (v - ((order * i + j) as f64 * (iterations as f64 + 1.0) + added)).abs()
         })
         .sum();
-    ERROR.write(pe, error);
-    reduce::<Sum, f64>(pe, &world, &ERROR, &ERROR)?;
+    let total = sum(pe, error)?;
     pe.free(consumed)?;
     pe.free(arrived)?;
     pe.free(inbox)?;
 
-    let total = ERROR.read(pe);
     if total > 1e-8 {
         return Err(format!(
             "ERROR: Aggregate squared error {total:.15} exceeds threshold 1e-8 (this PE's: {error:.15})"
@@ -173,10 +146,8 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         .into());
     }
     if me == 0 {
-        let avg = TIME.read(pe) / iterations as f64;
         let bytes = 2.0 * 8.0 * (order * order) as f64;
-        println!("Solution validates");
-        println!("{}", rate_line("MB/s", 1e-6 * bytes / avg, avg, " "));
+        print_result("MB/s", bytes, seconds, iterations, " ");
     }
     Ok(())
 }

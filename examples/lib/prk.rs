@@ -8,6 +8,8 @@
 
 use std::ops::Range;
 
+use shmem_typed::prelude::*;
+
 /// The PRK's process grid for `n` PEs: `(x, y)` with `x · y = n`, `x ≤ y`, as close to
 /// square as `n` allows (`factor` of the PRK's `par-res-kern_general.h`).
 pub fn factor(n: usize) -> (usize, usize) {
@@ -31,10 +33,59 @@ pub fn argument<T: std::str::FromStr>(
         .map_err(|_| format!("{what} is a number, not {text:?}"))
 }
 
-/// The PRK's result line: `Rate (UNIT): R Avg time (s): T`, `R` and `T` with six
-/// decimals (C's `%lf`); `gap` is the space the C program prints between the two.
-pub fn rate_line(unit: &str, rate: f64, avg_time: f64, gap: &str) -> String {
-    format!("Rate ({unit}): {rate:.6}{gap}Avg time (s): {avg_time:.6}")
+/// The program's arguments as the PRK's usage line `names` says (each `<name>` or
+/// `[name]`, the optional ones last, with `defaults` for them in order): numbers, the
+/// first (the iterations) at least 1. An error names the argument or shows the usage.
+pub fn arguments(names: &[&str], defaults: &[usize]) -> Result<Vec<usize>, String> {
+    let args: Vec<String> = std::env::args().collect();
+    let given = args.len() - 1;
+    let required = names.len() - defaults.len();
+    if given < required || given > names.len() {
+        return Err(format!("Usage: {} {}", args[0], names.join(" ")));
+    }
+    let mut values = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        values.push(match args.get(i + 1) {
+            None => defaults[i - required],
+            Some(_) => argument(&args, i + 1, name)?,
+        });
+    }
+    if values[0] < 1 {
+        return Err(format!("ERROR: iterations must be >= 1 : {}", values[0]));
+    }
+    Ok(values)
+}
+
+/// The slowest PE's time: the maximum of every PE's `seconds` (a collective call).
+pub fn slowest(pe: &mut Pe, seconds: f64) -> Result<f64, ShmemError> {
+    all_of::<Max>(pe, seconds)
+}
+
+/// The sum of every PE's `value` (a collective call).
+pub fn sum(pe: &mut Pe, value: f64) -> Result<f64, ShmemError> {
+    all_of::<Sum>(pe, value)
+}
+
+/// Every PE's `value` combined by `Op`, on every PE.
+fn all_of<Op: ReduceOp<f64>>(pe: &mut Pe, value: f64) -> Result<f64, ShmemError> {
+    let word = pe.alloc_slice::<f64>(1)?;
+    word.write_local(pe, &[value])?;
+    reduce::<Op, f64>(pe, &pe.world(), &word, &word)?;
+    let combined = word.to_vec(pe)[0];
+    pe.free(word)?;
+    Ok(combined)
+}
+
+/// The PRK's result lines: `Solution validates`, then `Rate (UNIT): R Avg time (s): T`
+/// for `amount` UNIT·10⁶ per iteration, `R` and `T` with six decimals (C's `%lf`);
+/// `gap` is the space the C program prints between the two.
+pub fn print_result(unit: &str, amount: f64, seconds: f64, iterations: usize, gap: &str) {
+    let avg = seconds / iterations as f64;
+    println!("Solution validates");
+    println!(
+        "Rate ({unit}): {:.6}{gap}Avg time (s): {avg:.6}",
+        1e-6 * amount / avg
+    );
 }
 
 /// The `i`th of `parts` consecutive blocks of `0..n`, the first `n % parts` one longer.
