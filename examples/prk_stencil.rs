@@ -21,10 +21,9 @@
 //! `SHMEM_NPES` says otherwise) or `shmemrun -n 8 target/release/examples/prk_stencil 50 4000 3`.
 
 use std::error::Error;
-use std::time::Instant;
 
 use examples::prk::{
-    apply_star, arguments, block, factor, print_result, slowest, star_weights, sum, Tile,
+    apply_star, arguments, block, factor, iterate, print_result, star_weights, sum, Tile,
 };
 use shmem_typed::prelude::*;
 
@@ -95,14 +94,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     };
     let (active_x, active_y) = (local(&xs), local(&ys));
     let mut halo = vec![0.0; slot];
-    pe.barrier_all()?;
-
-    let mut started = Instant::now();
-    for iteration in 0..=iterations {
-        if iteration == 1 {
-            pe.barrier_all()?;
-            started = Instant::now();
-        }
+    let seconds = iterate(pe, iterations, |pe, iteration| {
         let set = iteration % 2;
         let signal = arrived.at(set)?;
         // Rows `rows` (all columns) or columns `cols` (all rows) of the tile, packed row
@@ -175,10 +167,9 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
                 *v += 1.0;
             }
         }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+        Ok(())
+    })?;
 
-    let seconds = slowest(pe, elapsed)?;
     let norm = sum(
         pe,
         active_y

@@ -20,9 +20,8 @@
 //! `SHMEM_NPES` says otherwise) or `shmemrun -n 8 target/release/examples/prk_synch_p2p 10 1000 100`.
 
 use std::error::Error;
-use std::time::Instant;
 
-use examples::prk::{arguments, block, pipeline_row, print_result, slowest, sum};
+use examples::prk::{arguments, block, iterate, pipeline_row, print_result, sum};
 use shmem_typed::prelude::*;
 
 #[shmem_typed::main(npes = 4)]
@@ -73,14 +72,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     // Row j's incoming point, and its signal: the iteration (from 1) that sent it.
     let inbox = pe.alloc_slice::<f64>(n)?;
     let signals = pe.alloc_slice::<u64>(n)?;
-    pe.barrier_all()?;
-
-    let mut started = Instant::now();
-    for iteration in 0..=iterations {
-        if iteration == 1 {
-            pe.barrier_all()?;
-            started = Instant::now();
-        }
+    let seconds = iterate(pe, iterations, |pe, iteration| {
         let epoch = iteration as u64 + 1;
         // PE 0's corner: the last PE's from the previous iteration.
         if me == 0 && npes > 1 && iteration > 0 {
@@ -114,10 +106,9 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
                 .at(0)?
                 .put_signal(pe, 0, &[corner], &signals.at(0)?, epoch, SignalOp::Set)?;
         }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+        Ok(())
+    })?;
 
-    let seconds = slowest(pe, elapsed)?;
     // Only the last PE's corner is the grid's: a sum in which it alone counts.
     let own = if me == root {
         grid[(n - 1) * stride + last]

@@ -22,9 +22,8 @@
 //! `SHMEM_NPES` says otherwise) or `shmemrun -n 8 target/release/examples/prk_transpose 10 800`.
 
 use std::error::Error;
-use std::time::Instant;
 
-use examples::prk::{arguments, print_result, slowest, sum, transpose_block};
+use examples::prk::{arguments, iterate, print_result, sum, transpose_block};
 use shmem_typed::prelude::*;
 
 #[shmem_typed::main(npes = 4)]
@@ -69,14 +68,7 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
     let arrived = pe.alloc_slice::<u64>(phases.max(1))?;
     let consumed = pe.alloc_slice::<u64>(npes)?;
     let mut outgoing = vec![0.0; block];
-    pe.barrier_all()?;
-
-    let mut started = Instant::now();
-    for iteration in 0..=iterations {
-        if iteration == 1 {
-            pe.barrier_all()?;
-            started = Instant::now();
-        }
+    let seconds = iterate(pe, iterations, |pe, iteration| {
         let epoch = iteration as u64 + 1;
         transpose_block(
             &mut a,
@@ -121,10 +113,9 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
             }
             consumed.at(me)?.atomic_set(pe, from, epoch)?;
         }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+        Ok(())
+    })?;
 
-    let seconds = slowest(pe, elapsed)?;
     let added = 0.5 * (iterations as f64 + 1.0) * iterations as f64;
     let error: f64 = b
         .iter()

@@ -6,7 +6,9 @@
 //! one, take the slowest PE's time, check the result against a closed form, and print
 //! `Solution validates` and a `Rate (…): … Avg time (s): …` line.
 
+use std::error::Error;
 use std::ops::Range;
+use std::time::Instant;
 
 use shmem_typed::prelude::*;
 
@@ -56,9 +58,24 @@ pub fn arguments(names: &[&str], defaults: &[usize]) -> Result<Vec<usize>, Strin
     Ok(values)
 }
 
-/// The slowest PE's time: the maximum of every PE's `seconds` (a collective call).
-pub fn slowest(pe: &mut Pe, seconds: f64) -> Result<f64, ShmemError> {
-    all_of::<Max>(pe, seconds)
+/// The PRK's iterations: `iteration(pe, i)` for `i` in `0..=iterations`, the first a
+/// warm-up, the others timed from a barrier after it. Returns the slowest PE's time of
+/// the timed ones (a collective call).
+pub fn iterate(
+    pe: &mut Pe,
+    iterations: usize,
+    mut iteration: impl FnMut(&mut Pe, usize) -> Result<(), Box<dyn Error>>,
+) -> Result<f64, Box<dyn Error>> {
+    pe.barrier_all()?;
+    let mut started = Instant::now();
+    for i in 0..=iterations {
+        if i == 1 {
+            pe.barrier_all()?;
+            started = Instant::now();
+        }
+        iteration(pe, i)?;
+    }
+    Ok(all_of::<Max>(pe, started.elapsed().as_secs_f64())?)
 }
 
 /// The sum of every PE's `value` (a collective call).
