@@ -7,9 +7,13 @@
 //! appends every PE's timers to LOG_FILE and prints ISx's report, the average total and
 //! all-to-all times. The program and its kernels live in `examples::isx`.
 //!
+//! The receive buffer holds every key of the job (4 bytes each), and the symmetric heap
+//! must hold it: ISx's sizes need `SHMEM_SYMMETRIC_SIZE` above the default 128 MiB
+//! (1G for 2^22 keys per PE on 8 PEs), as the C program needs `SHMEM_SYMMETRIC_HEAP_SIZE`.
+//!
 //! Run: `cargo run --release --example isx_strong -- TOTAL_KEYS [ITERATIONS] LOG_FILE` (4 PEs
 //! unless `SHMEM_NPES` says otherwise) or
-//! `shmemrun -n 8 target/release/examples/isx_strong 4194304 5 isx.log`.
+//! `SHMEM_SYMMETRIC_SIZE=1G shmemrun -n 8 target/release/examples/isx_strong 4194304 5 isx.log`.
 
 use std::error::Error;
 
