@@ -7,7 +7,8 @@
 //! block `me - k` into a buffer, tile by tile (TILE × TILE, for the caches), and
 //! `put_signal`s it into that PE's symmetric inbox for phase `k`, adding 1 to the
 //! inbox's arrival count; then it waits for phase `k`'s block from PE `me + k`, adds it
-//! into B, and tells that PE, by an atomic store of the iteration's number into its
+//! into B straight from the inbox (a local view, which the protocol keeps free of
+//! writers), and tells that PE, by an atomic store of the iteration's number into its
 //! `consumed` word for this PE, that the inbox may be refilled. Counts and words only
 //! grow, so nothing is reset. B's elements have a closed form, `(ORDER·i + j)(ITERATIONS
 //! + 1) + ITERATIONS(ITERATIONS + 1)/2`; the summed absolute error must be at most
