@@ -158,7 +158,9 @@ impl Tile {
 
 /// Adds the star stencil of `weights` (from [`star_weights`]) applied to `input` to
 /// the points of `out` (`width` values a row, local coordinates) with `x` in `xs` and
-/// `y` in `ys`; the stencil's arms may reach `radius` into the margins.
+/// `y` in `ys`; the stencil's arms may reach `radius` into the margins. Each point's
+/// arms are summed in one pass over its row, with the radius known to the compiler up to
+/// 4 (so that the pass is vectorized), and 4 arm lengths at a time beyond.
 pub fn apply_star(
     input: &Tile,
     weights: &[f64],
@@ -167,25 +169,50 @@ pub fn apply_star(
     xs: Range<usize>,
     ys: Range<usize>,
 ) {
-    let s = input.stride;
-    let v = &input.values;
     for y in ys {
         let row = &mut out[y * width + xs.start..y * width + xs.end];
         let centre = input.index(xs.start, y);
-        for (k, &w) in (1..).zip(weights) {
-            // The vertical arm: rows k above and below, k·stride away.
-            let up = &v[centre + k * s..centre + k * s + row.len()];
-            let down = &v[centre - k * s..centre - k * s + row.len()];
-            for ((o, &a), &b) in row.iter_mut().zip(up).zip(down) {
-                *o += w * (a - b);
+        let mut chunks = weights.chunks(4);
+        let mut first = 1;
+        for chunk in &mut chunks {
+            match *chunk {
+                [a] => star_row(input, centre, first, [a], row),
+                [a, b] => star_row(input, centre, first, [a, b], row),
+                [a, b, c] => star_row(input, centre, first, [a, b, c], row),
+                [a, b, c, d] => star_row(input, centre, first, [a, b, c, d], row),
+                _ => unreachable!("chunks of 1 to 4 weights"),
             }
-            // The horizontal arm: points k to the right and to the left.
-            let right = &v[centre + k..centre + k + row.len()];
-            let left = &v[centre - k..centre - k + row.len()];
-            for ((o, &a), &b) in row.iter_mut().zip(right).zip(left) {
-                *o += w * (a - b);
-            }
+            first += chunk.len();
         }
+    }
+}
+
+/// Adds arms `first .. first + R` of the star stencil (weights `w`) around the points
+/// of one row starting at `centre` in `input` to `row`, in one pass.
+fn star_row<const R: usize>(
+    input: &Tile,
+    centre: usize,
+    first: usize,
+    w: [f64; R],
+    row: &mut [f64],
+) {
+    let (s, v, n) = (input.stride, &input.values, row.len());
+    // For arm k: the points k rows above and below, k to the right and to the left.
+    let arms: [[&[f64]; 4]; R] = std::array::from_fn(|i| {
+        let k = first + i;
+        [
+            &v[centre + k * s..][..n],
+            &v[centre - k * s..][..n],
+            &v[centre + k..][..n],
+            &v[centre - k..][..n],
+        ]
+    });
+    for (x, o) in row.iter_mut().enumerate() {
+        let mut sum = 0.0;
+        for (arm, w) in arms.iter().zip(w) {
+            sum += w * ((arm[0][x] - arm[1][x]) + (arm[2][x] - arm[3][x]));
+        }
+        *o += sum;
     }
 }
 
