@@ -298,8 +298,8 @@ mod tests {
     #[test]
     fn the_star_stencil_of_a_linear_field_is_its_divergence() {
         // f(x, y) = x + y: each arm contributes 1, whatever the radius.
-        for radius in 1..4 {
-            let (w, h) = (9, 7);
+        for radius in 1..=6 {
+            let (w, h) = (15, 14);
             let input = Tile::new(w, h, radius, |x, y| x as f64 + y as f64);
             let mut out = vec![0.0; w * h];
             apply_star(
