@@ -57,6 +57,8 @@ two_hosts() {
     "hello 2" "collect 2" "xor_to_all 2" "broadcast 4" "max_to_all 2" "barrier 2"
     "histogram 2" "workqueue 2" "transpose 2" "samplesort 2" "summa 2"
     "heat2d 1 24" "heat2d 2 24"
+    "prk_stencil 2 4 40" "prk_synch_p2p 2 5 50 30" "prk_transpose 2 4 48 5"
+    "isx_weak 2 20000 2 /tmp/isx-two-hosts.log" "isx_strong 2 50000 2 /tmp/isx-two-hosts.log"
   )
   for run in "${runs[@]}"; do
     read -r name per_host args <<<"$run"

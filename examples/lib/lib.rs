@@ -7,9 +7,14 @@
 //! [`histogram`], which the example runs on its share and the single-process version
 //! (its own check, and `shmem-bench --workloads`) on everything — and [`workload`], the
 //! line in which those examples report their compute time and a checksum of the result.
+//! It also holds the kernels of the ports of the Parallel Research Kernels ([`prk`]) and
+//! the kernels and program of the ISx ports ([`isx`]), which report in their C originals'
+//! own lines instead.
 
 pub mod heat2d;
 pub mod histogram;
+pub mod isx;
+pub mod prk;
 pub mod samplesort;
 pub mod workload;
 

@@ -668,3 +668,155 @@ fn examples_run_under_the_launcher() {
         );
     }
 }
+
+// ---- the Parallel Research Kernels and ISx ----
+
+/// The PE counts every port validates at.
+const PORT_PE_COUNTS: [usize; 5] = [1, 2, 3, 4, 8];
+
+/// Asserts a PRK port's run validated and printed the PRK's result line for `unit`.
+fn assert_prk_validates(run: &Run, unit: &str) {
+    run.assert_success();
+    run.line_starting("Solution validates");
+    let rate = run.line_starting(&format!("Rate ({unit}): "));
+    let figures: Vec<f64> = rate
+        .split(": ")
+        .skip(1)
+        .map(|f| {
+            f.split_whitespace()
+                .next()
+                .and_then(|x| x.parse().ok())
+                .unwrap_or_else(|| panic!("{}: figure in {rate:?}", run.what))
+        })
+        .collect();
+    assert_eq!(figures.len(), 2, "{}: {rate}", run.what);
+    assert!(
+        figures.iter().all(|f| f.is_finite() && *f >= 0.0),
+        "{}: {rate}",
+        run.what
+    );
+}
+
+#[test]
+fn prk_stencil() {
+    for npes in PORT_PE_COUNTS {
+        let run = run("prk_stencil", Start::Direct(Some(npes)), &["4", "40"]);
+        assert_prk_validates(&run, "MFlops/s");
+        run.line_starting("Radius of stencil      = 2");
+    }
+    // The radius is an argument.
+    let run = run("prk_stencil", Start::Direct(Some(3)), &["3", "45", "4"]);
+    assert_prk_validates(&run, "MFlops/s");
+    run.line_starting("Radius of stencil      = 4");
+}
+
+#[test]
+fn prk_stencil_with_a_radius_wider_than_a_tile_fails_and_says_why() {
+    let run = run("prk_stencil", Start::Direct(Some(8)), &["2", "20", "6"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("smaller than the stencil radius 6"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn prk_synch_p2p() {
+    for npes in PORT_PE_COUNTS {
+        let run = run(
+            "prk_synch_p2p",
+            Start::Direct(Some(npes)),
+            &["5", "50", "30"],
+        );
+        assert_prk_validates(&run, "MFlops/s");
+    }
+}
+
+#[test]
+fn prk_transpose() {
+    // A tile of 5 does not divide the blocks; 0 is untiled.
+    for npes in PORT_PE_COUNTS {
+        let run = run(
+            "prk_transpose",
+            Start::Direct(Some(npes)),
+            &["4", "48", "5"],
+        );
+        assert_prk_validates(&run, "MB/s");
+    }
+    let run = run("prk_transpose", Start::Direct(Some(4)), &["2", "40", "0"]);
+    assert_prk_validates(&run, "MB/s");
+    run.line_starting("Untiled");
+}
+
+#[test]
+fn prk_transpose_with_an_order_the_pes_do_not_divide_fails_and_says_why() {
+    let run = run("prk_transpose", Start::Direct(Some(3)), &["2", "40"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("matrix order 40 should be at least and divisible by # procs 3"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Runs an ISx port on `npes` PEs with `keys` and 2 timed iterations, and checks that
+/// it verified its sort, reported, and logged `npes` rows an iteration.
+fn isx_run(example: &str, npes: usize, keys: usize, keys_per_pe: usize) {
+    let log = std::env::temp_dir().join(format!("{example}-{npes}-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let run = run(
+        example,
+        Start::Direct(Some(npes)),
+        &[&keys.to_string(), "2", log.to_str().expect("a UTF-8 path")],
+    );
+    run.assert_success();
+    run.line_starting("ISx v1.1");
+    assert_eq!(
+        run.line_starting("  Number of Keys per PE: "),
+        format!("  Number of Keys per PE: {keys_per_pe}")
+    );
+    assert_eq!(
+        run.line_starting("  Number of PEs: "),
+        format!("  Number of PEs: {npes}")
+    );
+    for report in [
+        "Average total time (per PE): ",
+        "Average all2all time (per PE): ",
+    ] {
+        let line = run.line_starting(report);
+        let seconds: f64 = line[report.len()..]
+            .trim_end_matches(" seconds")
+            .parse()
+            .unwrap_or_else(|_| panic!("{}: {line}", run.what));
+        assert!(seconds.is_finite() && seconds >= 0.0, "{line}");
+    }
+    let logged = std::fs::read_to_string(&log).expect("the log file");
+    std::fs::remove_file(&log).expect("removing the log file");
+    let lines: Vec<&str> = logged.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("SHMEM\tNUM_PES {npes}\t")),
+        "{logged}"
+    );
+    assert!(
+        lines[1].starts_with("TOTAL (sec)\tATA_KEYS (sec)\tATA_KEYS_COUNTS\t"),
+        "{logged}"
+    );
+    assert_eq!(lines.len(), 2 + 2 * npes, "{logged}");
+}
+
+#[test]
+fn isx_weak() {
+    for npes in PORT_PE_COUNTS {
+        isx_run("isx_weak", npes, 20_000, 20_000);
+    }
+}
+
+#[test]
+fn isx_strong() {
+    // Few PEs mean wide buckets: ISx's count array is as wide as a bucket (2^28 / PEs).
+    for npes in [3, 8] {
+        isx_run("isx_strong", npes, 50_000, 50_000usize.div_ceil(npes));
+    }
+}
