@@ -86,6 +86,7 @@ const fn op_code(op: Operation) -> u64 {
         Operation::Collect => 3,
         Operation::Fcollect => 4,
         Operation::Alltoall => 6,
+        Operation::Allocation => 7,
         Operation::Reduce(r) => {
             5 | (match r {
                 ReduceOp::And => 1,
@@ -107,6 +108,7 @@ fn op_from(code: u64) -> Result<Operation, Undecodable> {
         (3, 0) => Operation::Collect,
         (4, 0) => Operation::Fcollect,
         (6, 0) => Operation::Alltoall,
+        (7, 0) => Operation::Allocation,
         (5, r) => Operation::Reduce(match r {
             1 => ReduceOp::And,
             2 => ReduceOp::Or,

@@ -7,7 +7,7 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 9] = [
+const NAMES: [&str; 10] = [
     "barrier",
     "broadcast",
     "collect",
@@ -16,6 +16,7 @@ const NAMES: [&str; 9] = [
     "finalize",
     "sync",
     "alltoall",
+    "symmetric allocation",
     "a collective",
 ];
 
@@ -72,6 +73,7 @@ fn operation_code(op: Operation) -> u64 {
         Operation::Fcollect => 3,
         Operation::Reduce(r) => 4 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
         Operation::Alltoall => 11,
+        Operation::Allocation => 12,
     }
 }
 
@@ -83,6 +85,7 @@ fn operation_from(code: u64) -> Option<Operation> {
         3 => Operation::Fcollect,
         c @ 4..=10 => Operation::Reduce(REDUCE_OPS[c as usize - 4]),
         11 => Operation::Alltoall,
+        12 => Operation::Allocation,
         _ => return None,
     })
 }
