@@ -1079,10 +1079,17 @@ fn f8c_one_member_sets_do_not_affect_other_pes() {
                 world_fcollect(pe, 10_000 * (round + 1))?;
             }
             // A third multi-member set: PEs 1 and 3 (both members) take back the slot of
-            // `rest`, which is no member's latest set any more (the world is).
+            // `rest`, which is no member's latest set any more (the world is). On MPI sets
+            // keep their slots (its communicators follow them): the 2 slots are full.
             if me == 1 || me == 3 {
                 let pair = ActiveSet::new(1, 1, 2)?;
-                barrier(pe, &pair)?;
+                match barrier(pe, &pair) {
+                    Ok(()) if pe.transport() != "mpi" => {}
+                    Err(ShmemError::Runtime(e))
+                        if pe.transport() == "mpi" && matches!(*e, RtError::TooManySets { .. }) => {
+                    }
+                    other => panic!("PE {me}: a third set with 2 slots: {other:?}"),
+                }
             }
             world_fcollect(pe, 99_000)
         },
