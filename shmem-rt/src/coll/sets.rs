@@ -424,9 +424,14 @@ pub(crate) fn withdraw_refusal<T: Transport>(t: &T) {
     t.store_relaxed(t.place(t.me(), control!(refused_set)), 0);
 }
 
-/// Whether PE `pe` could not claim a slot for the set with key `key` at its last try.
+/// Whether PE `pe` could not claim a slot for the set with key `key` at its last try
+/// and has moved on from it (while it tries again, the set is its current one). A
+/// member that tries the set again before `pe` does may see the old refusal: its call
+/// fails too, and `pe`, which waits for it in the set, learns of that as of any member
+/// that made another call.
 pub(crate) fn refused<T: Transport>(t: &T, pe: usize, key: u64) -> bool {
     t.load(t.place(pe, control!(refused_set))) == key
+        && t.load(t.place(pe, control!(current_set))) != key
 }
 
 /// The slot PE `pe` claimed for the set with key `key`, if it has claimed one yet.
