@@ -219,9 +219,14 @@ fn home(key: u64, sets: usize) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % sets
 }
 
-/// Directory entry bit of a slot its owner is taking back (see [`try_reclaim`]): no
-/// set's key has it, so the entry matches no lookup.
+/// Directory entry bit of a slot its owner is checking whether it may take back (see
+/// [`try_reclaim`]; its words are intact): no set's key has it, so the entry matches no
+/// lookup.
 const RECLAIMING: u64 = 1 << 63;
+
+/// Directory entry of a slot its owner has taken back and is giving to another set (its
+/// words are being rewritten).
+const RECLAIMED: u64 = RECLAIMING;
 
 /// Offset of a field of a PE's control line.
 macro_rules! control {
@@ -259,9 +264,9 @@ pub(crate) fn lookup<T: Transport>(t: &T, key: u64) -> Entry {
 
 /// The set in this PE's directory entry `slot`, if any.
 pub(crate) fn entry<T: Transport>(t: &T, slot: usize) -> Option<u64> {
-    match t.load_relaxed(t.place(t.me(), t.region().directory(slot))) {
+    match t.load_relaxed(t.place(t.me(), t.region().directory(slot))) & !RECLAIMING {
         0 => None,
-        k => Some(k & !RECLAIMING),
+        k => Some(k),
     }
 }
 
@@ -306,7 +311,7 @@ pub(crate) fn holds<T: Transport>(t: &T, pe: usize, slot: usize, key: u64) -> bo
 /// Tries to take back this PE's slot `slot`, which holds `set`, at `epoch` calls on it
 /// here. Succeeds when the set is not in use: no other member's latest set is it, and
 /// every other member that holds a slot for it has made as many calls on it. On success
-/// the entry stays marked until [`install`] gives the slot to another set.
+/// the entry reads [`RECLAIMED`] until [`install`] gives the slot to another set.
 pub(crate) fn try_reclaim<T: Transport>(t: &T, slot: usize, set: &SetSpec, epoch: u64) -> bool {
     let region = t.region();
     let me = t.me();
@@ -316,18 +321,40 @@ pub(crate) fn try_reclaim<T: Transport>(t: &T, slot: usize, set: &SetSpec, epoch
     t.fetch_add(t.place(0, layout::RECLAIMS_WORD), 1);
     t.store_load_fence();
     let idle = set.members().filter(|&pe| pe != me).all(|pe| {
-        if t.load(t.place(pe, control!(current_set))) == key {
-            return false;
-        }
-        // A member without a slot for it took its own back, when every member had
-        // made as many calls on it as now (nobody can call on it without every member).
-        find(t, pe, key)
-            .is_none_or(|s| t.load(t.place(pe, region.slot(s) + sync::OWNER_EPOCH)) == epoch)
+        // A member without a slot for it took its own back, when every member (this PE
+        // among them) had made as many calls on it (nobody can call on it without every
+        // member).
+        t.load(t.place(pe, control!(current_set))) != key
+            && held_epoch(t, pe, key).is_none_or(|e| e == epoch)
     });
-    if !idle {
-        t.store(entry, key);
-    }
+    t.store(entry, if idle { RECLAIMED } else { key });
     idle
+}
+
+/// PE `pe`'s calls on the set with key `key`, if it holds a slot for it (also while it
+/// checks whether it may take it back), read while the slot is still the set's;
+/// `u64::MAX` if the entry keeps changing under the reads.
+fn held_epoch<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
+    let region = t.region();
+    let sets = region.sets();
+    let start = home(key, sets);
+    for _ in 0..8 {
+        let found = (0..sets)
+            .map(|probe| (start + probe) % sets)
+            .find_map(|slot| match t.load(t.place(pe, region.directory(slot))) {
+                0 => Some(None),
+                k if k & !RECLAIMING == key => Some(Some((slot, k))),
+                _ => None,
+            });
+        let Some(Some((slot, held))) = found else {
+            return None;
+        };
+        let epoch = t.load(t.place(pe, region.slot(slot) + sync::OWNER_EPOCH));
+        if t.load(t.place(pe, region.directory(slot))) == held {
+            return Some(epoch);
+        }
+    }
+    Some(u64::MAX)
 }
 
 /// The calls on this PE's set slot `slot`, read before the slot is given to another
