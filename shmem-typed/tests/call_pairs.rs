@@ -27,14 +27,14 @@
 //! other PEs' next calls report (a disagreement, or the PE having left).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use shmem_typed::prelude::*;
 use shmem_typed::work::{BarrierSync, WorkArrays};
 
 #[allow(dead_code)] // some of the helpers are used here
 mod common;
-use common::{watchdog, world_fcollect};
+use common::{timed_job, watchdog, world_fcollect};
 
 /// Room for 17 PEs' alltoall blocks, collects and broadcasts of one element.
 const LEN: usize = 32;
@@ -196,18 +196,7 @@ fn run(name: String, npes: usize) {
         shmem_testkit::run_on_pes(&name, npes, &env, all_pairs);
         return;
     }
-    let start = Instant::now();
-    let outcome = shmem_testkit::run_job(&name, npes, &env);
-    eprintln!("{name}: {npes} PEs, 182 pairs: {:?}", start.elapsed());
-    assert_eq!(
-        outcome.exit_code, 0,
-        "test job {name} on {npes} PEs failed: {:?}",
-        outcome.failure
-    );
-    assert_eq!(
-        outcome.finalized, npes,
-        "test job {name}: PEs that finalized"
-    );
+    timed_job(&name, npes, &env, "182 pairs");
 }
 
 #[test]

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use shmem_rt::RtError;
 use shmem_typed::prelude::*;
 
+#[allow(dead_code)] // some of the helpers are used here
 mod common;
 use common::{unwrap_other, watchdog, world_fcollect};
 use shmem_typed::EarlierCall;
