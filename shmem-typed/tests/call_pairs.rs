@@ -27,7 +27,7 @@
 //! other PEs' next calls report (a disagreement, or the PE having left).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use shmem_typed::prelude::*;
 use shmem_typed::work::{BarrierSync, WorkArrays};
@@ -243,4 +243,52 @@ fn f1_free_against_barrier_all_leaves_the_heaps_in_step() {
         }
         Ok::<(), ShmemError>(())
     });
+}
+
+/// The call of [`finalize_against_each_call_ends_the_job`]'s case, by its index in
+/// [`CALLS`] (set in the PEs' environment).
+const CASE_VAR: &str = "CALL_PAIRS_FINALIZE_CASE";
+
+/// `finalize` against each call: the last PE returns from its body (and finalizes) while
+/// every other PE makes the call; the job must end non-zero within 2 s of its start
+/// (the others fail, naming the PE that finalized), never hang. One job per call, at 2
+/// and 3 PEs.
+#[test]
+fn finalize_against_each_call_ends_the_job() {
+    let name = shmem_testkit::test_name!();
+    if shmem_rt::is_pe() {
+        let case: usize = std::env::var(CASE_VAR)
+            .expect(CASE_VAR)
+            .parse()
+            .expect(CASE_VAR);
+        let npes: usize = std::env::var("SHMEM_NPES").map_or(2, |n| n.parse().unwrap_or(2));
+        shmem_testkit::run_on_pes(&name, npes, &[], |pe| {
+            if pe.my_pe() == pe.n_pes() - 1 {
+                return Ok(());
+            }
+            let held = Held {
+                block: pe.alloc_slice::<u64>(4)?,
+                work: pe.alloc_work::<BarrierSync>(1)?,
+            };
+            make(pe, CALLS[case], held)
+        });
+        return;
+    }
+    for npes in [2, 3] {
+        for (case, call) in CALLS.iter().enumerate() {
+            let case = case.to_string();
+            let start = Instant::now();
+            let outcome = shmem_testkit::run_job(&name, npes, &[(CASE_VAR, &case)]);
+            let took = start.elapsed();
+            assert_ne!(
+                outcome.exit_code, 0,
+                "{call:?} against finalize on {npes} PEs: the job succeeded"
+            );
+            assert!(outcome.failure.is_some(), "{call:?}: no failure recorded");
+            assert!(
+                took < Duration::from_secs(2),
+                "{call:?} against finalize on {npes} PEs: the job took {took:?}"
+            );
+        }
+    }
 }
