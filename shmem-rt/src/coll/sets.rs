@@ -294,11 +294,14 @@ pub(crate) fn install<T: Transport>(
 }
 
 /// Publishes that this PE's calls on runtime slots are now on the set with key `key`
-/// and returns the job's count of reclaimed slots as it stands after that: slots of
-/// other members resolved at an earlier count must be looked at again (see the module
-/// documentation).
-pub(crate) fn enter_set<T: Transport>(t: &T, key: u64) -> u64 {
+/// and, where slots are reclaimed (`reclaims`), returns the job's count of reclaimed
+/// slots as it stands after that: slots of other members resolved at an earlier count
+/// must be looked at again (see the module documentation). Without reclaims: 0.
+pub(crate) fn enter_set<T: Transport>(t: &T, key: u64, reclaims: bool) -> u64 {
     t.store_relaxed(t.place(t.me(), control!(current_set)), key);
+    if !reclaims {
+        return 0;
+    }
     t.store_load_fence();
     t.load(t.place(0, layout::RECLAIMS_WORD))
 }

@@ -130,7 +130,7 @@ impl SetTable {
         // calls on it) has nothing more to compare; this PE's current set from here on
         // is the one swept, so no slot goes while it is looked at.
         let held = |s: &&SetState| {
-            sets::enter_set(t, s.spec.key());
+            sets::enter_set(t, s.spec.key(), self.reclaims);
             let key = s.spec.key();
             s.spec
                 .members()
@@ -337,7 +337,9 @@ impl Runtime {
                 // with the slots of the set this PE is leaving.
                 self.sets.last = None;
                 let key = set.key();
-                let count = with_transport!(&self.transport, t => sets::enter_set(t, key));
+                let reclaims = self.sets.reclaims;
+                let count =
+                    with_transport!(&self.transport, t => sets::enter_set(t, key, reclaims));
                 self.sets.tick += 1;
                 let known = self.sets.by_spec.get(set).copied();
                 let i = match known {
