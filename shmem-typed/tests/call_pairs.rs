@@ -21,10 +21,13 @@
 //! pair's `free`, `realloc` and `free_work` use; they are not freed afterwards (a PE
 //! whose call failed no longer holds them), so every PE's heap stays the same.
 //!
-//! Lock calls and `Team::destroy` are local (they make no call on the world) and
-//! `finalize` ends the job; they have no place in this matrix: a program that calls
-//! one where the other PEs make a world call has made fewer collective calls, which the
-//! other PEs' next calls report (a disagreement, or the PE having left).
+//! `finalize` and a lock wait are not world calls: against each of the 14 calls they run
+//! one job per call at 2 and 3 PEs (`finalize_against_each_call_ends_the_job`: the job
+//! ends non-zero within 2 s; `lock_wait_against_each_call_fails_every_pe`: the last PE
+//! waits in `set_lock` for a lock PE 0 holds while the others make the call, and every
+//! PE gets an error, within 2 s). Their PEs are not in step afterwards by construction:
+//! one made fewer world calls. `Team::destroy`, `clear_lock` and `test_lock` are local
+//! and never wait, so they pair with nothing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -245,50 +248,152 @@ fn f1_free_against_barrier_all_leaves_the_heaps_in_step() {
     });
 }
 
-/// The call of [`finalize_against_each_call_ends_the_job`]'s case, by its index in
-/// [`CALLS`] (set in the PEs' environment).
-const CASE_VAR: &str = "CALL_PAIRS_FINALIZE_CASE";
+/// The case of a one-job-per-call test: the index in [`CALLS`] of the call its PEs make
+/// (set in their environment).
+const CASE_VAR: &str = "CALL_PAIRS_CASE";
 
-/// `finalize` against each call: the last PE returns from its body (and finalizes) while
-/// every other PE makes the call; the job must end non-zero within 2 s of its start
-/// (the others fail, naming the PE that finalized), never hang. One job per call, at 2
-/// and 3 PEs.
-#[test]
-fn finalize_against_each_call_ends_the_job() {
-    let name = shmem_testkit::test_name!();
+/// How a job of [`job_per_call`] ended: its exit status and the PE end that aborted it.
+#[derive(Debug)]
+struct Ended {
+    exit_code: i32,
+    failure: Option<(usize, shmem_rt::PeEnd)>,
+    /// What the PEs noted (see [`note`]).
+    noted: Vec<String>,
+}
+
+/// Where a job of [`job_per_call`] keeps its PEs' notes (set in their environment).
+const NOTES_VAR: &str = "CALL_PAIRS_NOTES";
+
+/// Notes `what` for the test to find after the job, however the job ends.
+fn note(pe: &Pe, what: String) {
+    let dir = std::env::var(NOTES_VAR).expect(NOTES_VAR);
+    std::fs::write(format!("{dir}/pe{}", pe.my_pe()), what).expect("a note");
+}
+
+/// Runs `body` with each call of [`CALLS`] as one job at 2 and 3 PEs, and `check` on
+/// each job's outcome and run time.
+fn job_per_call(
+    name: &str,
+    body: fn(&mut Pe, Call) -> Result<(), ShmemError>,
+    check: fn(Call, usize, Ended, Duration),
+) {
     if shmem_rt::is_pe() {
         let case: usize = std::env::var(CASE_VAR)
             .expect(CASE_VAR)
             .parse()
             .expect(CASE_VAR);
         let npes: usize = std::env::var("SHMEM_NPES").map_or(2, |n| n.parse().unwrap_or(2));
-        shmem_testkit::run_on_pes(&name, npes, &[], |pe| {
-            if pe.my_pe() == pe.n_pes() - 1 {
-                return Ok(());
-            }
-            let held = Held {
-                block: pe.alloc_slice::<u64>(4)?,
-                work: pe.alloc_work::<BarrierSync>(1)?,
-            };
-            make(pe, CALLS[case], held)
-        });
+        shmem_testkit::run_on_pes(name, npes, &[], |pe| body(pe, CALLS[case]));
         return;
     }
     for npes in [2, 3] {
-        for (case, call) in CALLS.iter().enumerate() {
+        for (case, &call) in CALLS.iter().enumerate() {
             let case = case.to_string();
+            let notes = std::env::temp_dir()
+                .join(format!("call-pairs-{}-{npes}-{case}", std::process::id()));
+            std::fs::create_dir_all(&notes).expect("a notes directory");
             let start = Instant::now();
-            let outcome = shmem_testkit::run_job(&name, npes, &[(CASE_VAR, &case)]);
+            let outcome = shmem_testkit::run_job(
+                name,
+                npes,
+                &[
+                    (CASE_VAR, &case),
+                    (NOTES_VAR, notes.to_str().expect("UTF-8")),
+                ],
+            );
             let took = start.elapsed();
+            let noted: Vec<String> = std::fs::read_dir(&notes)
+                .expect("the notes directory")
+                .map(|e| std::fs::read_to_string(e.expect("a note").path()).expect("a note"))
+                .collect();
+            std::fs::remove_dir_all(&notes).expect("the notes directory");
+            let ended = Ended {
+                exit_code: outcome.exit_code,
+                failure: outcome.failure,
+                noted,
+            };
+            check(call, npes, ended, took);
+        }
+    }
+}
+
+/// What every PE but the last works on before its call.
+fn held(pe: &mut Pe) -> Result<Held, ShmemError> {
+    Ok(Held {
+        block: pe.alloc_slice::<u64>(4)?,
+        work: pe.alloc_work::<BarrierSync>(1)?,
+    })
+}
+
+/// `finalize` against each call: the last PE returns from its body (and finalizes) while
+/// every other PE makes the call; the job must end non-zero within 2 s of its start
+/// (the others fail, naming the PE that finalized), never hang.
+#[test]
+fn finalize_against_each_call_ends_the_job() {
+    job_per_call(
+        &shmem_testkit::test_name!(),
+        |pe, call| {
+            if pe.my_pe() == pe.n_pes() - 1 {
+                return Ok(());
+            }
+            let held = held(pe)?;
+            make(pe, call, held)
+        },
+        |call, npes, ended, took| {
             assert_ne!(
-                outcome.exit_code, 0,
+                ended.exit_code, 0,
                 "{call:?} against finalize on {npes} PEs: the job succeeded"
             );
-            assert!(outcome.failure.is_some(), "{call:?}: no failure recorded");
+            assert!(ended.failure.is_some(), "{call:?}: no failure recorded");
             assert!(
                 took < Duration::from_secs(2),
                 "{call:?} against finalize on {npes} PEs: the job took {took:?}"
             );
-        }
-    }
+        },
+    );
+}
+
+#[symmetric]
+static LOCK: Lock = Lock::new();
+
+/// A lock wait against each call: PE 0 holds a lock; the last PE waits for it in
+/// `set_lock` while every other PE (PE 0 among them) makes the call, which waits for the
+/// last PE. Every PE must get an error, and the job end within 2 s of its start (it may
+/// end non-zero: the PEs' call counts differ, which finalize reports), never hang.
+#[test]
+fn lock_wait_against_each_call_fails_every_pe() {
+    job_per_call(
+        &shmem_testkit::test_name!(),
+        |pe, call| {
+            let me = pe.my_pe();
+            let last = pe.n_pes() - 1;
+            let held = held(pe)?;
+            if me == 0 {
+                LOCK.set_lock(pe)?;
+            }
+            pe.barrier_all()?;
+            let result = if me == last {
+                LOCK.set_lock(pe)
+            } else {
+                make(pe, call, held)
+            };
+            if result.is_ok() {
+                note(
+                    pe,
+                    format!("PE {me}: {call:?} against a lock wait: no error"),
+                );
+            }
+            Ok(())
+        },
+        |call, npes, ended, took| {
+            assert!(
+                ended.noted.is_empty(),
+                "{call:?} against a lock wait on {npes} PEs: {ended:?}"
+            );
+            assert!(
+                took < Duration::from_secs(2),
+                "{call:?} against a lock wait on {npes} PEs: the job took {took:?}"
+            );
+        },
+    );
 }
