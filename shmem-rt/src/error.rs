@@ -178,10 +178,11 @@ pub enum RtError {
     BadAlloc(String),
     /// PEs made different collective allocation calls: nothing was allocated or freed by
     /// the call on any PE.
-    #[error("symmetric {} #{} differs between PEs: PE {} asked for {}, PE {} for {} (every PE must make the same allocation calls with the same arguments in the same order; nothing was allocated or freed)", .0.what, .0.seq, .0.me, .0.mine, .0.pe, .0.theirs)]
+    #[error("symmetric {} (call {} on the world set) differs between PEs: PE {} asked for {}, PE {} for {} (every PE must make the same allocation calls with the same arguments in the same order; nothing was allocated or freed)", .0.what, .0.seq, .0.me, .0.mine, .0.pe, .0.theirs)]
     AllocMismatch(Box<AllocMismatch>),
-    /// This PE has used as many distinct active sets as its sync region holds.
-    #[error("PE {pe} uses more than {max} distinct active sets of two or more PEs (one-member sets cost nothing; the limit is per PE, set by SHMEM_ACTIVE_SETS)")]
+    /// PE `pe` needed a slot for another set while every one of its slots held a set
+    /// still in use.
+    #[error("PE {pe} has {max} active sets of two or more PEs in use at once and needs one more (a set is in use while it is some member's latest set, or its members' call counts on it differ; one-member sets cost nothing; the limit is per PE, set by SHMEM_ACTIVE_SETS)")]
     TooManySets {
         /// The PE.
         pe: usize,
@@ -222,7 +223,7 @@ impl From<CollectiveError> for RtError {
 pub struct AllocMismatch {
     /// `allocation`, `free` or `reallocation`.
     pub what: &'static str,
-    /// Sequence number of the call on this PE.
+    /// The number of the call's settling barrier among this PE's calls on the world set.
     pub seq: u64,
     /// This PE.
     pub me: usize,
@@ -321,6 +322,10 @@ pub enum Operation {
     Inscan(ReduceOp),
     /// An exclusive prefix reduction (`exscan`) with its operator.
     Exscan(ReduceOp),
+    /// A collective allocation call (`alloc`, `free`, `realloc`): its barriers run on the
+    /// world set's own sync words, so that one against any other collective on the world
+    /// is a disagreement on the operation, found like any other.
+    Allocation,
 }
 
 impl Operation {
@@ -335,6 +340,7 @@ impl Operation {
             Operation::Alltoall => "alltoall",
             Operation::Inscan(_) => "inscan",
             Operation::Exscan(_) => "exscan",
+            Operation::Allocation => "symmetric allocation",
         }
     }
 }

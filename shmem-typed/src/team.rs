@@ -181,9 +181,10 @@ impl Team {
     }
 
     /// `shmem_team_destroy`: ends this handle. The team's sync words stay with the
-    /// runtime, which hands them to any later team (or active set) of the same PEs; no
-    /// call on the team can be in progress, since every call returns before this one can
-    /// start.
+    /// runtime, which hands them to any later team (or active set) of the same PEs, or,
+    /// once the team is no member's current set, takes their slot back when a PE needs
+    /// one for another set (see the README's "Active sets"); no call on the team can be
+    /// in progress, since every call returns before this one can start.
     pub fn destroy(self) {}
 
     /// The PEs `start + i·stride` (`i < size`) of this team, as the job's PEs.

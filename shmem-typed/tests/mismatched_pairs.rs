@@ -18,12 +18,12 @@
 //! `3 + 3i` and `4 + 3i` (the two fcollects).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use shmem_typed::prelude::*;
 
 mod common;
-use common::{unwrap_other, watchdog, world_fcollect};
+use common::{timed_job, unwrap_other, watchdog, world_fcollect};
 
 /// Room for 33 PEs × 1 element, 17 PEs × 2, 3 PEs × 3, 2 PEs × 4.
 const TARGET_LEN: usize = 64;
@@ -181,21 +181,8 @@ fn run(name: String, npes: usize, k: usize, checked: &str) {
         shmem_testkit::run_on_pes(&name, npes, &env, |pe| all_pairs(pe, k));
         return;
     }
-    let start = Instant::now();
-    let outcome = shmem_testkit::run_job(&name, npes, &env);
-    eprintln!(
-        "{name}: {npes} PEs, 30 pairs, SHMEM_CHECKED={checked}: {:?}",
-        start.elapsed()
-    );
-    assert_eq!(
-        outcome.exit_code, 0,
-        "test job {name} on {npes} PEs failed: {:?}",
-        outcome.failure
-    );
-    assert_eq!(
-        outcome.finalized, npes,
-        "test job {name}: PEs that finalized"
-    );
+    let what = format!("30 pairs, SHMEM_CHECKED={checked}");
+    timed_job(&name, npes, &env, &what);
 }
 
 #[test]

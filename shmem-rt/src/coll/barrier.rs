@@ -54,12 +54,18 @@ fn fault_of(word: u64) -> Option<usize> {
 /// spreads failures), so a member that makes a different collective call at this point
 /// is reported instead of silently matched.
 pub(crate) fn barrier<T: Transport>(ctx: &SetCtx<'_, T>) -> RtResult<()> {
+    barrier_as(ctx, Operation::Barrier)
+}
+
+/// [`barrier`] published as operation `op`: a runtime barrier that must not match a
+/// program's (the barriers of collective allocation).
+pub(crate) fn barrier_as<T: Transport>(ctx: &SetCtx<'_, T>, op: Operation) -> RtResult<()> {
     let n = ctx.size();
     if n == 1 {
         return Ok(());
     }
     ctx.prepare_publish(false)?;
-    let mut mine = Descriptor::new(Operation::Barrier, ctx.set.key());
+    let mut mine = Descriptor::new(op, ctx.set.key());
     ctx.publish(&mut mine, Span::new(0, 0));
     let mut first_error = None;
     match ctx.env.select.barrier(n) {

@@ -389,8 +389,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 cycle.is_some()
             },
         );
-        watch.finish();
-        match cycle {
+        match cycle.or(watch.finish()) {
             Some(err) => Err(err.into()),
             None => waited,
         }

@@ -12,7 +12,8 @@
 //! cycle too, so that none is left behind unable to prove it; then every PE of the cycle
 //! reports it.
 //!
-//! Soundness: awaited words only grow, directory entries only go from 0 to a key, and a
+//! Soundness: awaited words only grow, a directory entry awaited stays once there (its
+//! set is the waiter's current one, so its owner keeps the slot: `coll::sets`), and a
 //! record is only active while its owner waits. The check re-reads the awaited words
 //! from the end of the chain backwards after reading all records: the last PE waits for
 //! this (blocked) PE, so it is stuck; then what its predecessor awaits is frozen, and if
@@ -346,11 +347,15 @@ impl<'t, T: Transport> Watch<'t, T> {
         })
     }
 
-    /// Ends the wait: withdraws the record if it was published.
-    pub(crate) fn finish(self) {
+    /// Ends the wait: withdraws the record if it was published. Returns the cycle this
+    /// PE marked its record with and has not reported yet: the other PEs of the cycle
+    /// leave it with the error once they see the mark, and one of them moving on may
+    /// satisfy this wait — which must then fail too, or the PEs' calls go out of step.
+    pub(crate) fn finish(self) -> Option<CollectiveError> {
         if self.published {
             write_record(self.t, IDLE, &self.site, &self.awaited, 0);
         }
+        self.cycle.map(|found| found.error)
     }
 }
 

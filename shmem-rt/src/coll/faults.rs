@@ -7,7 +7,7 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 12] = [
     "barrier",
     "broadcast",
     "collect",
@@ -18,6 +18,7 @@ const NAMES: [&str; 11] = [
     "alltoall",
     "inscan",
     "exscan",
+    "symmetric allocation",
     "a collective",
 ];
 
@@ -76,6 +77,7 @@ fn operation_code(op: Operation) -> u64 {
         Operation::Alltoall => 11,
         Operation::Inscan(r) => 12 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
         Operation::Exscan(r) => 19 + REDUCE_OPS.iter().position(|x| *x == r).unwrap_or(0) as u64,
+        Operation::Allocation => 26,
     }
 }
 
@@ -89,6 +91,7 @@ fn operation_from(code: u64) -> Option<Operation> {
         11 => Operation::Alltoall,
         c @ 12..=18 => Operation::Inscan(REDUCE_OPS[c as usize - 12]),
         c @ 19..=25 => Operation::Exscan(REDUCE_OPS[c as usize - 19]),
+        26 => Operation::Allocation,
         _ => return None,
     })
 }

@@ -34,7 +34,7 @@ pub(crate) mod verdict;
 
 pub(crate) use alltoall::alltoall;
 pub use alltoall::Blocks;
-pub(crate) use barrier::barrier;
+pub(crate) use barrier::{barrier, barrier_as};
 pub(crate) use broadcast::broadcast;
 pub use broadcast::RootTarget;
 pub(crate) use gather::{collect, fcollect};

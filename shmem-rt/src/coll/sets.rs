@@ -3,15 +3,31 @@
 //! slot of sync words in its own partition.
 //!
 //! A PE claims a slot for a set at its first call on the set, probing its directory
-//! from the set's hash; entries go from 0 to a key once and never change again. A member
-//! finds another member's slot by probing that member's directory the same way, so
-//! members need not agree on slot numbers, and a PE's sets cost only its own slots: no
-//! job-wide table, no limit shared by all PEs. One-member sets take no slot (nobody else
-//! reads their words): they share the solo slot.
+//! from the set's hash. A member finds another member's slot by probing that member's
+//! directory the same way, so members need not agree on slot numbers, and a PE's sets
+//! cost only its own slots: no job-wide table, no limit shared by all PEs. One-member
+//! sets take no slot (nobody else reads their words): they share the solo slot.
+//!
+//! Slots come back. A set is *in use* while it is the latest set of some member's calls
+//! on runtime slots (its `current_set`) or its members' call counts on it differ; a PE
+//! whose directory is full takes back the slot of its least recently used set that is
+//! not in use ([`try_reclaim`]), keeping the few words that carry the set's call
+//! sequence ([`SavedWords`]) so that a later call on the set goes on where it stopped.
+//! Members look at each other's slots again whenever the job's count of reclaimed
+//! slots has moved since they last did, at their first call on a set after a call on
+//! another ([`enter_set`]); a set's own calls, one after another, look at nothing new.
+//! Soundness: a member publishes its `current_set` and then reads the reclaim count;
+//! an owner marks its entry, raises the count, and then reads every member's
+//! `current_set` (each side fenced): either the owner sees the member on the set and
+//! keeps its slot, or the member sees the count move and finds the marked entry. While
+//! a member waits for another's claim of a set, the set is its current one, so an
+//! entry it waits for never disappears under it.
 
-use crate::error::{RtError, RtResult};
-use crate::memory::layout::Region;
+use std::mem::offset_of;
+
+use crate::memory::layout::{self, sync, ControlLine, Region, ARRIVAL_LINES, FAULT_WORDS};
 use crate::transport::Transport;
+
 /// A validated set of PEs `start + i * stride` for `i in 0..size`, all below the job's
 /// PE count: an active set (stride `2^logPE_stride`) or a team (any stride).
 ///
@@ -92,6 +108,12 @@ impl SetSpec {
         let packed = key.wrapping_sub(1);
         let field = |n: u32| (packed >> (n * KEY_FIELD_BITS)) & ((1 << KEY_FIELD_BITS) - 1);
         (field(2), field(1), field(0))
+    }
+
+    /// The set whose [`key`](SetSpec::key) is `key` (a key this crate made).
+    pub(crate) fn from_key(key: u64) -> SetSpec {
+        let (start, stride, size) = SetSpec::key_fields(key);
+        SetSpec::of(start as usize, stride as usize, size as usize)
     }
 
     /// `start < npes`, `start + (size - 1) * stride < npes ≤ MAX_NPES`.
@@ -191,30 +213,249 @@ fn home(key: u64, sets: usize) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % sets
 }
 
-/// Claims a slot of this PE's directory for the set with key `key` (or returns the one
-/// it claimed before).
-pub(crate) fn claim<T: Transport>(t: &T, key: u64) -> RtResult<usize> {
+/// Directory entry bit of a slot its owner is checking whether it may take back (see
+/// [`try_reclaim`]; its words are intact): no set's key has it, so the entry matches no
+/// lookup.
+const RECLAIMING: u64 = 1 << 63;
+
+/// Directory entry of a slot its owner has taken back and is giving to another set (its
+/// words are being rewritten).
+const RECLAIMED: u64 = RECLAIMING;
+
+/// Offset of a field of a PE's control line.
+macro_rules! control {
+    ($field:ident) => {
+        layout::control(offset_of!(ControlLine, $field))
+    };
+}
+
+/// Where the set with key `key` stands in this PE's directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// In this slot.
+    Held(usize),
+    /// Not there; this slot is free for it.
+    Free(usize),
+    /// Not there, and every slot holds another set.
+    Full,
+}
+
+/// Looks `key` up in this PE's directory.
+pub(crate) fn lookup<T: Transport>(t: &T, key: u64) -> Entry {
     let region = t.region();
     let sets = region.sets();
     let start = home(key, sets);
     for probe in 0..sets {
         let slot = (start + probe) % sets;
-        let entry = t.place(t.me(), region.directory(slot));
-        match t.load_relaxed(entry) {
-            0 => {
-                // Only this PE writes its directory: no race to claim an entry. Release:
-                // a member that finds the key also sees the slot's (zeroed) words.
-                t.store(entry, key);
-                return Ok(slot);
-            }
-            k if k == key => return Ok(slot),
+        match t.load_relaxed(t.place(t.me(), region.directory(slot))) {
+            0 => return Entry::Free(slot),
+            k if k == key => return Entry::Held(slot),
             _ => {}
         }
     }
-    Err(RtError::TooManySets {
-        pe: t.me(),
-        max: sets,
-    })
+    Entry::Full
+}
+
+/// The set in this PE's directory entry `slot`, if any.
+pub(crate) fn entry<T: Transport>(t: &T, slot: usize) -> Option<u64> {
+    match t.load_relaxed(t.place(t.me(), t.region().directory(slot))) & !RECLAIMING {
+        0 => None,
+        k => Some(k),
+    }
+}
+
+/// Gives this PE's slot `slot` (free, or taken back by [`try_reclaim`]) to the set
+/// with key `key`: fresh words (`fresh`: never used, so still zero), or the words
+/// `saved` when the set was here before. Release: a member that finds the key also
+/// sees the words.
+pub(crate) fn install<T: Transport>(
+    t: &T,
+    slot: usize,
+    key: u64,
+    fresh: bool,
+    saved: Option<&SavedWords>,
+) {
+    let region = t.region();
+    let words = region.slot(slot);
+    if !fresh {
+        t.zero(t.place(t.me(), words), sync::BYTES);
+    }
+    if let Some(saved) = saved {
+        saved.restore(t, words);
+    }
+    // Only this PE writes its directory: no race to claim an entry.
+    t.store(t.place(t.me(), region.directory(slot)), key);
+}
+
+/// Publishes that this PE's calls on runtime slots are now on the set with key `key`
+/// and, where slots are reclaimed (`reclaims`), returns the job's count of reclaimed
+/// slots as it stands after that: slots of other members resolved at an earlier count
+/// must be looked at again (see the module documentation). Without reclaims: 0.
+pub(crate) fn enter_set<T: Transport>(t: &T, key: u64, reclaims: bool) -> u64 {
+    t.store_relaxed(t.place(t.me(), control!(current_set)), key);
+    if !reclaims {
+        return 0;
+    }
+    t.store_load_fence();
+    t.load(t.place(0, layout::RECLAIMS_WORD))
+}
+
+/// Whether PE `pe`'s directory entry `slot` holds the set with key `key`.
+pub(crate) fn holds<T: Transport>(t: &T, pe: usize, slot: usize, key: u64) -> bool {
+    t.load(t.place(pe, t.region().directory(slot))) == key
+}
+
+/// Tries to take back this PE's slot `slot`, which holds `set`, at `epoch` calls on it
+/// here. Succeeds when the set is not in use: no other member's latest set is it, and
+/// every other member that holds a slot for it has made as many calls on it. On success
+/// the entry reads [`RECLAIMED`] until [`install`] gives the slot to another set.
+pub(crate) fn try_reclaim<T: Transport>(t: &T, slot: usize, set: &SetSpec, epoch: u64) -> bool {
+    let region = t.region();
+    let me = t.me();
+    let key = set.key();
+    let entry = t.place(me, region.directory(slot));
+    t.store(entry, key | RECLAIMING);
+    t.fetch_add(t.place(0, layout::RECLAIMS_WORD), 1);
+    t.store_load_fence();
+    let idle = set.members().filter(|&pe| pe != me).all(|pe| {
+        // A member without a slot for it took its own back, when every member (this PE
+        // among them) had made as many calls on it (nobody can call on it without every
+        // member).
+        t.load(t.place(pe, control!(current_set))) != key
+            && held_epoch(t, pe, key).is_none_or(|e| e == epoch)
+    });
+    t.store(entry, if idle { RECLAIMED } else { key });
+    idle
+}
+
+/// PE `pe`'s calls on the set with key `key`, if it holds a slot for it (also while it
+/// checks whether it may take it back), read while the slot is still the set's;
+/// `u64::MAX` if the entry keeps changing under the reads.
+fn held_epoch<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
+    let region = t.region();
+    let sets = region.sets();
+    let start = home(key, sets);
+    for _ in 0..8 {
+        let found = (0..sets)
+            .map(|probe| (start + probe) % sets)
+            .find_map(|slot| match t.load(t.place(pe, region.directory(slot))) {
+                0 => Some(None),
+                k if k & !RECLAIMING == key => Some(Some((slot, k))),
+                _ => None,
+            });
+        let Some(Some((slot, held))) = found else {
+            return None;
+        };
+        let epoch = t.load(t.place(pe, region.slot(slot) + sync::OWNER_EPOCH));
+        if t.load(t.place(pe, region.directory(slot))) == held {
+            return Some(epoch);
+        }
+    }
+    Some(u64::MAX)
+}
+
+/// The calls on this PE's set slot `slot`, read before the slot is given to another
+/// set.
+pub(crate) fn save<T: Transport>(t: &T, slot: usize) -> SavedWords {
+    let words = t.region().slot(slot);
+    let at = |rel: usize| t.load_relaxed(t.place(t.me(), words + rel));
+    let epoch = at(sync::OWNER_EPOCH);
+    let fault_known = at(sync::OWNER_FAULT_KNOWN);
+    let line = sync::epoch((epoch % ARRIVAL_LINES as u64) as usize);
+    SavedWords {
+        owner: SAVED_OWNER.map(at),
+        progress: SAVED_PROGRESS.map(at),
+        line: std::array::from_fn(|w| at(line + 8 * w)),
+        fault: std::array::from_fn(|w| {
+            let base = sync::fault_seq(fault_known);
+            if w < 2 {
+                at(base + 8 * w)
+            } else {
+                at(sync::fault_word(fault_known, w - 2))
+            }
+        }),
+    }
+}
+
+/// The owner words a set's calls go on from.
+const SAVED_OWNER: [usize; 4] = [
+    sync::OWNER_EPOCH,
+    sync::OWNER_SEEN_ALL,
+    sync::OWNER_HISTORY,
+    sync::OWNER_FAULT_KNOWN,
+];
+
+/// The progress words members wait on.
+const SAVED_PROGRESS: [usize; 4] = [sync::PROGRESS, sync::DIGEST, sync::MID, sync::DONE];
+
+/// Words of an arrival line.
+const LINE_WORDS: usize = sync::epoch(1) / 8;
+
+/// What a set's next call needs of the words of its calls so far, kept by a PE that
+/// gave the set's slot to another set (a few hundred bytes of its own memory per set):
+/// the owner's book-keeping, its progress words, its arrival line of the last call (the
+/// one the members check before their next) and the record of the latest failure it
+/// knows of. Older lines read as "not on record", as lines a member has rewritten do.
+#[derive(Debug, Clone)]
+pub(crate) struct SavedWords {
+    owner: [u64; 4],
+    progress: [u64; 4],
+    line: [u64; LINE_WORDS],
+    fault: [u64; 2 + FAULT_WORDS],
+}
+
+impl SavedWords {
+    /// The calls made on the set.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.owner[0]
+    }
+
+    /// Writes the words back into the (fresh) set words at symmetric offset `words`.
+    fn restore<T: Transport>(&self, t: &T, words: usize) {
+        let put = |rel: usize, v: u64| t.store_relaxed(t.place(t.me(), words + rel), v);
+        for (rel, v) in SAVED_OWNER.iter().zip(self.owner) {
+            put(*rel, v);
+        }
+        for (rel, v) in SAVED_PROGRESS.iter().zip(self.progress) {
+            put(*rel, v);
+        }
+        let epoch = self.owner[0];
+        let line = sync::epoch((epoch % ARRIVAL_LINES as u64) as usize);
+        for (w, v) in self.line.iter().enumerate() {
+            put(line + 8 * w, *v);
+        }
+        let known = self.owner[3];
+        for (w, v) in self.fault.iter().enumerate() {
+            let rel = if w < 2 {
+                sync::fault_seq(known) + 8 * w
+            } else {
+                sync::fault_word(known, w - 2)
+            };
+            put(rel, *v);
+        }
+    }
+}
+
+/// Publishes that this PE could not claim a slot for the set with key `key`, so that
+/// members waiting for its claim fail (see [`refused`]), and wakes them.
+pub(crate) fn refuse<T: Transport>(t: &T, set: &SetSpec) {
+    t.store(t.place(t.me(), control!(refused_set)), set.key());
+    crate::sync::wait::notify_each(t, set.members().filter(|&pe| pe != t.me()));
+}
+
+/// Withdraws this PE's last refusal (at its next claim).
+pub(crate) fn withdraw_refusal<T: Transport>(t: &T) {
+    t.store_relaxed(t.place(t.me(), control!(refused_set)), 0);
+}
+
+/// Whether PE `pe` could not claim a slot for the set with key `key` at its last try
+/// and has moved on from it (while it tries again, the set is its current one). A
+/// member that tries the set again before `pe` does may see the old refusal: its call
+/// fails too, and `pe`, which waits for it in the set, learns of that as of any member
+/// that made another call.
+pub(crate) fn refused<T: Transport>(t: &T, pe: usize, key: u64) -> bool {
+    t.load(t.place(pe, control!(refused_set))) == key
+        && t.load(t.place(pe, control!(current_set))) != key
 }
 
 /// The slot PE `pe` claimed for the set with key `key`, if it has claimed one yet.

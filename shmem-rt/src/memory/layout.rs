@@ -183,6 +183,12 @@ pub(crate) struct ControlLine {
     /// The value of `wake` the PE last went to sleep on: a notifier that finds `wake`
     /// moved past it knows the PE has been woken already and makes no system call.
     pub slept_on: u64,
+    /// Key of the set of the PE's latest collective call on runtime set slots (0: none
+    /// yet): the one set whose slots it may read without looking again (`coll::sets`).
+    pub current_set: u64,
+    /// Key of the last set the PE could not claim a slot for (0: none since its last
+    /// claim), so that the members waiting for its claim fail instead of waiting.
+    pub refused_set: u64,
 }
 
 /// What a PE blocked in a collective waits for: published only once a wait has lasted a
@@ -254,6 +260,10 @@ pub(crate) struct RegionHead {
     /// the job's; raised by a sleeper before it sleeps, lowered after), so that a
     /// notifier reads one word instead of every PE's `sleeping` when nobody sleeps.
     pub sleepers: PaddedU64,
+    /// Set slots taken back by their owners so far (PE 0's copy counts the job's): a
+    /// PE that resolved its members' slots at an earlier count looks at them again
+    /// before it uses them (`coll::sets`).
+    pub reclaims: PaddedU64,
     /// This PE's wait record.
     pub wait: WaitRecord,
     /// This PE's allocation records.
@@ -270,6 +280,10 @@ pub(crate) const JOB_WORD: usize = offset_of!(RegionHead, job);
 
 /// Symmetric offset of the job's sleeper count (meaningful in PE 0's partition).
 pub(crate) const SLEEPERS_WORD: usize = offset_of!(RegionHead, sleepers);
+
+/// Symmetric offset of the job's count of reclaimed set slots (meaningful in PE 0's
+/// partition).
+pub(crate) const RECLAIMS_WORD: usize = offset_of!(RegionHead, reclaims);
 
 /// Symmetric offset of the wait record's `field`.
 pub(crate) const fn wait_record(field: usize) -> usize {
@@ -381,16 +395,9 @@ impl Region {
         round_up(self.directory(self.sets), PAGE)
     }
 
-    /// Symmetric offset of the allocation slot: the sync words of the world barriers
-    /// that end collective allocation calls (apart from the world set's own, so that an
-    /// allocation on one PE never matches a program's barrier on another).
-    pub(crate) const fn alloc_slot(&self) -> usize {
-        self.solo_slot() + SLOT_BYTES
-    }
-
     /// Symmetric offset of set slot `i`.
     pub(crate) const fn slot(&self, i: usize) -> usize {
-        self.solo_slot() + (2 + i) * SLOT_BYTES
+        self.solo_slot() + (1 + i) * SLOT_BYTES
     }
 
     /// Bytes of the runtime region: where the user heap starts.
@@ -462,4 +469,4 @@ const _: () = assert!(size_of::<FaultRecord>() == CACHE_LINE);
 const _: () = assert!(size_of::<SyncWords>() % CACHE_LINE == 0);
 const _: () = assert!(SLOT_BYTES % CACHE_LINE == 0);
 const _: () = assert!(SLOT_BYTES == 57856);
-const _: () = assert!(size_of::<RegionHead>() == 5 * CACHE_LINE);
+const _: () = assert!(size_of::<RegionHead>() == 6 * CACHE_LINE);

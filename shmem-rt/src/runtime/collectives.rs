@@ -40,8 +40,8 @@ pub const WORK_SYNC_BYTES: usize = layout::sync::BYTES;
 /// Alignment of a work array's sync words.
 pub const WORK_SYNC_ALIGN: usize = layout::CACHE_LINE;
 
-/// This PE's runtime slot in every set, and every member's: found once, at the PE's
-/// first call on the set.
+/// This PE's runtime slot in every set, and every member's: found at the PE's first
+/// call on the set, looked at again when a slot may have been reclaimed since.
 struct SetState {
     spec: SetSpec,
     index: usize,
@@ -49,6 +49,10 @@ struct SetState {
     slots: Box<[u32]>,
     /// Whether every member's slot is the same.
     uniform: bool,
+    /// When this PE last switched to the set (ticks of [`SetTable::tick`]).
+    used: u64,
+    /// The job's count of reclaimed slots when the members' slots were last found.
+    checked: u64,
 }
 
 /// The active sets this PE has used, and the explicit work arrays.
@@ -64,10 +68,17 @@ pub(super) struct SetTable {
     /// A failure of a work array's last call on its previous set, learned while handing
     /// it over, to report once the call that handed it over has completed.
     pub(super) pending: Option<RtError>,
+    /// Switches between sets so far (the clock of [`SetState::used`]).
+    tick: u64,
+    /// The words of sets whose slot this PE gave to another set, by key.
+    saved: HashMap<u64, sets::SavedWords>,
+    /// Whether this PE takes slots of idle sets back (not on MPI, whose communicators
+    /// follow the sets' slots).
+    reclaims: bool,
 }
 
 impl SetTable {
-    pub(super) fn new(npes: usize) -> SetTable {
+    pub(super) fn new(npes: usize, reclaims: bool) -> SetTable {
         SetTable {
             states: Vec::new(),
             by_spec: HashMap::new(),
@@ -75,18 +86,28 @@ impl SetTable {
             explicit: Vec::new(),
             zeros: vec![0; npes].into_boxed_slice(),
             pending: None,
+            tick: 0,
+            saved: HashMap::new(),
+            reclaims,
         }
+    }
+
+    /// Forgets what this PE knows of `set`'s slots (its own is kept, or saved).
+    fn forget(&mut self, set: &SetSpec) {
+        let Some(i) = self.by_spec.remove(set) else {
+            return;
+        };
+        self.states.swap_remove(i);
+        if let Some(moved) = self.states.get(i) {
+            self.by_spec.insert(moved.spec, i);
+        }
+        self.last = None;
     }
 
     /// Forgets the work arrays in `range` of the heap (freed memory): a work array
     /// allocated there later is a new one, bound to the set of its own first use.
     pub(super) fn forget_work_in(&mut self, range: std::ops::Range<usize>) {
         self.explicit.retain(|(offset, _)| !range.contains(offset));
-    }
-
-    /// The first `n` zeros.
-    pub(super) fn zeros(&self, n: usize) -> &[u32] {
-        &self.zeros[..n]
     }
 
     /// The sync words of the work array at `offset` for `set`: the same offset on
@@ -105,7 +126,18 @@ impl SetTable {
     /// failure found.
     pub(super) fn sweep<T: Transport>(&self, t: &T, env: &CallEnv) -> RtResult<()> {
         let region = t.region();
-        let runtime = self.states.iter().map(|s| {
+        // A member that took its slot of a set back (when every member had made as many
+        // calls on it) has nothing more to compare; this PE's current set from here on
+        // is the one swept, so no slot goes while it is looked at.
+        let held = |s: &&SetState| {
+            sets::enter_set(t, s.spec.key(), self.reclaims);
+            let key = s.spec.key();
+            s.spec
+                .members()
+                .zip(s.slots.iter())
+                .all(|(pe, &slot)| sets::holds(t, pe, slot as usize, key))
+        };
+        let runtime = self.states.iter().filter(held).map(|s| {
             (
                 s.spec,
                 s.index,
@@ -301,10 +333,24 @@ impl Runtime {
             }
             Work::Implicit if set.size() == 1 => Ok(None),
             Work::Implicit => {
-                let i = match self.sets.by_spec.get(set) {
-                    Some(&i) => i,
-                    None => self.join_set(set, index, during)?,
+                // From here until the switch is complete, no call takes the fast path
+                // with the slots of the set this PE is leaving.
+                self.sets.last = None;
+                let key = set.key();
+                let reclaims = self.sets.reclaims;
+                let count =
+                    with_transport!(&self.transport, t => sets::enter_set(t, key, reclaims));
+                self.sets.tick += 1;
+                let known = self.sets.by_spec.get(set).copied();
+                let i = match known {
+                    Some(i) if self.slots_still_held(i, count) => i,
+                    Some(_) => {
+                        self.sets.forget(set);
+                        self.join_set(set, index, count, during)?
+                    }
+                    None => self.join_set(set, index, count, during)?,
                 };
+                self.sets.states[i].used = self.sets.tick;
                 self.sets.last = Some((*set, i));
                 Ok(Some(i))
             }
@@ -373,14 +419,42 @@ impl Runtime {
         run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))
     }
 
-    /// First use of `set` on this PE: claims its slot, then waits for every other member
-    /// to claim one (at its own first call on the set) and notes where.
+    /// Whether every member still holds the slot this PE found for it in set state `i`,
+    /// the job's count of reclaimed slots being `count` (unchanged since they were
+    /// found: yes, without looking).
+    fn slots_still_held(&mut self, i: usize, count: u64) -> bool {
+        let state = &mut self.sets.states[i];
+        if state.checked == count {
+            return true;
+        }
+        let key = state.spec.key();
+        let held = with_transport!(&self.transport, t => state
+            .spec
+            .members()
+            .zip(state.slots.iter())
+            .all(|(pe, &slot)| sets::holds(t, pe, slot as usize, key)));
+        if held {
+            state.checked = count;
+        }
+        held
+    }
+
+    /// First use of `set` on this PE (or first since a member's slot for it was
+    /// reclaimed): claims its slot, then waits for every other member to claim one (at
+    /// its own first call on the set) and notes where. `count`: the job's count of
+    /// reclaimed slots before the members' slots are looked up.
     #[cold]
     #[inline(never)]
-    fn join_set(&mut self, set: &SetSpec, index: usize, during: &'static str) -> RtResult<usize> {
+    fn join_set(
+        &mut self,
+        set: &SetSpec,
+        index: usize,
+        count: u64,
+        during: &'static str,
+    ) -> RtResult<usize> {
         let key = set.key();
+        let mine = self.claim_slot(set)?;
         let slots = with_transport!(&self.transport, t => {
-            let mine = sets::claim(t, key)?;
             let mut slots = vec![0u32; set.size()];
             slots[index] = mine as u32;
             for (i, slot) in slots.iter_mut().enumerate() {
@@ -397,9 +471,45 @@ impl Runtime {
             index,
             slots: slots.into_boxed_slice(),
             uniform,
+            used: self.sets.tick,
+            checked: count,
         });
         self.sets.by_spec.insert(*set, i);
         Ok(i)
+    }
+
+    /// This PE's slot for `set`: the one it holds, a free one, or, when every slot holds
+    /// another set, the slot of the least recently used set that is not in use (see
+    /// `coll::sets`). Fails when every set that holds a slot is in use, after telling the
+    /// members waiting for this PE's claim.
+    fn claim_slot(&mut self, set: &SetSpec) -> RtResult<usize> {
+        let key = set.key();
+        let table = &mut self.sets;
+        with_transport!(&self.transport, t => {
+            sets::withdraw_refusal(t);
+            let slot = match sets::lookup(t, key) {
+                sets::Entry::Held(slot) => return Ok(slot),
+                sets::Entry::Free(slot) => {
+                    sets::install(t, slot, key, true, table.saved.get(&key));
+                    slot
+                }
+                sets::Entry::Full => match table.reclaims.then(|| reclaim_one(t, table, key)).flatten() {
+                    Some(slot) => {
+                        sets::install(t, slot, key, false, table.saved.get(&key));
+                        slot
+                    }
+                    None => {
+                        sets::refuse(t, set);
+                        return Err(RtError::TooManySets {
+                            pe: t.me(),
+                            max: t.region().sets(),
+                        });
+                    }
+                },
+            };
+            table.saved.remove(&key);
+            Ok(slot)
+        })
     }
 
     /// Where a call's sync words are (after [`Runtime::prepare`]).
@@ -472,6 +582,36 @@ impl Runtime {
         with_transport!(&self.transport, t => t.complete_for_barrier());
         on_mpi!(self, set, work, "barrier", |call| call.barrier());
         run_call!(self, set, work, "barrier", |ctx| coll::barrier(&ctx))
+    }
+
+    /// The barrier of a collective allocation call: a world barrier on the world set's
+    /// own sync words, published as [`Operation::Allocation`](crate::error::Operation)
+    /// so that it matches no program's collective: a PE that allocates while another
+    /// makes any other call on the world gets a disagreement, and the world's calls stay
+    /// in step. Returns the call's number on the world set.
+    pub(super) fn allocation_barrier(&mut self) -> RtResult<u64> {
+        let world = SetSpec::world(self.npes);
+        with_transport!(&self.transport, t => t.complete_for_barrier());
+        run_call!(
+            self,
+            &world,
+            Work::Implicit,
+            "symmetric allocation",
+            |ctx| {
+                coll::barrier_as(&ctx, crate::error::Operation::Allocation).map(|()| ctx.epoch)
+            }
+        )
+    }
+
+    /// The number the next call on the world set will have (its epoch).
+    pub(super) fn next_world_call(&mut self) -> RtResult<u64> {
+        let world = SetSpec::world(self.npes);
+        let state = self.prepare(&world, self.me, Work::Implicit, "symmetric allocation")?;
+        Ok(with_transport!(&self.transport, t => {
+            let at = self.sync_at(t, &world, Work::Implicit, state);
+            let mine = at.base + at.slots[self.me] as usize * layout::SLOT_BYTES;
+            t.load_relaxed(t.place(self.me, mine + layout::sync::OWNER_EPOCH)) + 1
+        }))
     }
 
     /// `shmem_sync` on `set`: returns when every member has entered; unlike
@@ -663,18 +803,58 @@ fn resolve_slot<T: Transport>(
     let mut watch = Watch::new(t, during, site, Awaited::Claim { pe, key });
     let mut found = None;
     let mut cycle = None;
+    let mut refused = false;
     let waited = wait::wait_for(t, env.policy, Blocker::Pe(pe), during, || {
         found = sets::find(t, pe, key);
         if found.is_some() {
             return true;
         }
+        refused = sets::refused(t, pe, key);
+        if refused {
+            return true;
+        }
         cycle = watch.poll();
         cycle.is_some()
     });
-    watch.finish();
-    if let Some(err) = cycle {
+    if let Some(err) = cycle.or(watch.finish()) {
         return Err(err.into());
+    }
+    if refused {
+        return Err(RtError::TooManySets {
+            pe,
+            max: t.region().sets(),
+        });
     }
     waited?;
     found.ok_or_else(|| RtError::Config("set slot not found after the wait".into()))
+}
+
+/// Takes back the slot of the least recently used set in this PE's directory that is
+/// not in use (see `coll::sets`), for the set with key `key`; saves the set's words and
+/// forgets its slots. `None` if every set is in use.
+fn reclaim_one<T: Transport>(t: &T, table: &mut SetTable, key: u64) -> Option<usize> {
+    let mut candidates: Vec<(u64, usize, SetSpec)> = (0..t.region().sets())
+        .filter_map(|slot| {
+            let held = sets::entry(t, slot).filter(|&k| k != key)?;
+            let spec = SetSpec::from_key(held);
+            let used = table
+                .by_spec
+                .get(&spec)
+                .map_or(0, |&i| table.states[i].used);
+            Some((used, slot, spec))
+        })
+        .collect();
+    candidates.sort_unstable_by_key(|&(used, slot, _)| (used, slot));
+    candidates.into_iter().find_map(|(_, slot, spec)| {
+        let words = sets::save(t, slot);
+        let epoch = words.epoch();
+        if !sets::try_reclaim(t, slot, &spec, epoch) {
+            return None;
+        }
+        if epoch > 0 {
+            table.saved.insert(spec.key(), words);
+        }
+        table.forget(&spec);
+        Some(slot)
+    })
 }

@@ -1,31 +1,34 @@
 //! The runtime's allocation calls: collective allocation that every PE agrees on.
 //!
 //! Allocation is collective: every PE runs the same deterministic allocator on its own
-//! copy of the metadata, so the same calls give the same offsets. Every call ends by
-//! comparing what every PE asked for (and got) through the PEs' allocation records and a
-//! world barrier of its own; if any PE asked for something else, or could not satisfy the
-//! request, every PE undoes its part and returns an error — nothing is allocated, freed
-//! or lost, and the heaps stay identical.
+//! copy of the metadata, so the same calls give the same offsets. Every call is two
+//! world barriers on the world set's own sync words, published as allocation barriers
+//! (see [`Runtime::allocation_barrier`]): the first opens the call (no PE still accesses
+//! a block about to be freed or copied), the second settles it, after each PE has
+//! published what it asked for (and got) in its allocation record, named by the
+//! settling barrier's number on the world set. If any PE asked for something else, or
+//! could not satisfy the request, every PE undoes its part and returns an error —
+//! nothing is allocated, freed or lost, and the heaps stay identical. A PE that makes
+//! another call on the world meanwhile (a barrier, a collective) disagrees on the
+//! operation, so the world's calls, and with them the allocation calls, stay in step
+//! after any error.
 
 use std::mem::offset_of;
 
 use super::Runtime;
-use crate::coll::ctx::{SetCtx, StageArea, SyncAt};
-use crate::coll::sets::SetSpec;
-use crate::error::{AllocMismatch, RtError, RtResult};
+use crate::error::{AllocMismatch, CollectiveError, RtError, RtResult};
 use crate::memory::alloc::HeapAllocator;
 use crate::memory::layout::{self, AllocRecord};
 use crate::transport::{with_transport, Transport};
 
-/// This PE's allocator and the sequence number of its allocation calls.
+/// This PE's allocator.
 pub(super) struct HeapState {
     allocator: HeapAllocator,
-    seq: u64,
 }
 
 impl HeapState {
     pub(super) fn new(allocator: HeapAllocator) -> HeapState {
-        HeapState { allocator, seq: 0 }
+        HeapState { allocator }
     }
 
     pub(super) fn allocator_mut(&mut self) -> &mut HeapAllocator {
@@ -91,8 +94,8 @@ macro_rules! record {
 impl Runtime {
     /// Collective allocation (`shmem_malloc`/`shmem_align`/`shmem_calloc`): every PE must
     /// make the same call; returns the same symmetric offset on every PE, of a zeroed
-    /// block. Ends with a barrier. Errors on every PE (allocating nothing) if the PEs'
-    /// calls differ or the heap cannot satisfy it.
+    /// block. Starts and ends with a barrier. Errors on every PE (allocating nothing) if
+    /// the PEs' calls differ or the heap cannot satisfy it.
     pub fn alloc(&mut self, size: usize, align: usize) -> RtResult<usize> {
         let request = Request {
             kind: Kind::Alloc,
@@ -100,11 +103,13 @@ impl Runtime {
             align: align as u64,
             offset: 0,
         };
+        let opened = self.open_allocation()?;
         let result = self.heap.allocator.alloc(size, align);
         if let Ok(off) = result {
             self.zero_block(off);
         }
-        self.settle(request, result)
+        let (off, late) = self.settle(request, result, opened)?;
+        late.map_or(Ok(off), Err)
     }
 
     /// Collective free (`shmem_free`) of an offset returned by [`Runtime::alloc`]. Starts
@@ -112,7 +117,7 @@ impl Runtime {
     /// every PE (freeing nothing) if the PEs' calls differ or the offset is not a live
     /// allocation.
     pub fn free(&mut self, offset: usize) -> RtResult<()> {
-        self.alloc_barrier()?;
+        let opened = self.open_allocation()?;
         let request = Request {
             kind: Kind::Free,
             size: 0,
@@ -127,9 +132,10 @@ impl Runtime {
                 "offset {offset:#x} is not a live symmetric allocation (double free?)"
             )))
         };
-        self.settle(request, result)?;
+        let (_, late) = self.settle(request, result, opened)?;
         self.forget_block(offset);
-        self.heap.allocator.free(offset)
+        self.heap.allocator.free(offset)?;
+        late.map_or(Ok(()), Err)
     }
 
     /// Collective reallocation (`shmem_realloc`): a block of `size` bytes aligned to
@@ -138,7 +144,7 @@ impl Runtime {
     /// barrier. If any PE cannot satisfy it, or the PEs' calls differ, every PE returns an
     /// error and the old block stays allocated, unchanged.
     pub fn realloc(&mut self, offset: usize, size: usize, align: usize) -> RtResult<usize> {
-        self.alloc_barrier()?;
+        let opened = self.open_allocation()?;
         let request = Request {
             kind: Kind::Realloc,
             size: size as u64,
@@ -159,10 +165,10 @@ impl Runtime {
                 });
             }),
         };
-        let new = self.settle(request, result)?;
+        let (new, late) = self.settle(request, result, opened)?;
         self.forget_block(offset);
         self.heap.allocator.free(offset)?;
-        Ok(new)
+        late.map_or(Ok(new), Err)
     }
 
     /// Size of the live allocation at `offset`.
@@ -183,13 +189,33 @@ impl Runtime {
         with_transport!(&self.transport, t => t.zero(t.place(self.me, offset), len));
     }
 
-    /// Ends an allocation call: publishes this PE's request and result, meets every PE
-    /// in the allocation barrier, and compares. Returns `result` if every PE made the
-    /// same request and every PE's result agrees; otherwise undoes this PE's allocation
-    /// (an `Ok` of an alloc or realloc) and returns the error every PE returns.
-    fn settle(&mut self, request: Request, result: RtResult<usize>) -> RtResult<usize> {
-        self.heap.seq += 1;
-        let seq = self.heap.seq;
+    /// Opens an allocation call with its first barrier. `Ok(Some(err))`: the barrier
+    /// completed, but this PE learned there that an earlier call on the world failed,
+    /// to report once this call has completed on every PE alike.
+    fn open_allocation(&mut self) -> RtResult<Option<RtError>> {
+        match self.allocation_barrier() {
+            Ok(_) => Ok(None),
+            Err(err) if completed(&err) => Ok(Some(err)),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Ends an allocation call: publishes this PE's request and result under the number
+    /// of the settling barrier on the world set, meets every PE there, and compares.
+    /// Returns `result` if every PE made the same request at that call and every PE's
+    /// result agrees (with an earlier failure learned on the way, `late`, to report
+    /// after the call has taken effect); otherwise undoes this PE's allocation (an `Ok`
+    /// of an alloc or realloc) and returns the error every PE returns.
+    fn settle(
+        &mut self,
+        request: Request,
+        result: RtResult<usize>,
+        mut late: Option<RtError>,
+    ) -> RtResult<(usize, Option<RtError>)> {
+        let seq = match self.next_world_call() {
+            Ok(seq) => seq,
+            Err(err) => return Err(self.undo(request, result, err)),
+        };
         let parity = (seq % 2) as usize;
         let answer = result.as_ref().map_or(0, |&off| off as u64 + 1);
         with_transport!(&self.transport, t => {
@@ -201,7 +227,11 @@ impl Runtime {
             t.store_relaxed(own(record!(parity, result)), answer);
             t.store(own(record!(parity, seq)), seq);
         });
-        self.alloc_barrier()?;
+        match self.allocation_barrier() {
+            Ok(_) => {}
+            Err(err) if completed(&err) => late = late.or(Some(err)),
+            Err(err) => return Err(self.undo(request, result, err)),
+        }
         let verdict = with_transport!(&self.transport, t => {
             let mut verdict = Ok(());
             for pe in (0..self.npes).filter(|&pe| pe != self.me) {
@@ -223,7 +253,7 @@ impl Runtime {
                         theirs: if their_seq == seq {
                             theirs.describe()
                         } else {
-                            format!("nothing (it made {their_seq} allocation calls, this PE {seq})")
+                            "nothing: it opened an allocation call there".to_string()
                         },
                     })));
                     break;
@@ -242,32 +272,25 @@ impl Runtime {
             verdict
         });
         match (verdict, result) {
-            (Ok(()), result) => result,
-            (Err(err), Ok(off)) => {
-                if request.kind != Kind::Free {
-                    self.heap.allocator.free(off)?;
-                }
-                Err(err)
-            }
-            (Err(err), Err(_)) => Err(err),
+            (Ok(()), Ok(off)) => Ok((off, late)),
+            (Ok(()), Err(err)) => Err(err),
+            (Err(err), result) => Err(self.undo(request, result, err)),
         }
     }
 
-    /// A world barrier on the runtime's allocation sync words (never matching a
-    /// program's barrier on another PE: such a disagreement is reported as one).
-    fn alloc_barrier(&mut self) -> RtResult<()> {
-        let world = SetSpec::world(self.npes);
-        let zeros = self.sets.zeros(self.npes);
-        with_transport!(&self.transport, t => {
-            let at = SyncAt {
-                base: t.region().alloc_slot(),
-                slots: zeros,
-                stage: StageArea::NONE,
-                runtime_owned: true,
-                uniform: true,
-            };
-            let ctx = SetCtx::enter(t, &self.env, world, self.me, at, "symmetric allocation")?;
-            crate::coll::barrier(&ctx)
-        })
+    /// Undoes this PE's part of an allocation call that failed (frees the block an alloc
+    /// or realloc got here) and returns `err`.
+    fn undo(&mut self, request: Request, result: RtResult<usize>, err: RtError) -> RtError {
+        if let (Ok(off), false) = (result, request.kind == Kind::Free) {
+            if let Err(undo) = self.heap.allocator.free(off) {
+                return undo;
+            }
+        }
+        err
     }
+}
+
+/// Whether `err`, from a barrier, reports an earlier call: the barrier itself completed.
+fn completed(err: &RtError) -> bool {
+    matches!(err, RtError::Collective(c) if matches!(**c, CollectiveError::Earlier { .. }))
 }

@@ -75,6 +75,9 @@ impl Runtime {
             checked: crate::config::checked_from_env(),
             select: Selection::from_env(npes, cpus)?,
         };
+        // MPI's communicators are made per set at its first use on a PE: its sets keep
+        // their slots.
+        let reclaims = transport.name() != "mpi";
         let mut rt = Runtime {
             transport,
             env,
@@ -83,7 +86,7 @@ impl Runtime {
             user_start: region.bytes(),
             part_size,
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
-            sets: SetTable::new(npes),
+            sets: SetTable::new(npes, reclaims),
             #[cfg(feature = "mpi")]
             comms: crate::transport::mpi::collectives::SetComms::new(),
         };

@@ -1,5 +1,5 @@
 //! Helpers shared by the multi-PE test files that provoke failures on purpose
-//! (`soundness_findings.rs`, `mismatched_pairs.rs`).
+//! (`soundness_findings.rs`, `mismatched_pairs.rs`, `call_pairs.rs`, `set_slots.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -69,4 +69,22 @@ pub(crate) fn world_fcollect(pe: &mut Pe, tag: u64) -> Result<(), ShmemError> {
         );
     }
     result
+}
+
+/// Runs the job of test `name` on `npes` PEs with `env` (its PEs run the body in
+/// `run_on_pes` of the same name) and prints how long it took, `what` it did, also when
+/// it fails; fails unless every PE finalized.
+pub(crate) fn timed_job(name: &str, npes: usize, env: &[(&str, &str)], what: &str) {
+    let start = Instant::now();
+    let outcome = shmem_testkit::run_job(name, npes, env);
+    eprintln!("{name}: {npes} PEs, {what}: {:?}", start.elapsed());
+    assert_eq!(
+        outcome.exit_code, 0,
+        "test job {name} on {npes} PEs failed: {:?}",
+        outcome.failure
+    );
+    assert_eq!(
+        outcome.finalized, npes,
+        "test job {name}: PEs that finalized"
+    );
 }

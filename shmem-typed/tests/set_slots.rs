@@ -1,0 +1,234 @@
+//! Set slots come back, and a PE that cannot get one says so to every member.
+//!
+//! `SHMEM_ACTIVE_SETS` bounds the active sets (and teams) a PE has *in use* at once: a set
+//! is in use while it is some member's latest set, or its members' call counts on it
+//! differ. A PE whose directory is full takes back the slot of a set no longer in use,
+//! so a program may use any number of sets over its life; when every slot holds a set
+//! in use, the PE's call fails with `TooManySets`, and so does every member waiting for
+//! that PE's claim of the set (instead of waiting forever).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use shmem_rt::RtError;
+use shmem_typed::prelude::*;
+
+#[allow(dead_code)] // some of the helpers are used here
+mod common;
+use common::{watchdog, world_fcollect};
+
+#[symmetric]
+static SRC: [u64; 1] = [0];
+#[symmetric]
+static DST: [u64; 1] = [0];
+
+static BODY_DONE: AtomicBool = AtomicBool::new(false);
+
+/// Every active set of two or more PEs in a job of `n` PEs (every triplet).
+fn every_active_set(n: usize) -> Vec<ActiveSet> {
+    let mut sets = Vec::new();
+    for log in 0..usize::BITS as usize {
+        let stride = 1usize << log;
+        if stride >= n {
+            break;
+        }
+        for start in 0..n {
+            for size in 2.. {
+                if start + (size - 1) * stride >= n {
+                    break;
+                }
+                sets.push(ActiveSet::new(start, log as u32, size).expect("a valid triplet"));
+            }
+        }
+    }
+    sets
+}
+
+/// A sum over `set` of `tag + PE`, checked against the sequential sum.
+fn checked_sum(pe: &mut Pe, set: &ActiveSet, tag: u64) -> Result<(), ShmemError> {
+    SRC.write(pe, [tag + pe.my_pe() as u64]);
+    reduce::<Sum, u64>(pe, set, &DST, &SRC)?;
+    let want: u64 = set.members().map(|p| tag + p as u64).sum();
+    assert_eq!(DST.read(pe), [want], "PE {}: sum over {set}", pe.my_pe());
+    Ok(())
+}
+
+fn is_too_many_sets(err: &ShmemError, pe: usize) -> bool {
+    matches!(err, ShmemError::Runtime(e) if matches!(**e, RtError::TooManySets { pe: p, .. } if p == pe))
+}
+
+/// Finding 4: with 4 slots per PE, PE 0 uses six sets one after the other (each with a
+/// world barrier after it): every call succeeds, since a set every member has left is
+/// not in use.
+#[test]
+fn f4_six_sets_one_after_the_other_fit_four_slots() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        8,
+        &[("SHMEM_ACTIVE_SETS", "4")],
+        |pe| {
+            watchdog(&BODY_DONE, Duration::from_secs(60), "six sets (a hang)");
+            let me = pe.my_pe();
+            let sets = [
+                (0, 0, 2),
+                (0, 1, 2),
+                (0, 2, 2),
+                (0, 0, 3),
+                (0, 1, 3),
+                (0, 0, 4),
+            ];
+            for round in 0..3u64 {
+                for (k, &(start, log, size)) in sets.iter().enumerate() {
+                    let set = ActiveSet::new(start, log, size)?;
+                    if set.contains(me) {
+                        checked_sum(pe, &set, round * 100 + k as u64)?;
+                    }
+                    pe.barrier_all()?;
+                }
+            }
+            BODY_DONE.store(true, std::sync::atomic::Ordering::Release);
+            world_fcollect(pe, 7_000)
+        },
+    );
+}
+
+/// Finding 4: with 2 slots, PE 0 holds the world (PE 3's latest set) and {0, 1} (PE 1's
+/// latest set), both in use, when it calls on {0, 2}: PE 0's call fails with
+/// `TooManySets`, and so does PE 2's, which waited for PE 0's claim (or, arriving after
+/// PE 0 moved on, found its refusal); then every PE goes on in step.
+#[test]
+fn f4_a_refused_claim_fails_every_member_of_the_set() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        4,
+        &[("SHMEM_ACTIVE_SETS", "2")],
+        |pe| {
+            watchdog(
+                &BODY_DONE,
+                Duration::from_secs(60),
+                "refused claim (a hang)",
+            );
+            let me = pe.my_pe();
+            let a = ActiveSet::new(0, 0, 2)?;
+            let b = ActiveSet::new(0, 1, 2)?;
+            if me < 2 {
+                checked_sum(pe, &a, 10)?;
+            }
+            if me == 0 || me == 2 {
+                match barrier(pe, &b) {
+                    Err(e) if is_too_many_sets(&e, 0) => {}
+                    other => panic!("PE {me}: a third set with both slots in use: {other:?}"),
+                }
+            }
+            if me < 2 {
+                checked_sum(pe, &a, 20)?;
+            }
+            world_fcollect(pe, 8_000)?;
+            BODY_DONE.store(true, std::sync::atomic::Ordering::Release);
+            world_fcollect(pe, 9_000)
+        },
+    );
+}
+
+/// Finding 5: with 2 slots per PE, 8 PEs go through every one of the 44 active sets
+/// of 8 PEs, `rounds` times, with a world barrier between sets: every switch takes a
+/// slot back.
+fn cycle_every_set(pe: &mut Pe, rounds: u64) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let sets = every_active_set(pe.n_pes());
+    assert_eq!(sets.len(), 44);
+    let mut mine = 0u64;
+    for round in 0..rounds {
+        for (k, set) in sets.iter().enumerate() {
+            if set.contains(me) {
+                checked_sum(pe, set, round * 1000 + k as u64)?;
+                mine += 1;
+            }
+            pe.barrier_all()?;
+        }
+    }
+    assert!(mine >= rounds * 10, "PE {me} made {mine} calls");
+    world_fcollect(pe, 11_000)
+}
+
+#[test]
+fn f5_every_set_of_8_pes_cycles_through_2_slots() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        8,
+        &[("SHMEM_ACTIVE_SETS", "2")],
+        |pe| cycle_every_set(pe, 3),
+    );
+}
+
+/// Teams made and destroyed: `n` splits of the world into the team of PEs
+/// `start + j·stride` (as many as fit, at most 2 to 4), a reduction on the team, and
+/// its destruction.
+fn teams_made_and_destroyed(pe: &mut Pe, n: u64) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.team_world();
+    let mut made = 0u64;
+    for i in 0..n {
+        let stride = 1 + (i % 7) as usize;
+        let start = (i / 7 % 8) as usize;
+        let size = ((7 - start) / stride + 1).min(2 + (i % 3) as usize);
+        if let Some(team) = world.split_strided(pe, start, stride, size)? {
+            SRC.write(pe, [i + me as u64]);
+            team.reduce::<Sum, u64>(pe, &DST, &SRC)?;
+            let want: u64 = team.global_pes().map(|p| i + p as u64).sum();
+            assert_eq!(DST.read(pe), [want], "PE {me}: team {i}");
+            team.destroy();
+            made += 1;
+        }
+    }
+    assert!(made > 0, "PE {me} was in no team");
+    world_fcollect(pe, 12_000)
+}
+
+/// Finding 5: teams made and destroyed with 2 slots per PE (the world and one team).
+#[test]
+fn f5_teams_made_and_destroyed_fit_2_slots() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        8,
+        &[("SHMEM_ACTIVE_SETS", "2")],
+        |pe| teams_made_and_destroyed(pe, 2_000),
+    );
+}
+
+/// Finding 5 at full length: 100,000 teams made and destroyed at 8 PEs with the
+/// default settings. Release builds only (minutes in a debug build); CI runs it in its
+/// release suites.
+#[cfg(not(debug_assertions))]
+#[test]
+fn f5_a_hundred_thousand_teams_at_8_pes() {
+    shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 8, &[], |pe| {
+        teams_made_and_destroyed(pe, 100_000)
+    });
+}
+
+/// The same with 2 slots per PE: every team takes a slot back.
+#[cfg(not(debug_assertions))]
+#[test]
+fn f5_a_hundred_thousand_teams_at_8_pes_with_2_slots() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        8,
+        &[("SHMEM_ACTIVE_SETS", "2")],
+        |pe| teams_made_and_destroyed(pe, 100_000),
+    );
+}
+
+/// 100,012 set switches (2,273 rounds of the 44 sets) with 2 slots per PE: each one
+/// takes a slot back. (A job of 8 PEs has only 44 distinct active sets of two or more
+/// PEs, so a program cannot use 100,000 distinct ones; this is the same load.)
+#[cfg(not(debug_assertions))]
+#[test]
+fn f5_a_hundred_thousand_set_switches_at_8_pes_with_2_slots() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        8,
+        &[("SHMEM_ACTIVE_SETS", "2")],
+        |pe| cycle_every_set(pe, 2_273),
+    );
+}
