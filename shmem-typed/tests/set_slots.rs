@@ -54,7 +54,7 @@ fn checked_sum(pe: &mut Pe, set: &ActiveSet, tag: u64) -> Result<(), ShmemError>
 }
 
 fn is_too_many_sets(err: &ShmemError, pe: usize) -> bool {
-    matches!(err, ShmemError::Runtime(e) if matches!(**e, RtError::TooManySets { pe: p, .. } if p == pe))
+    matches!(err.cause(), ShmemError::Runtime(e) if matches!(**e, RtError::TooManySets { pe: p, .. } if p == pe))
 }
 
 /// Finding 4: with 4 slots per PE, PE 0 uses six sets one after the other (each with a
