@@ -434,7 +434,7 @@ fn stopped_body() -> ! {
             break;
         }
         if me == 0 {
-            std::thread::sleep(Duration::from_millis(15));
+            std::thread::sleep(Duration::from_millis(60));
         }
         if p01.contains(me) {
             barrier(&mut pe, &p01).expect("the barrier of {0, 1}");
