@@ -184,7 +184,10 @@ pub trait SymmetricLockExt: SymmetricLock {
             // store of GRANTED, read by the acquire load of the wait, publishes all it
             // wrote while it held the lock.
             amo(pe, pid(pred), lock + 8 * NEXT, AtomicOp::Set(id(me)))?;
-            wait_nonzero(pe, lock + 8 * GRANTED, "set_lock")?;
+            // The deadlock watch follows this wait to `pred` (and on from what it waits
+            // for): a holder that waits for this PE is a cycle, reported to both.
+            pe.rt_mut()
+                .wait_handover(lock + 8 * GRANTED, pid(pred), "set_lock")?;
         }
         pe.held_locks.insert(lock);
         Ok(())

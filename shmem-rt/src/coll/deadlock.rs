@@ -3,7 +3,8 @@
 //! disagree on the set cannot be compared; instead they block on each other in a cycle:
 //! PE 0 waits in set A for PE 1, which waits in set B for PE 0. Every kind of wait
 //! takes part: a word of the runtime's protocol (collectives and the allocation
-//! barrier), a member's claim of a set slot, and an MPI agreement exchange.
+//! barrier), a member's claim of a set slot, a lock's handover from the PE ahead in
+//! its queue, and an MPI agreement exchange.
 //!
 //! A PE whose wait lasts publishes a wait record: which word of which PE it waits for,
 //! and for what value; or which set it waits for that PE to claim; or which call of
@@ -72,6 +73,14 @@ pub(crate) enum Awaited {
         /// The set's key.
         key: u64,
     },
+    /// The word at symmetric offset `word` of the waiter's own partition to become
+    /// non-zero, which only `pe` sets (a lock handed over by the PE ahead in its queue).
+    Handover {
+        /// The PE that sets the word.
+        pe: usize,
+        /// Symmetric offset of the word in the waiter's partition.
+        word: usize,
+    },
     /// Every member of the set with key `key` to enter its MPI agreement exchange number
     /// `call` on the set; the PE awaited is the first member that has not.
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
@@ -89,23 +98,27 @@ impl Awaited {
     /// exchange only waits for MPI to complete it).
     fn next<T: Transport>(&self, t: &T) -> Option<usize> {
         match *self {
-            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } => Some(pe),
+            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } | Awaited::Handover { pe, .. } => {
+                Some(pe)
+            }
             Awaited::Agreement { key, call } => set_members(key, t.npes())
                 .into_iter()
                 .find(|&pe| agreements_entered(t, pe, key) < call),
         }
     }
 
-    /// Whether it is still short of what the waiter needs from `next` (what
+    /// Whether it is still short of what the waiter `owner` needs from `next` (what
     /// [`Awaited::next`] returned).
-    fn still_short<T: Transport>(&self, t: &T, next: usize) -> bool {
+    fn still_short<T: Transport>(&self, t: &T, owner: usize, next: usize) -> bool {
+        let word_short = |pe: usize, word: usize, at_least: u64| {
+            pe < t.npes()
+                && word % 8 == 0
+                && word.saturating_add(8) <= t.part_size()
+                && t.load(t.place(pe, word)) < at_least
+        };
         match *self {
-            Awaited::Word { pe, word, at_least } => {
-                if pe >= t.npes() || word % 8 != 0 || word.saturating_add(8) > t.part_size() {
-                    return false;
-                }
-                t.load(t.place(pe, word)) < at_least
-            }
+            Awaited::Word { pe, word, at_least } => word_short(pe, word, at_least),
+            Awaited::Handover { word, .. } => word_short(owner, word, 1),
             Awaited::Claim { pe, key } => pe < t.npes() && sets::find(t, pe, key).is_none(),
             Awaited::Agreement { key, call } => {
                 next < t.npes() && agreements_entered(t, next, key) < call
@@ -164,6 +177,9 @@ const IN_CYCLE: u64 = 2;
 /// Record kind of a wait in an MPI agreement (0: a word, 1: a claim).
 const AGREEMENT: u64 = 2;
 
+/// Record kind of a wait for a handover.
+const HANDOVER: u64 = 3;
+
 /// Fingerprint of one wait of a cycle: which PE, in which call.
 fn wait_print(pe: usize, site: &WaitSite) -> u64 {
     let mut x = (pe as u64)
@@ -206,6 +222,7 @@ fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awai
             Awaited::Word { pe, word, at_least } => (0, pe, word as u64, at_least),
             Awaited::Claim { pe, key } => (1, pe, key, 0),
             Awaited::Agreement { key, call } => (AGREEMENT, me, key, call),
+            Awaited::Handover { pe, word } => (HANDOVER, pe, word as u64, 1),
         };
         t.store_relaxed(at(rec!(set_key)), site.set_key);
         t.store_relaxed(at(rec!(sync)), site.sync);
@@ -236,6 +253,11 @@ fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
         Awaited::Claim {
             pe: waits_for,
             key: word,
+        }
+    } else if kind == HANDOVER {
+        Awaited::Handover {
+            pe: waits_for,
+            word: word as usize,
         }
     } else if kind == AGREEMENT {
         Awaited::Agreement {
@@ -303,7 +325,9 @@ impl<'t, T: Transport> Watch<'t, T> {
     pub(crate) fn new(t: &'t T, during: &'static str, site: WaitSite, awaited: Awaited) -> Self {
         let (publish_after, check_every) = match awaited {
             Awaited::Agreement { .. } => (AGREEMENT_PUBLISH_AFTER, AGREEMENT_CHECK_EVERY),
-            Awaited::Word { .. } | Awaited::Claim { .. } => (PUBLISH_AFTER, CHECK_EVERY),
+            Awaited::Word { .. } | Awaited::Claim { .. } | Awaited::Handover { .. } => {
+                (PUBLISH_AFTER, CHECK_EVERY)
+            }
         };
         Watch {
             t,
@@ -406,8 +430,8 @@ impl<'t, T: Transport> Watch<'t, T> {
         let stuck = chain
             .iter()
             .rev()
-            .all(|(_, s, next)| s.awaited.still_short(t, *next))
-            && self.awaited.still_short(t, first);
+            .all(|(pe, s, next)| s.awaited.still_short(t, *pe, *next))
+            && self.awaited.still_short(t, me, first);
         if foreign || !stuck {
             return None;
         }

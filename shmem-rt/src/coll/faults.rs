@@ -7,7 +7,7 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 9] = [
+const NAMES: [&str; 11] = [
     "barrier",
     "broadcast",
     "collect",
@@ -16,6 +16,8 @@ const NAMES: [&str; 9] = [
     "finalize",
     "sync",
     "alltoall",
+    "symmetric allocation",
+    "set_lock",
     "a collective",
 ];
 

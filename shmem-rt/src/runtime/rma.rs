@@ -4,7 +4,10 @@
 //! range lies in the user heap before the transport sees it.
 
 use super::Runtime;
-use crate::error::{RtError, RtResult};
+use std::sync::atomic::Ordering::Acquire;
+
+use crate::coll::deadlock::{Awaited, Watch};
+use crate::error::{RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::PeState;
 use crate::sync::wait::{self, Blocker};
@@ -298,5 +301,53 @@ impl Runtime {
         with_transport!(&self.transport, t => {
             wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || ready(address))
         })
+    }
+
+    /// Waits until the 8-byte word at `offset` of this PE's own user heap is non-zero,
+    /// where only PE `from` makes it so (a lock handed over by the PE ahead in its queue);
+    /// returns the word. Fails as [`Runtime::wait_local`] does, and when `from` waits,
+    /// directly or through other PEs, for this PE (the deadlock watch follows the chain).
+    pub fn wait_handover(
+        &mut self,
+        offset: usize,
+        from: usize,
+        during: &'static str,
+    ) -> RtResult<u64> {
+        let address = self.local_words(offset, 8, 1)?;
+        if from >= self.npes {
+            return Err(RtError::Config(format!(
+                "{during}: no PE {from} in the job"
+            )));
+        }
+        let mut seen = 0;
+        with_transport!(&self.transport, t => {
+            let site = WaitSite {
+                name: during,
+                set_key: 0,
+                sync: offset as u64,
+                epoch: 0,
+                runtime_owned: false,
+            };
+            let awaited = Awaited::Handover { pe: from, word: offset };
+            let mut watch = Watch::new(t, during, site, awaited);
+            let mut cycle = None;
+            let waited = wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || {
+                // SAFETY: `address` is one 8-byte, 8-aligned word of this PE's user heap
+                // (checked above), mapped for the job's life; handover words are only
+                // accessed atomically.
+                seen = unsafe { (*address.cast::<std::sync::atomic::AtomicU64>()).load(Acquire) };
+                if seen != 0 {
+                    return true;
+                }
+                cycle = watch.poll();
+                cycle.is_some()
+            });
+            watch.finish();
+            if let Some(err) = cycle {
+                return Err(err.into());
+            }
+            waited
+        })?;
+        Ok(seen)
     }
 }
