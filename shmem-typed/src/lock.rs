@@ -166,7 +166,9 @@ pub trait SymmetricLockExt: SymmetricLock {
     ///
     /// Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds the lock already (a
     /// lock is not recursive), and instead of waiting forever if the job fails or nobody
-    /// can release the lock any more (the holder left the program, or every PE waits).
+    /// can release the lock any more (the holder left the program, every PE waits, or
+    /// the PE ahead in the queue waits, directly or through others, for this one: a
+    /// cycle, reported to each PE of it).
     /// After such a failure the lock is unusable (its queue still holds this PE).
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
         let lock = self.lock_offset();
