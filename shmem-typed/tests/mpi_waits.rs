@@ -232,7 +232,15 @@ fn pair_body(a: CallKind, b: CallKind) -> ! {
 /// The outcome of one mismatched job: `Err` with what is wrong.
 fn judge_job(what: &str, ended: &mpi_job::Ended) -> Result<Duration, String> {
     if ended.killed {
-        return Err(format!("{what}: hung (killed after {:?})", ended.took));
+        let before = if ended.stderr.contains(STAMP) {
+            ""
+        } else {
+            " before the pair"
+        };
+        return Err(format!(
+            "{what}: hung{before} (killed after {:?})",
+            ended.took
+        ));
     }
     let end_ms = now_ms();
     let Some(at) = ended.stderr.lines().find_map(|l| {
@@ -279,7 +287,9 @@ fn run_pairs(name: &str, npes: usize, workers: usize, pairs: &[(CallKind, CallKi
                 let Some(&(a, b)) = pairs.get(i) else { break };
                 let (an, bn) = (format!("{a:?}"), format!("{b:?}"));
                 let env = [("MPI_PAIR_A", an.as_str()), ("MPI_PAIR_B", bn.as_str())];
-                let ended = mpi_job::run(name, npes, &env, HANG_LIMIT).expect("under mpirun");
+                // Starting many ranks on few CPUs takes seconds before the pair.
+                let limit = HANG_LIMIT + Duration::from_secs(2 * npes as u64);
+                let ended = mpi_job::run(name, npes, &env, limit).expect("under mpirun");
                 let what = format!("{npes} ranks, {a:?} on the last, {b:?} on the others");
                 let verdict = judge_job(&what, &ended)
                     .map(|after| (what.clone(), ended.code, after))
