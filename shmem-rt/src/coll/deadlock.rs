@@ -129,7 +129,7 @@ impl Awaited {
 
 /// The MPI agreement exchanges `pe` has entered on the set with key `key`: the count in
 /// its slot for the set (0 before it claimed one).
-fn agreements_entered<T: Transport>(t: &T, pe: usize, key: u64) -> u64 {
+pub(crate) fn agreements_entered<T: Transport>(t: &T, pe: usize, key: u64) -> u64 {
     match sets::find(t, pe, key) {
         Some(slot) => t.load(t.place(pe, t.region().slot(slot) + sync::OWNER_AGREED)),
         None => 0,

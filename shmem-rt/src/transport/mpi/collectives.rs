@@ -57,10 +57,6 @@ const LEFT_CHECK_POLLS: u32 = 1024;
 /// per sleep slice).
 const LEFT_CHECK_EVERY: Duration = Duration::from_millis(50);
 
-/// How long the agreement still waits for the part of a member seen to have left: the
-/// part it sent before leaving may still be on its way.
-const LEFT_GRACE: Duration = Duration::from_secs(1);
-
 /// Bytes of the member-order buffer a reduction gathers at a time (all members' chunks).
 const REDUCE_GATHER_BYTES: usize = 4 << 20;
 
@@ -256,8 +252,9 @@ impl Call<'_> {
 
     /// Waits for the agreement exchange as for any other word: a job that fails meanwhile
     /// ends the wait with its error, and so does a member that has left the program
-    /// (finalized, or panicked) while the exchange still waits for its part, once its
-    /// part has had [`LEFT_GRACE`] to arrive. The exchange's buffers are then still lent
+    /// (finalized, or panicked) without entering this call: its published count of
+    /// agreements on the set says so, and cannot change any more (a member that left
+    /// after entering it sent its part, which MPI delivers). The exchange's buffers are then still lent
     /// to MPI, so the job is ended here instead of returning (this PE cannot take part in
     /// anything after it anyway).
     ///
@@ -270,7 +267,6 @@ impl Call<'_> {
         let t = self.t;
         let mut failed = None;
         let mut polls = 0u32;
-        let mut left: Option<(usize, Instant)> = None;
         let mut left_checked = Instant::now();
         let key = self.set.key();
         let site = WaitSite {
@@ -301,23 +297,19 @@ impl Call<'_> {
                 || (polls % 16 == 0 && left_checked.elapsed() >= LEFT_CHECK_EVERY)
             {
                 left_checked = Instant::now();
-                if left.is_none() {
-                    left = self
-                        .set
-                        .members()
-                        .find(|&pe| pe != t.me() && state::state_of(t, pe).has_left())
-                        .map(|pe| (pe, Instant::now()));
-                }
-                if let Some((pe, since)) = left {
-                    if since.elapsed() > LEFT_GRACE {
-                        state::record_failure(t, pe, PeEnd::LeftEarly);
-                        failed = Some(RtError::PeLeft {
-                            pe,
-                            waiter: t.me(),
-                            during: self.during,
-                        });
-                        return true;
-                    }
+                let gone = self.set.members().find(|&pe| {
+                    pe != t.me()
+                        && state::state_of(t, pe).has_left()
+                        && deadlock::agreements_entered(t, pe, key) < call
+                });
+                if let Some(pe) = gone {
+                    state::record_failure(t, pe, PeEnd::LeftEarly);
+                    failed = Some(RtError::PeLeft {
+                        pe,
+                        waiter: t.me(),
+                        during: self.during,
+                    });
+                    return true;
                 }
             }
             false
