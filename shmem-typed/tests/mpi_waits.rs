@@ -74,11 +74,10 @@ fn say(line: &str) {
     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
-/// Prints the stamp (on PE 0) of the mismatched calls.
-fn stamp(pe: &Pe) {
-    if pe.my_pe() == 0 {
-        say(&format!("{STAMP}{}", now_ms()));
-    }
+/// Prints the stamp of the mismatched calls (every PE: a launcher that ends a job may
+/// drop the last output of some ranks; the earliest stamp counts).
+fn stamp() {
+    say(&format!("{STAMP}{}", now_ms()));
 }
 
 /// One call of the pair matrix, made by every PE on the world (or its team).
@@ -205,7 +204,7 @@ fn pair_body(a: CallKind, b: CallKind) -> ! {
     }
     pe.barrier_all().expect("the barrier before the pair");
     let mine = if me == last { a } else { b };
-    stamp(&pe);
+    stamp();
     if mine == CallKind::Finalize {
         match pe.finalize() {
             Ok(()) => say(&format!("PE {me}: finalize {OK_LINE}")),
@@ -225,8 +224,12 @@ fn pair_body(a: CallKind, b: CallKind) -> ! {
     if hold {
         let _ = LOCK.clear_lock(&mut pe);
     }
-    let done = pe.finalize();
-    std::process::exit(i32::from(done.is_err()))
+    if let Err(e) = pe.finalize() {
+        let line = format!("PE {me}: finalize: {e}");
+        say(&line);
+        panic!("{line}");
+    }
+    std::process::exit(0)
 }
 
 /// The outcome of one mismatched job: `Err` with what is wrong.
@@ -243,11 +246,12 @@ fn judge_job(what: &str, ended: &mpi_job::Ended) -> Result<Duration, String> {
         ));
     }
     let end_ms = now_ms();
-    let Some(at) = ended.stderr.lines().find_map(|l| {
+    let stamps = ended.stderr.lines().filter_map(|l| {
         l.strip_prefix(STAMP)
             .and_then(|v| v.trim().parse::<u128>().ok())
-    }) else {
-        return Err(format!("{what}: PE 0 never reached the pair"));
+    });
+    let Some(at) = stamps.min() else {
+        return Err(format!("{what}: no PE reached the pair"));
     };
     let after = Duration::from_millis(end_ms.saturating_sub(at) as u64);
     if ended.code == 0 {
@@ -364,17 +368,22 @@ fn claim_body() -> ! {
     let mut pe = Pe::init().expect("SHMEM init");
     let me = pe.my_pe();
     let pair = ActiveSet::new(0, 0, 2).expect("the pair");
-    stamp(&pe);
+    stamp();
     let result = if me == 0 {
         barrier(&mut pe, &pair)
     } else {
         pe.barrier_all()
     };
+    // A panic ends the job at once (MPI_Abort), an exit status only once the launcher
+    // notices it.
     match result {
-        Ok(()) => say(&format!("PE {me}: the crossed call {OK_LINE}")),
-        Err(e) => say(&format!("PE {me}: the crossed call: {e}")),
+        Ok(()) => panic!("PE {me}: the crossed call {OK_LINE}"),
+        Err(e) => {
+            let line = format!("PE {me}: the crossed call: {e}");
+            say(&line);
+            panic!("{line}")
+        }
     }
-    std::process::exit(1)
 }
 
 #[test]
