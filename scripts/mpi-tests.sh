@@ -6,7 +6,8 @@
 #                                    as an MPI job: one node (the shared-memory path),
 #                                    every peer remote (SHMEM_MPI_ONNODE=0), and "nodes"
 #                                    of two ranks (SHMEM_MPI_NODE_RANKS=2)
-#   scripts/mpi-tests.sh suites      the typed suites with every peer remote
+#   scripts/mpi-tests.sh suites      the typed suites with every peer remote (and
+#                                    tests/mpi_waits.rs in release and debug)
 #   scripts/mpi-tests.sh two-hosts   the examples across two network-namespace hosts
 #                                    (scripts/mpi-two-hosts.sh; needs root)
 #   scripts/mpi-tests.sh all         all three
@@ -46,6 +47,15 @@ suites() {
   for s in "${SUITES[@]}"; do args+=(--test "$s"); done
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
     cargo test --release -p shmem-typed --features shmem-typed/mpi "${args[@]}"
+  # One test at a time: they time how soon a job ends after its mismatched calls.
+  step "waits of every kind, every peer remote: release (with the pair matrix)"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
+    cargo test --release -p shmem-typed --features shmem-typed/mpi --test mpi_waits \
+    -- --test-threads=1
+  step "waits of every kind, every peer remote: debug (without the pair matrix)"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
+    cargo test -p shmem-typed --features shmem-typed/mpi --test mpi_waits \
+    -- --test-threads=1 --skip pair_matrix
 }
 
 two_hosts() {

@@ -630,7 +630,9 @@ pub fn describe_set_key(key: u64) -> String {
 /// own words, so no work array is to blame); the work array (a program's sync words)
 /// for the same call; or else the order of their calls.
 pub fn deadlock_field(mine: &WaitSite, theirs: &WaitSite) -> &'static str {
-    if mine.set_key != theirs.set_key {
+    if mine.set_key == 0 || theirs.set_key == 0 {
+        "the calls to make (a lock's holder waits for a PE that waits for the lock)"
+    } else if mine.set_key != theirs.set_key {
         "the active set"
     } else if mine.name != theirs.name {
         "the collective call"
@@ -643,6 +645,13 @@ pub fn deadlock_field(mine: &WaitSite, theirs: &WaitSite) -> &'static str {
 
 /// A blocked call, in words.
 pub fn describe_wait_site(site: &WaitSite) -> String {
+    if site.set_key == 0 {
+        // No set: a lock's handover (see `Runtime::wait_handover`).
+        return format!(
+            "{}, waiting for the lock word at symmetric offset {:#x} to be handed over",
+            site.name, site.sync
+        );
+    }
     let work = if site.runtime_owned {
         "the runtime's work arrays for the set".to_string()
     } else {

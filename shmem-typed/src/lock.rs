@@ -44,7 +44,7 @@
 use std::marker::PhantomData;
 
 use shmem_rt::__private::{AtomicOp, AtomicWidth, CACHE_LINE};
-use shmem_rt::RtError;
+use shmem_rt::{CollectiveError, RtError};
 
 use crate::error::{LockBreak, Result, ShmemError};
 use crate::pe::Pe;
@@ -354,8 +354,9 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds the lock already (a
     /// lock is not recursive). Fails instead of waiting forever if the job fails, or if
     /// nobody can release the lock any more: the PE ahead of this one left the program
-    /// (found within a fraction of a second, whatever the other PEs do), or every PE
-    /// waits. The lock is then unusable for the rest of the job (the queue still holds
+    /// (found within a fraction of a second, whatever the other PEs do), every PE waits,
+    /// or the PE ahead in the queue waits, directly or through others, for this one (a
+    /// cycle, reported to each PE of it). The lock is then unusable for the rest of the job (the queue still holds
     /// this PE), and this and every later `set_lock` and `test_lock` on it fail with
     /// [`ShmemError::LockUnusable`], naming the cause.
     #[track_caller]
@@ -391,12 +392,7 @@ pub trait SymmetricLockExt: SymmetricLock {
                     Ok(Granted::Left) => {
                         return Err(break_lock(pe, lock, LockBreak::Left { pe: ahead })?);
                     }
-                    Err(ShmemError::Runtime(e))
-                        if matches!(
-                            *e,
-                            RtError::AllBlocked { .. } | RtError::AllOthersLeft { .. }
-                        ) =>
-                    {
+                    Err(ShmemError::Runtime(e)) if nobody_can_hand_over(&e) => {
                         let why = if pe.rt().has_left(ahead) {
                             LockBreak::Left { pe: ahead }
                         } else {
@@ -557,21 +553,28 @@ enum Granted {
 /// Waits until the predecessor `ahead` hands the lock over or finds it unusable, or
 /// until `ahead` has left the program without doing either.
 fn wait_for_grant(pe: &mut Pe, lock: usize, ahead: usize) -> Result<Granted> {
-    let mut granted = 0;
-    let answered =
-        pe.rt_mut()
-            .wait_local_from(lock + 8 * GRANTED, 8, ahead, "set_lock", |ptr| {
-                // SAFETY: the runtime checked that `ptr` addresses one 8-byte, 8-aligned word
-                // of this PE's symmetric heap, mapped for the job's life; lock words are
-                // accessed only atomically (no safe code can reach them as data).
-                granted = unsafe { u64::load_acquire(ptr.cast()) };
-                granted != 0
-            })?;
-    Ok(match granted {
-        _ if !answered => Granted::Left,
-        HANDED_OVER => Granted::Yes,
-        _ => Granted::Broken,
-    })
+    // The deadlock watch follows this wait to `ahead` (and on from what it waits for): a
+    // holder that waits for this PE is a cycle, reported to both.
+    Ok(
+        match pe
+            .rt_mut()
+            .wait_handover(lock + 8 * GRANTED, ahead, "set_lock")?
+        {
+            None => Granted::Left,
+            Some(HANDED_OVER) => Granted::Yes,
+            Some(_) => Granted::Broken,
+        },
+    )
+}
+
+/// Whether a failed wait for a handover means that nobody can hand the lock over any
+/// more: every PE waits, every other PE left, or a cycle of waits runs through this one.
+fn nobody_can_hand_over(e: &RtError) -> bool {
+    match e {
+        RtError::AllBlocked { .. } | RtError::AllOthersLeft { .. } => true,
+        RtError::Collective(c) => matches!(**c, CollectiveError::Deadlock { .. }),
+        _ => false,
+    }
 }
 
 /// Fails with [`ShmemError::LockUnusable`] if the lock is unusable.

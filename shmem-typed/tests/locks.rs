@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use shmem_rt::__private::print_line;
-use shmem_rt::RtError;
+use shmem_rt::{CollectiveError, RtError};
 use shmem_testkit::{await_ready, mark_ready, test_name, Ended, Fault, FaultCase};
 use shmem_typed::prelude::*;
 use shmem_typed::LockBreak;
@@ -604,7 +604,8 @@ static FIRST: Lock = Lock::new();
 static SECOND: Lock = Lock::new();
 
 /// PE 0 takes FIRST then SECOND, PE 1 SECOND then FIRST: both wait for ever in C; here
-/// both get the deadlock as an error, and the program goes on.
+/// both get the cycle of handovers as an error naming the other PE, and the program goes
+/// on.
 #[shmem_testkit::test(npes = 2)]
 fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(), ShmemError> {
     guarded(pe, "the lock-order body", |pe| {
@@ -617,22 +618,32 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
         mine.set_lock(pe)?;
         pe.barrier_all()?;
         let err = theirs.set_lock(pe).unwrap_err().into_cause();
-        let deadlock: ShmemError = RtError::AllBlocked {
-            waiter: me,
-            during: "set_lock",
-        }
-        .into();
-        assert_eq!(
-            err,
-            unusable(
-                me,
-                "set_lock",
-                LockBreak::WaitFailed {
-                    pe: me,
-                    error: Some(deadlock)
+        // Unusable for the rest of the job, because of the cycle of handovers, which
+        // names the other PE.
+        let cycle = match &err {
+            ShmemError::LockUnusable { pe: p, op, cause } if *p == me && *op == "set_lock" => {
+                match &**cause {
+                    LockBreak::WaitFailed {
+                        pe: p,
+                        error: Some(ShmemError::Runtime(rt)),
+                    } if *p == me => match &**rt {
+                        RtError::Collective(c) => match **c {
+                            CollectiveError::Deadlock {
+                                during,
+                                me: m,
+                                other,
+                                ..
+                            } => Some((during, m, other)),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
                 }
-            )
-        );
+            }
+            _ => None,
+        };
+        assert_eq!(cycle, Some(("set_lock", me, 1 - me)), "PE {me}: {err:?}");
         assert!(err.to_string().contains("unusable for the rest of the job"));
         pe.barrier_all()?;
         // The lock this PE waited for stays unusable, and says why, on every PE.

@@ -1,34 +1,46 @@
 //! Telling a slow peer from a wait that can never end. Members of different active sets
 //! (or users of different work arrays) never see each other's descriptors, so calls that
 //! disagree on the set cannot be compared; instead they block on each other in a cycle:
-//! PE 0 waits in set A for PE 1, which waits in set B for PE 0.
+//! PE 0 waits in set A for PE 1, which waits in set B for PE 0. Every kind of wait
+//! takes part: a word of the runtime's protocol (collectives and the allocation
+//! barrier), a member's claim of a set slot, a lock's handover from the PE ahead in
+//! its queue, and an MPI agreement exchange.
 //!
 //! A PE whose wait lasts publishes a wait record: which word of which PE it waits for,
-//! and for what value (or which set it waits for that PE to claim). While it keeps
-//! waiting it follows the records from the PE it waits for; if they lead back to itself
-//! and every awaited word is still short, the cycle is real — each member of it can only
-//! be released by the next, and the last by this PE, which is blocked. It marks its
-//! record (still blocked) and leaves only once every member of the cycle has found the
-//! cycle too, so that none is left behind unable to prove it; then every PE of the cycle
-//! reports it.
+//! and for what value; or which set it waits for that PE to claim; or which call of
+//! which set its agreement exchange is in (then it waits for the first member, in set
+//! order, that has not entered that call: each PE publishes how many agreements it has
+//! entered on each set). While it keeps waiting it follows the records from the PE it
+//! waits for; if they lead back to itself and every awaited word, claim and agreement
+//! count is still short, the cycle is real — each member of it can only be released by
+//! the next, and the last by this PE, which is blocked. It marks its record (still
+//! blocked) and leaves only once every member of the cycle has found the cycle too, so
+//! that none is left behind unable to prove it; then every PE of the cycle reports it.
 //!
-//! Soundness: awaited words only grow, a directory entry awaited stays once there (its
-//! set is the waiter's current one, so its owner keeps the slot: `coll::sets`), and a
-//! record is only active while its owner waits. The check re-reads the awaited words
-//! from the end of the chain backwards after reading all records: the last PE waits for
-//! this (blocked) PE, so it is stuck; then what its predecessor awaits is frozen, and if
-//! it is still short now, it was short throughout, so the predecessor is stuck too; and
-//! so on back to the PE this one waits for.
+//! Soundness rests on what the records name, never on how long they look unchanged:
+//! awaited words and agreement counts only grow, a directory entry awaited stays once
+//! there (its set is the waiter's current one, so its owner keeps the slot:
+//! `coll::sets`), and a record is only active while its owner waits (an agreement
+//! cannot complete while a member has not entered it, so its record cannot outlive a
+//! wait that ended).
+//! The check re-reads what is awaited from the end of the chain backwards after reading
+//! all records: the last PE waits for this (blocked) PE, so it is stuck; then what its
+//! predecessor awaits is frozen, and if it is still short now, it was short throughout,
+//! so the predecessor is stuck too; and so on back to the PE this one waits for. A PE
+//! descheduled for any time therefore never makes a cycle of a wait that has ended.
 
 use std::mem::offset_of;
 use std::time::{Duration, Instant};
 
-use crate::coll::{faults, sets};
+use crate::coll::faults;
+use crate::coll::sets::{self, SetSpec};
 use crate::error::{CollectiveError, WaitSite};
-use crate::memory::layout::{self, WaitRecord};
+use crate::memory::layout::{self, sync, WaitRecord};
 use crate::transport::Transport;
 
-/// Polls of a wait before it starts watching the clock (cheap polls of a short wait).
+/// Polls of a wait before it watches the clock at every poll (cheap polls of a short
+/// wait); before, it looks at polls 1, 2, 4, 8, …, so that a wait whose polls are slow
+/// (a sleeping wait polls once per sleep slice) still publishes and looks in time.
 const WATCH_AFTER: u32 = 64;
 
 /// How long a wait lasts before it publishes its record.
@@ -36,6 +48,13 @@ const PUBLISH_AFTER: Duration = Duration::from_micros(50);
 
 /// How often a published waiter looks for a cycle.
 const CHECK_EVERY: Duration = Duration::from_millis(2);
+
+/// How long an MPI agreement lasts before it publishes its record (it follows records
+/// with remote reads, which cost more than the short exchanges it would slow down).
+const AGREEMENT_PUBLISH_AFTER: Duration = Duration::from_millis(10);
+
+/// How often a published MPI agreement looks for a cycle.
+const AGREEMENT_CHECK_EVERY: Duration = Duration::from_millis(20);
 
 /// What a PE waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,34 +75,90 @@ pub(crate) enum Awaited {
         /// The set's key.
         key: u64,
     },
-    /// Every member of the set to join PE `pe`'s agreement exchange of the MPI transport
-    /// (`transport::mpi::stuck` follows these records; a chain here ends at one).
+    /// The word at symmetric offset `word` of the waiter's own partition to become
+    /// non-zero, which only `pe` sets (a lock handed over by the PE ahead in its queue).
+    Handover {
+        /// The PE that sets the word.
+        pe: usize,
+        /// Symmetric offset of the word in the waiter's partition.
+        word: usize,
+    },
+    /// Every member of the set with key `key` to enter its MPI agreement exchange number
+    /// `call` on the set; the PE awaited is the first member that has not.
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     Agreement {
-        /// The waiting PE itself.
-        pe: usize,
+        /// The set's key.
+        key: u64,
+        /// The call's number on the set (from 1).
+        call: u64,
     },
 }
 
 impl Awaited {
-    fn pe(&self) -> usize {
+    /// The PE the waiter waits for now: the one named, or the first member of an
+    /// agreement's set that has not entered the call (none: every member has, and the
+    /// exchange only waits for MPI to complete it).
+    fn next<T: Transport>(&self, t: &T) -> Option<usize> {
         match *self {
-            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } | Awaited::Agreement { pe } => pe,
+            Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } | Awaited::Handover { pe, .. } => {
+                Some(pe)
+            }
+            Awaited::Agreement { key, call } => set_members(key, t.npes())
+                .into_iter()
+                .find(|&pe| agreements_entered(t, pe, key) < call),
         }
     }
 
-    /// Whether it is still short of what the waiter needs.
-    fn still_short<T: Transport>(&self, t: &T) -> bool {
+    /// Whether it is still short of what the waiter `owner` needs from `next` (what
+    /// [`Awaited::next`] returned).
+    fn still_short<T: Transport>(&self, t: &T, owner: usize, next: usize) -> bool {
+        let word_short = |pe: usize, word: usize, at_least: u64| {
+            pe < t.npes()
+                && word % 8 == 0
+                && word.saturating_add(8) <= t.part_size()
+                && t.load(t.place(pe, word)) < at_least
+        };
         match *self {
-            Awaited::Word { pe, word, at_least } => {
-                if pe >= t.npes() || word % 8 != 0 || word.saturating_add(8) > t.part_size() {
-                    return false;
-                }
-                t.load(t.place(pe, word)) < at_least
-            }
+            Awaited::Word { pe, word, at_least } => word_short(pe, word, at_least),
+            Awaited::Handover { word, .. } => word_short(owner, word, 1),
             Awaited::Claim { pe, key } => pe < t.npes() && sets::find(t, pe, key).is_none(),
-            Awaited::Agreement { .. } => false,
+            Awaited::Agreement { key, call } => {
+                next < t.npes() && agreements_entered(t, next, key) < call
+            }
         }
+    }
+}
+
+/// The MPI agreement exchanges `pe` has entered on the set with key `key`: the count in
+/// its slot for the set (0 before it claimed one).
+pub(crate) fn agreements_entered<T: Transport>(t: &T, pe: usize, key: u64) -> u64 {
+    match sets::find(t, pe, key) {
+        Some(slot) => t.load(t.place(pe, t.region().slot(slot) + sync::OWNER_AGREED)),
+        None => 0,
+    }
+}
+
+/// Publishes that this PE enters its MPI agreement exchange number `call` on the set
+/// with key `key` (before the exchange starts; `call` grows by one per call). A set of
+/// one member has no slot: its exchange waits for no other PE.
+#[cfg(feature = "mpi")]
+pub(crate) fn enter_agreement<T: Transport>(t: &T, key: u64, call: u64) {
+    if let Some(slot) = sets::find(t, t.me(), key) {
+        let word = t.region().slot(slot) + sync::OWNER_AGREED;
+        t.store(t.place(t.me(), word), call);
+    }
+}
+
+/// The members of the set with key `key` in a job of `npes` PEs (none if the key does
+/// not name such a set: a record is read from another process).
+fn set_members(key: u64, npes: usize) -> Vec<usize> {
+    let (start, stride, size) = SetSpec::key_fields(key);
+    let fits = |v: u64| usize::try_from(v).ok().filter(|&v| v <= npes);
+    match (fits(start), fits(stride), fits(size)) {
+        (Some(start), Some(stride), Some(size)) => SetSpec::strided(start, stride, size, npes)
+            .map(|set| set.members().collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
     }
 }
 
@@ -104,9 +179,15 @@ const IN_CYCLE: u64 = 2;
 /// Record kind of a wait in an MPI agreement (0: a word, 1: a claim).
 const AGREEMENT: u64 = 2;
 
+/// Record kind of a wait for a handover.
+const HANDOVER: u64 = 3;
+
 /// Fingerprint of one wait of a cycle: which PE, in which call.
-fn wait_print(pe: usize, sync: u64, epoch: u64) -> u64 {
-    let mut x = (pe as u64) ^ sync.rotate_left(20) ^ epoch.rotate_left(44);
+fn wait_print(pe: usize, site: &WaitSite) -> u64 {
+    let mut x = (pe as u64)
+        ^ site.sync.rotate_left(20)
+        ^ site.epoch.rotate_left(44)
+        ^ site.set_key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
@@ -142,7 +223,8 @@ fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awai
         let (kind, pe, word, at_least) = match *awaited {
             Awaited::Word { pe, word, at_least } => (0, pe, word as u64, at_least),
             Awaited::Claim { pe, key } => (1, pe, key, 0),
-            Awaited::Agreement { pe } => (AGREEMENT, pe, 0, 0),
+            Awaited::Agreement { key, call } => (AGREEMENT, me, key, call),
+            Awaited::Handover { pe, word } => (HANDOVER, pe, word as u64, 1),
         };
         t.store_relaxed(at(rec!(set_key)), site.set_key);
         t.store_relaxed(at(rec!(sync)), site.sync);
@@ -174,8 +256,16 @@ fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
             pe: waits_for,
             key: word,
         }
+    } else if kind == HANDOVER {
+        Awaited::Handover {
+            pe: waits_for,
+            word: word as usize,
+        }
     } else if kind == AGREEMENT {
-        Awaited::Agreement { pe: waits_for }
+        Awaited::Agreement {
+            key: word,
+            call: load(rec!(at_least)),
+        }
     } else {
         Awaited::Word {
             pe: waits_for,
@@ -213,6 +303,9 @@ pub(crate) struct Watch<'t, T: Transport> {
     awaited: Awaited,
     during: &'static str,
     polls: u32,
+    /// How long the wait lasts before it publishes, and how often it then looks.
+    publish_after: Duration,
+    check_every: Duration,
     since: Option<Instant>,
     published: bool,
     last_check: Option<Instant>,
@@ -232,12 +325,20 @@ impl<'t, T: Transport> Watch<'t, T> {
     /// A watch of this PE waiting, in the call `site` of operation `during`, for
     /// `awaited`.
     pub(crate) fn new(t: &'t T, during: &'static str, site: WaitSite, awaited: Awaited) -> Self {
+        let (publish_after, check_every) = match awaited {
+            Awaited::Agreement { .. } => (AGREEMENT_PUBLISH_AFTER, AGREEMENT_CHECK_EVERY),
+            Awaited::Word { .. } | Awaited::Claim { .. } | Awaited::Handover { .. } => {
+                (PUBLISH_AFTER, CHECK_EVERY)
+            }
+        };
         Watch {
             t,
             site,
             awaited,
             during,
             polls: 0,
+            publish_after,
+            check_every,
             since: None,
             published: false,
             last_check: None,
@@ -249,19 +350,19 @@ impl<'t, T: Transport> Watch<'t, T> {
     /// known to be part of a cycle that can never end and every PE of the cycle knows.
     pub(crate) fn poll(&mut self) -> Option<CollectiveError> {
         self.polls = self.polls.saturating_add(1);
-        if self.polls < WATCH_AFTER {
+        if self.polls < WATCH_AFTER && !self.polls.is_power_of_two() {
             return None;
         }
         let now = Instant::now();
         if !self.published {
             let since = *self.since.get_or_insert(now);
-            if now - since >= PUBLISH_AFTER {
+            if now - since >= self.publish_after {
                 write_record(self.t, WAITING, &self.site, &self.awaited, 0);
                 self.published = true;
             }
             return None;
         }
-        if self.last_check.is_some_and(|t| now - t < CHECK_EVERY) {
+        if self.last_check.is_some_and(|t| now - t < self.check_every) {
             return None;
         }
         self.last_check = Some(now);
@@ -285,7 +386,7 @@ impl<'t, T: Transport> Watch<'t, T> {
                             Reading::Idle => true,
                             Reading::Blocked(s) => {
                                 (s.state == IN_CYCLE && s.cycle == found.print)
-                                    || wait_print(pe, s.site.sync, s.site.epoch) != wait
+                                    || wait_print(pe, &s.site) != wait
                             }
                         });
                 all_know.then(|| self.cycle.take().expect("cycle").error)
@@ -299,18 +400,20 @@ impl<'t, T: Transport> Watch<'t, T> {
     fn find_cycle(&self) -> Option<Found> {
         let t = self.t;
         let me = t.me();
-        let mut chain: Vec<(usize, Snapshot)> = Vec::new();
-        let mut pe = self.awaited.pe();
+        // Each PE of the chain with its record and the PE that record waits for.
+        let mut chain: Vec<(usize, Snapshot, usize)> = Vec::new();
+        let first = self.awaited.next(t)?;
+        let mut pe = first;
         loop {
             let Reading::Blocked(snapshot) = read_record(t, pe) else {
                 return None;
             };
-            let next = snapshot.awaited.pe();
-            chain.push((pe, snapshot));
+            let next = snapshot.awaited.next(t)?;
+            chain.push((pe, snapshot, next));
             if next == me {
                 break;
             }
-            let seen = chain.iter().any(|(p, _)| *p == next);
+            let seen = chain.iter().any(|(p, _, _)| *p == next);
             if next >= t.npes() || chain.len() >= t.npes() || seen {
                 return None;
             }
@@ -318,21 +421,23 @@ impl<'t, T: Transport> Watch<'t, T> {
         }
         let others: Vec<(usize, u64)> = chain
             .iter()
-            .map(|(pe, s)| (*pe, wait_print(*pe, s.site.sync, s.site.epoch)))
+            .map(|(pe, s, _)| (*pe, wait_print(*pe, &s.site)))
             .collect();
-        let print = others.iter().fold(
-            wait_print(me, self.site.sync, self.site.epoch),
-            |acc, (_, w)| acc ^ w,
-        );
+        let print = others
+            .iter()
+            .fold(wait_print(me, &self.site), |acc, (_, w)| acc ^ w);
         let foreign = chain
             .iter()
-            .any(|(_, s)| s.state == IN_CYCLE && s.cycle != print);
-        let stuck = chain.iter().rev().all(|(_, s)| s.awaited.still_short(t))
-            && self.awaited.still_short(t);
+            .any(|(_, s, _)| s.state == IN_CYCLE && s.cycle != print);
+        let stuck = chain
+            .iter()
+            .rev()
+            .all(|(pe, s, next)| s.awaited.still_short(t, *pe, *next))
+            && self.awaited.still_short(t, me, first);
         if foreign || !stuck {
             return None;
         }
-        let (other, theirs) = chain.swap_remove(0);
+        let (other, theirs, _) = chain.swap_remove(0);
         let error = CollectiveError::Deadlock {
             during: self.during,
             me,
@@ -359,25 +464,17 @@ impl<'t, T: Transport> Watch<'t, T> {
     }
 }
 
-/// Publishes that this PE waits in the MPI transport's agreement exchange of the call
-/// `site` (its `epoch`: the call's number on its set).
-#[cfg(feature = "mpi")]
-pub(crate) fn publish_agreement<T: Transport>(t: &T, site: &WaitSite) {
-    write_record(t, WAITING, site, &Awaited::Agreement { pe: t.me() }, 0);
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Withdraws the record [`publish_agreement`] published.
-#[cfg(feature = "mpi")]
-pub(crate) fn withdraw_agreement<T: Transport>(t: &T, site: &WaitSite) {
-    write_record(t, IDLE, site, &Awaited::Agreement { pe: t.me() }, 0);
-}
-
-/// The call whose agreement exchange `pe` waits in now, if its record says so (and
-/// reads consistently).
-#[cfg(feature = "mpi")]
-pub(crate) fn agreement_of<T: Transport>(t: &T, pe: usize) -> Option<WaitSite> {
-    match read_record(t, pe) {
-        Reading::Blocked(s) if matches!(s.awaited, Awaited::Agreement { .. }) => Some(s.site),
-        _ => None,
+    #[test]
+    fn members_of_a_key() {
+        let set = SetSpec::strided(1, 2, 3, 8).unwrap();
+        assert_eq!(set_members(set.key(), 8), vec![1, 3, 5]);
+        assert_eq!(set_members(SetSpec::world(4).key(), 4), vec![0, 1, 2, 3]);
+        assert!(set_members(set.key(), 4).is_empty());
+        assert!(set_members(u64::MAX, 8).is_empty());
+        assert!(set_members(0, 8).is_empty());
     }
 }

@@ -7,7 +7,7 @@ use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable
 use crate::memory::layout::FAULT_WORDS;
 
 /// Operation names as codes (the `during` of an error).
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 13] = [
     "barrier",
     "broadcast",
     "collect",
@@ -19,6 +19,7 @@ const NAMES: [&str; 12] = [
     "inscan",
     "exscan",
     "symmetric allocation",
+    "set_lock",
     "a collective",
 ];
 

@@ -106,6 +106,10 @@ pub(crate) struct OwnerLine {
     pub history: u64,
     /// The latest failed call on these sync words that this PE knows of (0: none).
     pub fault_known: u64,
+    /// MPI agreement exchanges this PE has entered on the set (its call number there),
+    /// raised before each exchange starts; members read it to tell which PE an
+    /// agreement still waits for (`coll::deadlock`).
+    pub agreed: u64,
 }
 
 /// A failure this PE found (or learned of) on these sync words, so that members that
@@ -210,13 +214,15 @@ pub(crate) struct WaitRecord {
     pub name: u64,
     /// The PE whose word is awaited.
     pub waits_for: u64,
-    /// Symmetric offset of that word in that PE's partition (or, for a claim, the key).
+    /// Symmetric offset of that word in that PE's partition (or, for a claim or an
+    /// agreement, the set's key).
     pub word: u64,
     /// The value the word must reach.
     pub at_least: u64,
     /// In state 2: a fingerprint of the cycle the owner found.
     pub cycle: u64,
-    /// What is awaited: 0 a word reaching `at_least`, 1 the claim of set `word`.
+    /// What is awaited: 0 a word reaching `at_least`, 1 the claim of set `word`, 2 every
+    /// member of set `word` entering its MPI agreement number `at_least`.
     pub kind: u64,
     /// Whether the sync words are the runtime's own.
     pub runtime_owned: u64,
@@ -340,6 +346,9 @@ pub(crate) mod sync {
     /// Owner line: the latest failed call known.
     pub(crate) const OWNER_FAULT_KNOWN: usize =
         offset_of!(SyncWords, owner) + offset_of!(OwnerLine, fault_known);
+    /// Owner line: the MPI agreements entered on the set.
+    pub(crate) const OWNER_AGREED: usize =
+        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, agreed);
     /// The fault record that holds call `call`'s failure.
     const fn fault_record(call: u64) -> usize {
         offset_of!(SyncWords, fault) + (call as usize % FAULT_RECORDS) * size_of::<FaultRecord>()

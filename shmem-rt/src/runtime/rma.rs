@@ -4,7 +4,10 @@
 //! range lies in the user heap before the transport sees it.
 
 use super::Runtime;
-use crate::error::{RtError, RtResult};
+use std::sync::atomic::Ordering::Acquire;
+
+use crate::coll::deadlock::{Awaited, Watch};
+use crate::error::{RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::PeState;
 use crate::sync::wait::{self, Blocker};
@@ -300,39 +303,68 @@ impl Runtime {
         })
     }
 
-    /// [`Runtime::wait_local`] for one word that only PE `writer` writes (a queue lock's
-    /// hand-over): also ends, returning `false`, once `writer` has left the program
-    /// (begun finalizing, finalized, ended by a panic) without making `ready` true. A PE
-    /// that leaves publishes its state after its last store, so `ready` is asked again
-    /// once `writer` is seen gone. Returns `true` when `ready` became true.
-    pub fn wait_local_from(
+    /// Waits until the 8-byte word at `offset` of this PE's own user heap is non-zero,
+    /// where only PE `from` makes it so (a lock handed over by the PE ahead in its queue).
+    /// Returns the word, or `None` once `from` has left the program (begun finalizing,
+    /// finalized, ended by a panic) without making it non-zero: a PE that leaves publishes
+    /// its state after its last store, so the word is read again once `from` is seen
+    /// gone. Fails as [`Runtime::wait_local`] does, and when `from` waits, directly or
+    /// through other PEs, for this PE (the deadlock watch follows the chain).
+    pub fn wait_handover(
         &mut self,
         offset: usize,
-        len: usize,
-        writer: usize,
+        from: usize,
         during: &'static str,
-        mut ready: impl FnMut(*const u8) -> bool,
-    ) -> RtResult<bool> {
-        /// Polls before each poll also reads `writer`'s state (a remote word): most
-        /// waits end sooner.
+    ) -> RtResult<Option<u64>> {
+        /// Polls before each poll also reads `from`'s state (a remote word): most waits
+        /// end sooner.
         const POLLS_BEFORE_WATCH: u32 = 64;
-        let address = self.local_words(offset, len, 1)?;
-        let mut polls = 0u32;
+        let address = self.local_words(offset, 8, 1)?;
+        if from >= self.npes {
+            return Err(RtError::Config(format!(
+                "{during}: no PE {from} in the job"
+            )));
+        }
+        let load = || {
+            // SAFETY: `address` is one 8-byte, 8-aligned word of this PE's user heap
+            // (checked above), mapped for the job's life; handover words are only
+            // accessed atomically.
+            unsafe { (*address.cast::<std::sync::atomic::AtomicU64>()).load(Acquire) }
+        };
+        let mut seen = 0;
         let mut left = false;
+        let mut polls = 0u32;
         with_transport!(&self.transport, t => {
-            wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || {
-                if ready(address) {
+            let site = WaitSite {
+                name: during,
+                set_key: 0,
+                sync: offset as u64,
+                epoch: 0,
+                runtime_owned: false,
+            };
+            let awaited = Awaited::Handover { pe: from, word: offset };
+            let mut watch = Watch::new(t, during, site, awaited);
+            let mut cycle = None;
+            let waited = wait::wait_for(t, self.env.policy, Blocker::AnyOther, during, || {
+                seen = load();
+                if seen != 0 {
                     return true;
                 }
                 polls = polls.saturating_add(1);
-                if polls > POLLS_BEFORE_WATCH && state::state_of(t, writer).has_left() {
-                    left = !ready(address);
+                if polls > POLLS_BEFORE_WATCH && state::state_of(t, from).has_left() {
+                    seen = load();
+                    left = seen == 0;
                     return true;
                 }
-                false
-            })
+                cycle = watch.poll();
+                cycle.is_some()
+            });
+            if let Some(err) = cycle.or(watch.finish()) {
+                return Err(err.into());
+            }
+            waited
         })?;
-        Ok(!left)
+        Ok((!left).then_some(seen))
     }
 
     /// Whether PE `pe` has left the program (begun finalizing, finalized, or ended by a

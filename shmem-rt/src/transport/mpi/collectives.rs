@@ -32,15 +32,15 @@ use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant};
 
 use super::ffi::{self, check};
-use super::stuck::StuckWatch;
 use super::MpiTransport;
 use crate::coll::ctx::CallEnv;
+use crate::coll::deadlock::{self, Awaited, Watch};
 use crate::coll::descriptor::{Descriptor, ElemType};
 use crate::coll::reduce::Combine;
 use crate::coll::sets::SetSpec;
 use crate::coll::verdict::judge;
 use crate::coll::{broadcast, gather, reduce, RootTarget, Span};
-use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult};
+use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
@@ -49,15 +49,13 @@ use crate::transport::Transport;
 /// Words of a descriptor on the wire.
 const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;
 
-/// Polls of the agreement between looks at the members' states (remote loads).
+/// Polls of the agreement between looks at the members' states (remote loads), when
+/// polls are fast.
 const LEFT_CHECK_POLLS: u32 = 1024;
 
-/// Polls of the agreement between looks at the clock for [`StuckWatch`].
-const STUCK_CHECK_POLLS: u32 = 64;
-
-/// How long the agreement still waits for the part of a member seen to have left: the
-/// part it sent before leaving may still be on its way.
-const LEFT_GRACE: Duration = Duration::from_secs(1);
+/// The longest time between looks at the members' states (a sleeping wait polls once
+/// per sleep slice).
+const LEFT_CHECK_EVERY: Duration = Duration::from_millis(50);
 
 /// Bytes of the member-order buffer a reduction gathers at a time (all members' chunks).
 const REDUCE_GATHER_BYTES: usize = 4 << 20;
@@ -121,11 +119,12 @@ impl SetComms {
     /// Enters a call on `set`: the communicator of its members (ranks in member order),
     /// created at the set's first call (collective over its members) and kept, at most
     /// the PE's set slots (`SHMEM_ACTIVE_SETS`) of them; and the call's number on the set
-    /// (from 1).
+    /// (from 1), published for the deadlock watch of the members.
     fn enter(&mut self, t: &MpiTransport, set: &SetSpec) -> RtResult<(c_int, u64)> {
         let key = set.key();
         if let Some((comm, calls)) = self.comms.get_mut(&key) {
             *calls += 1;
+            deadlock::enter_agreement(t, key, *calls);
             return Ok((*comm, *calls));
         }
         let max = t.region().sets();
@@ -145,6 +144,7 @@ impl SetComms {
         };
         check(rc, "MPI_Comm_create_group")?;
         self.comms.insert(key, (comm, 1));
+        deadlock::enter_agreement(t, key, 1);
         Ok((comm, 1))
     }
 }
@@ -252,23 +252,31 @@ impl Call<'_> {
 
     /// Waits for the agreement exchange as for any other word: a job that fails meanwhile
     /// ends the wait with its error, and so does a member that has left the program
-    /// (finalized, or panicked) while the exchange still waits for its part, once its
-    /// part has had [`LEFT_GRACE`] to arrive. The exchange's buffers are then still lent
+    /// (finalized, or panicked) without entering this call: its published count of
+    /// agreements on the set says so, and cannot change any more (a member that left
+    /// after entering it sent its part, which MPI delivers). The exchange's buffers are then still lent
     /// to MPI, so the job is ended here instead of returning (this PE cannot take part in
     /// anything after it anyway).
     ///
-    /// A member in another wait does not end it: which member has not arrived is MPI's to
-    /// know, and that member may be in a wait that will end in an error and bring it here
-    /// (a point-to-point wait nobody can satisfy). Calls on different sets that wait for
-    /// each other end it: at a set's first call the runtime's join finds them (see
-    /// `runtime::collectives`), at later ones the agreements' records (`stuck`, for
-    /// call number `call` on the set).
+    /// A member in another wait does not end it: that member may be in a wait that will
+    /// end in an error and bring it here (a point-to-point wait nobody can satisfy).
+    /// Waits that wait for each other end it, whatever their kind (agreements on other
+    /// sets, the runtime's protocol, the allocation barrier, a slot claim): the
+    /// deadlock watch of call number `call` on the set follows the members' records.
     fn wait_agreement(&self, call: u64) -> RtResult<()> {
         let t = self.t;
         let mut failed = None;
         let mut polls = 0u32;
-        let mut left: Option<(usize, Instant)> = None;
-        let mut stuck = StuckWatch::new(t, self.during, self.set.key(), call);
+        let mut left_checked = Instant::now();
+        let key = self.set.key();
+        let site = WaitSite {
+            name: self.during,
+            set_key: key,
+            sync: 0,
+            epoch: call,
+            runtime_owned: true,
+        };
+        let mut stuck = Watch::new(t, self.during, site, Awaited::Agreement { key, call });
         let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
             let mut done: c_int = 0;
             // SAFETY: the exchange started in `agree` is in flight; a valid out-pointer.
@@ -281,30 +289,27 @@ impl Call<'_> {
                 return true;
             }
             polls = polls.wrapping_add(1);
-            if polls % STUCK_CHECK_POLLS == 0 {
-                if let Some(err) = stuck.poll() {
-                    failed = Some(err.into());
-                    return true;
-                }
+            if let Some(err) = stuck.poll() {
+                failed = Some(err.into());
+                return true;
             }
-            if polls % LEFT_CHECK_POLLS == 0 {
-                if left.is_none() {
-                    left = self
-                        .set
-                        .members()
-                        .find(|&pe| pe != t.me() && state::state_of(t, pe).has_left())
-                        .map(|pe| (pe, Instant::now()));
-                }
-                if let Some((pe, since)) = left {
-                    if since.elapsed() > LEFT_GRACE {
-                        state::record_failure(t, pe, PeEnd::LeftEarly);
-                        failed = Some(RtError::PeLeft {
-                            pe,
-                            waiter: t.me(),
-                            during: self.during,
-                        });
-                        return true;
-                    }
+            if polls % LEFT_CHECK_POLLS == 0
+                || (polls % 16 == 0 && left_checked.elapsed() >= LEFT_CHECK_EVERY)
+            {
+                left_checked = Instant::now();
+                let gone = self.set.members().find(|&pe| {
+                    pe != t.me()
+                        && state::state_of(t, pe).has_left()
+                        && deadlock::agreements_entered(t, pe, key) < call
+                });
+                if let Some(pe) = gone {
+                    state::record_failure(t, pe, PeEnd::LeftEarly);
+                    failed = Some(RtError::PeLeft {
+                        pe,
+                        waiter: t.me(),
+                        during: self.during,
+                    });
+                    return true;
                 }
             }
             false

@@ -31,7 +31,6 @@
 
 pub(crate) mod collectives;
 mod ffi;
-mod stuck;
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -1,0 +1,613 @@
+//! Waits of different kinds that wait for each other, on the MPI transport with every
+//! peer remote (run under mpirun: `SHMEM_TEST_LAUNCHER=mpirun`, the `mpi` feature,
+//! `SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0`; elsewhere these tests do nothing).
+//!
+//! - An allocation call against a collective: the runtime's allocation barrier waits
+//!   for the other PE's word while that PE waits in MPI's agreement exchange.
+//! - A slot claim against an agreement: one PE's first call on a set waits for another
+//!   to claim the set while that one waits in an agreement on another set.
+//! - The pair matrix: for ordered pairs of different calls (allocation calls, team split
+//!   and destroy, lock calls, sync, the collectives, barrier_all, finalize), the last
+//!   PE makes one while every other PE makes the other; every PE then gets an error or
+//!   the job ends non-zero within 2 s naming the cause — never a hang.
+//! - A correct job whose ranks are stopped (SIGSTOP) for 3 s at random points completes:
+//!   the deadlock verdict rests on what the wait records name, not on how long they
+//!   look unchanged.
+//!
+//! Each job's standard error is read: the cause must be named in it, and the time from
+//! the mismatched calls (a stamp PE 0 prints) to the end of the job is measured.
+
+#![cfg(feature = "mpi")]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use shmem_typed::prelude::*;
+
+#[path = "common/mpi_job.rs"]
+mod mpi_job;
+
+#[symmetric]
+static SRC: [u64; 64] = [0; 64];
+#[symmetric]
+static DST: [u64; 64 * 32] = [0; 64 * 32];
+#[symmetric]
+static LOCK: Lock = Lock::new();
+
+/// How long a job may take before it counts as hung (and is killed).
+const HANG_LIMIT: Duration = Duration::from_secs(20);
+
+/// The bound on the time from the mismatched calls to the end of the job.
+const END_WITHIN: Duration = Duration::from_secs(2);
+
+/// How a PE's line says that its calls returned Ok.
+const OK_LINE: &str = "returned Ok";
+
+/// Whether a job's standard error names the cause of its end: a PE's error (the pair
+/// body's, or the runtime's when it ends the job), and no watchdog.
+fn names_cause(stderr: &str) -> bool {
+    let error_line = |l: &str| {
+        l.split_once(": ").is_some_and(|(head, rest)| {
+            head.rsplit("PE ")
+                .next()
+                .is_some_and(|n| n.parse::<usize>().is_ok())
+                && !rest.ends_with(OK_LINE)
+                && !rest.is_empty()
+        })
+    };
+    !stderr.contains("watchdog") && stderr.lines().any(error_line)
+}
+
+/// Milliseconds since the epoch.
+fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_millis()
+}
+
+/// The marker PE 0 prints just before the mismatched calls.
+const STAMP: &str = "mismatched calls at ms ";
+
+/// Writes `line` to standard error in one piece (ranks share the launcher's stream).
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
+}
+
+/// Prints the stamp of the mismatched calls (every PE: a launcher that ends a job may
+/// drop the last output of some ranks; the earliest stamp counts).
+fn stamp() {
+    say(&format!("{STAMP}{}", now_ms()));
+}
+
+/// One call of the pair matrix, made by every PE on the world (or its team).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallKind {
+    AllocSlice,
+    Free,
+    Realloc,
+    AllocWork,
+    FreeWork,
+    SplitStrided,
+    Split2d,
+    Destroy,
+    SetLock,
+    TestLock,
+    ClearLock,
+    Sync,
+    BarrierAll,
+    Broadcast,
+    Collect,
+    Fcollect,
+    Reduce,
+    Alltoall,
+    Finalize,
+}
+
+const CALLS: [CallKind; 19] = [
+    CallKind::AllocSlice,
+    CallKind::Free,
+    CallKind::Realloc,
+    CallKind::AllocWork,
+    CallKind::FreeWork,
+    CallKind::SplitStrided,
+    CallKind::Split2d,
+    CallKind::Destroy,
+    CallKind::SetLock,
+    CallKind::TestLock,
+    CallKind::ClearLock,
+    CallKind::Sync,
+    CallKind::BarrierAll,
+    CallKind::Broadcast,
+    CallKind::Collect,
+    CallKind::Fcollect,
+    CallKind::Reduce,
+    CallKind::Alltoall,
+    CallKind::Finalize,
+];
+
+impl CallKind {
+    fn from_name(name: &str) -> CallKind {
+        *CALLS
+            .iter()
+            .find(|c| format!("{c:?}") == name)
+            .unwrap_or_else(|| panic!("no call {name}"))
+    }
+}
+
+/// What a PE prepared for its call (matched calls of every PE, before the pair).
+struct Prepared {
+    slice: SymSlice<u64>,
+    work: WorkArrays<BarrierSync>,
+    team: Team,
+}
+
+/// Makes `call` on this PE; `Ok(())` if it returned Ok. `Finalize` does not return.
+fn make(pe: &mut Pe, call: CallKind, prep: Prepared) -> Result<(), ShmemError> {
+    let world = pe.world();
+    let n = pe.n_pes();
+    let Prepared {
+        mut slice,
+        work,
+        team,
+    } = prep;
+    match call {
+        CallKind::AllocSlice => pe.alloc_slice::<u64>(16).map(drop),
+        CallKind::Free => pe.free(slice),
+        CallKind::Realloc => pe.realloc(&mut slice, 48),
+        CallKind::AllocWork => pe.alloc_work::<BarrierSync>(1).map(drop),
+        CallKind::FreeWork => pe.free_work(work),
+        CallKind::SplitStrided => team.split_strided(pe, 0, 1, n).map(drop),
+        CallKind::Split2d => team.split_2d(pe, 1).map(drop),
+        CallKind::Destroy => {
+            team.destroy();
+            Ok(())
+        }
+        CallKind::SetLock => LOCK.set_lock(pe),
+        CallKind::TestLock => LOCK.test_lock(pe).map(drop),
+        CallKind::ClearLock => LOCK.clear_lock(pe),
+        CallKind::Sync => sync_all(pe),
+        CallKind::BarrierAll => pe.barrier_all(),
+        CallKind::Broadcast => broadcast::<u64>(pe, &world, 0, &DST.range(..4)?, &SRC.range(..4)?),
+        CallKind::Collect => {
+            collect::<u64>(pe, &world, &DST.range(..4 * n)?, &SRC.range(..4)?).map(drop)
+        }
+        CallKind::Fcollect => fcollect::<u64>(pe, &world, &DST.range(..4 * n)?, &SRC.range(..4)?),
+        CallKind::Reduce => reduce::<Sum, u64>(pe, &world, &DST.range(..4)?, &SRC.range(..4)?),
+        CallKind::Alltoall => {
+            alltoall::<u64>(pe, &world, &DST.range(..2 * n)?, &SRC.range(..2 * n)?, 2)
+        }
+        CallKind::Finalize => unreachable!("finalize is made by the caller"),
+    }
+}
+
+/// In a PE: the pair `a` (last PE) against `b` (every other PE). When the pair has a
+/// lock call, PE 0 holds the lock during it, so a lock call of the last PE waits for it
+/// (or fails). A PE whose call returned Ok makes a world barrier after it (the call's
+/// mismatch may only show there); a PE with an error prints it and panics (which ends
+/// the job at once); one without finalizes.
+fn pair_body(a: CallKind, b: CallKind) -> ! {
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    let last = pe.n_pes() - 1;
+    let prep = Prepared {
+        slice: pe.alloc_slice::<u64>(8).expect("the slice to free"),
+        work: pe
+            .alloc_work::<BarrierSync>(1)
+            .expect("the work array to free"),
+        team: pe.team_world(),
+    };
+    let locks = [CallKind::SetLock, CallKind::TestLock, CallKind::ClearLock];
+    let hold = me == 0 && (locks.contains(&a) || locks.contains(&b));
+    if hold {
+        LOCK.set_lock(&mut pe).expect("PE 0 takes the lock");
+    }
+    pe.barrier_all().expect("the barrier before the pair");
+    let mine = if me == last { a } else { b };
+    stamp();
+    if mine == CallKind::Finalize {
+        match pe.finalize() {
+            Ok(()) => say(&format!("PE {me}: finalize {OK_LINE}")),
+            Err(e) => say(&format!("PE {me}: finalize: {e}")),
+        }
+        std::process::exit(0);
+    }
+    let result = make(&mut pe, mine, prep).and_then(|()| pe.barrier_all());
+    if let Err(e) = result {
+        let line = format!("PE {me}: {mine:?} (then a barrier): {e}");
+        say(&line);
+        panic!("{line}");
+    }
+    say(&format!(
+        "PE {me}: {mine:?} and the barrier after it {OK_LINE}"
+    ));
+    if hold {
+        let _ = LOCK.clear_lock(&mut pe);
+    }
+    if let Err(e) = pe.finalize() {
+        let line = format!("PE {me}: finalize: {e}");
+        say(&line);
+        panic!("{line}");
+    }
+    std::process::exit(0)
+}
+
+/// The outcome of one mismatched job: `Err` with what is wrong.
+fn judge_job(what: &str, ended: &mpi_job::Ended) -> Result<Duration, String> {
+    if ended.killed {
+        let before = if ended.stderr.contains(STAMP) {
+            ""
+        } else {
+            " before the pair"
+        };
+        return Err(format!(
+            "{what}: hung{before} (killed after {:?})",
+            ended.took
+        ));
+    }
+    let end_ms = now_ms();
+    let stamps = ended.stderr.lines().filter_map(|l| {
+        l.strip_prefix(STAMP)
+            .and_then(|v| v.trim().parse::<u128>().ok())
+    });
+    let Some(at) = stamps.min() else {
+        return Err(format!("{what}: no PE reached the pair"));
+    };
+    let after = Duration::from_millis(end_ms.saturating_sub(at) as u64);
+    if ended.code == 0 {
+        // Every PE returned from its calls and finalized: acceptable only if no PE got
+        // an error (a local call of one PE is no mismatch).
+        if names_cause(&ended.stderr) {
+            return Err(format!("{what}: exit 0 although a PE got an error"));
+        }
+        return Ok(after);
+    }
+    if !names_cause(&ended.stderr) {
+        return Err(format!(
+            "{what}: exit {} without naming the cause",
+            ended.code
+        ));
+    }
+    if after > END_WITHIN {
+        return Err(format!("{what}: the job ended {after:?} after the pair"));
+    }
+    Ok(after)
+}
+
+/// Runs the pairs `pairs` as jobs of `npes` ranks (one job each, `workers` at a time)
+/// and fails with every violation (and its job's standard error); prints the run time.
+fn run_pairs(name: &str, npes: usize, workers: usize, pairs: &[(CallKind, CallKind)]) {
+    if shmem_testkit::mpi_launcher(npes).is_none() {
+        eprintln!("{name}: not under mpirun, nothing to do");
+        return;
+    }
+    let start = std::time::Instant::now();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(a, b)) = pairs.get(i) else { break };
+                let (an, bn) = (format!("{a:?}"), format!("{b:?}"));
+                let env = [("MPI_PAIR_A", an.as_str()), ("MPI_PAIR_B", bn.as_str())];
+                // Starting many ranks on few CPUs takes seconds before the pair.
+                let limit = HANG_LIMIT + Duration::from_secs(2 * npes as u64);
+                let ended = mpi_job::run(name, npes, &env, limit).expect("under mpirun");
+                let what = format!("{npes} ranks, {a:?} on the last, {b:?} on the others");
+                let verdict = judge_job(&what, &ended)
+                    .map(|after| (what.clone(), ended.code, after))
+                    .map_err(|v| format!("{v}\n--- its standard error:\n{}", ended.stderr));
+                match &verdict {
+                    Ok((what, code, after)) => {
+                        eprintln!("{what}: exit {code}, ended {after:?} after the pair")
+                    }
+                    Err(v) => eprintln!("VIOLATION {}", v.lines().next().unwrap_or("")),
+                }
+                results.lock().expect("results").push(verdict);
+            });
+        }
+    });
+    let results = results.into_inner().expect("results");
+    let mut slowest = Duration::ZERO;
+    let mut violations = Vec::new();
+    for result in results {
+        match result {
+            Ok((_, _, after)) => slowest = slowest.max(after),
+            Err(v) => violations.push(v),
+        }
+    }
+    eprintln!(
+        "{name}: {} pairs on {npes} ranks in {:?} (slowest end after the pair {slowest:?})",
+        pairs.len(),
+        start.elapsed()
+    );
+    assert!(
+        violations.is_empty(),
+        "{} of {} pairs failed:\n{}",
+        violations.len(),
+        pairs.len(),
+        violations.join("\n")
+    );
+}
+
+/// Every ordered pair of different calls.
+fn all_pairs() -> Vec<(CallKind, CallKind)> {
+    CALLS
+        .iter()
+        .flat_map(|&a| CALLS.iter().filter(move |&&b| b != a).map(move |&b| (a, b)))
+        .collect()
+}
+
+/// Runs the body of a pair job when this process is one of its PEs.
+fn in_pe() {
+    if shmem_rt::is_pe() {
+        let call = |v| CallKind::from_name(&std::env::var(v).expect("the pair"));
+        pair_body(call("MPI_PAIR_A"), call("MPI_PAIR_B"));
+    }
+}
+
+#[test]
+fn an_allocation_against_a_collective_ends_the_job() {
+    in_pe();
+    let name = shmem_testkit::test_name!();
+    let mut pairs = Vec::new();
+    for a in [CallKind::AllocSlice, CallKind::Free] {
+        for b in [CallKind::BarrierAll, CallKind::Reduce, CallKind::Broadcast] {
+            pairs.push((a, b));
+            pairs.push((b, a));
+        }
+    }
+    run_pairs(&name, 2, 2, &pairs);
+}
+
+/// In a PE: PE 0 makes its first call on the pair {0, 1} — it claims the set's slot and
+/// waits for PE 1 to claim it too — while PEs 1 and 2 make a world barrier, where PE 1
+/// waits in MPI's agreement exchange for PE 0.
+fn claim_body() -> ! {
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    let pair = ActiveSet::new(0, 0, 2).expect("the pair");
+    stamp();
+    let result = if me == 0 {
+        barrier(&mut pe, &pair)
+    } else {
+        pe.barrier_all()
+    };
+    // A panic ends the job at once (MPI_Abort), an exit status only once the launcher
+    // notices it.
+    match result {
+        Ok(()) => panic!("PE {me}: the crossed call {OK_LINE}"),
+        Err(e) => {
+            let line = format!("PE {me}: the crossed call: {e}");
+            say(&line);
+            panic!("{line}")
+        }
+    }
+}
+
+#[test]
+fn a_slot_claim_against_an_agreement_ends_the_job() {
+    if shmem_rt::is_pe() {
+        claim_body();
+    }
+    let name = shmem_testkit::test_name!();
+    let Some(ended) = mpi_job::run(&name, 3, &[], HANG_LIMIT) else {
+        return;
+    };
+    match judge_job("a claim against an agreement", &ended) {
+        Ok(after) => {
+            assert_ne!(ended.code, 0, "the crossed calls returned");
+            eprintln!(
+                "{name}: exit {}, ended {after:?} after the calls",
+                ended.code
+            );
+        }
+        Err(v) => panic!("{v}"),
+    }
+}
+
+/// Where the ranks of a stopped job leave their process ids, and the driver its `done`.
+const STOP_DIR: &str = "MPI_STOP_DIR";
+
+/// Stops of one rank for 3 s in each job of [`a_stopped_rank_does_not_end_a_correct_job`].
+const STOPS_PER_JOB: usize = 10;
+
+/// How long a rank stays stopped.
+const STOPPED_FOR: Duration = Duration::from_secs(3);
+
+/// In a PE: a correct program on three sets — the pairs {0, 1} and {1, 2} and the world
+/// — with allocations among them, each result checked, until the driver says `done`.
+/// PE 0 computes a while before each round, so the others wait in their agreements
+/// long enough to publish their records (a rank stopped there leaves its record
+/// behind while the other members go on).
+fn stopped_body() -> ! {
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    let n = pe.n_pes() as u64;
+    let dir = std::path::PathBuf::from(std::env::var(STOP_DIR).expect("the stop directory"));
+    std::fs::write(
+        dir.join(format!("pid.{me}")),
+        std::process::id().to_string(),
+    )
+    .expect("writing the pid");
+    let (p01, p12) = (
+        ActiveSet::new(0, 0, 2).expect("{0, 1}"),
+        ActiveSet::new(1, 0, 2).expect("{1, 2}"),
+    );
+    let world = pe.world();
+    let mut round = 0u64;
+    loop {
+        // PE 0 decides when to end: a world broadcast of its flag.
+        let done = me == 0 && dir.join("done").exists();
+        SRC.write(&mut pe, [u64::from(done); 64]);
+        broadcast::<u64>(
+            &mut pe,
+            &world,
+            0,
+            &DST.range(..1).unwrap(),
+            &SRC.range(..1).unwrap(),
+        )
+        .expect("the flag's broadcast");
+        if (me == 0 && done) || (me != 0 && DST.read(&pe)[0] == 1) {
+            break;
+        }
+        if me == 0 {
+            std::thread::sleep(Duration::from_millis(60));
+        }
+        if p01.contains(me) {
+            barrier(&mut pe, &p01).expect("the barrier of {0, 1}");
+        }
+        if p12.contains(me) {
+            barrier(&mut pe, &p12).expect("the barrier of {1, 2}");
+        }
+        SRC.write(&mut pe, [round * 1000 + me as u64; 64]);
+        reduce::<Sum, u64>(
+            &mut pe,
+            &world,
+            &DST.range(..1).unwrap(),
+            &SRC.range(..1).unwrap(),
+        )
+        .expect("the world's reduction");
+        let want = n * round * 1000 + n * (n - 1) / 2;
+        assert_eq!(DST.read(&pe)[0], want, "PE {me}: round {round}'s sum");
+        if round % 4 == 0 {
+            let slice = pe.alloc_slice::<u64>(32).expect("an allocation");
+            pe.free(slice).expect("its free");
+        }
+        round += 1;
+    }
+    eprintln!("PE {me}: {round} rounds");
+    pe.finalize().expect("finalize");
+    std::process::exit(0)
+}
+
+/// A small generator of random numbers (xorshift), seeded per job.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Drives one stopped job: waits for its ranks' pids in `dir`, stops a random rank for
+/// [`STOPPED_FOR`] at a random moment [`STOPS_PER_JOB`] times, then says `done`.
+fn stop_ranks(dir: &std::path::Path, npes: usize, seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let pids: Vec<i32> = (0..npes)
+        .map(|p| {
+            let file = dir.join(format!("pid.{p}"));
+            let start = std::time::Instant::now();
+            loop {
+                if let Some(pid) = std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                {
+                    break pid;
+                }
+                assert!(start.elapsed() < HANG_LIMIT, "rank {p} never started");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+        .collect();
+    for stop in 0..STOPS_PER_JOB {
+        std::thread::sleep(Duration::from_millis(20 + rng.below(400)));
+        let rank = rng.below(npes as u64) as usize;
+        eprintln!("stop {stop}: rank {rank} for {STOPPED_FOR:?}");
+        // SAFETY: kill has no memory effects; the pid is a rank of this test's job.
+        unsafe { libc::kill(pids[rank], libc::SIGSTOP) };
+        std::thread::sleep(STOPPED_FOR);
+        // SAFETY: as above.
+        unsafe { libc::kill(pids[rank], libc::SIGCONT) };
+    }
+    std::fs::write(dir.join("done"), b"").expect("writing done");
+}
+
+/// Three jobs side by side, ten stops each: 30 stops of 3 s in about 35 s.
+#[test]
+fn a_stopped_rank_does_not_end_a_correct_job() {
+    if shmem_rt::is_pe() {
+        stopped_body();
+    }
+    let name = shmem_testkit::test_name!();
+    if shmem_testkit::mpi_launcher(3).is_none() {
+        return;
+    }
+    let seed = now_ms() as u64;
+    eprintln!("{name}: seed {seed}");
+    let jobs: Vec<_> = (0..3u64)
+        .map(|j| {
+            let name = name.clone();
+            std::thread::spawn(move || {
+                let dir =
+                    std::env::temp_dir().join(format!("shmem-stops-{}-{j}", std::process::id()));
+                std::fs::create_dir_all(&dir).expect("the stop directory");
+                let dir_s = dir.to_string_lossy().into_owned();
+                let driver = {
+                    let dir = dir.clone();
+                    std::thread::spawn(move || stop_ranks(&dir, 3, seed.wrapping_add(j * 7919)))
+                };
+                let ended = mpi_job::run(&name, 3, &[(STOP_DIR, &dir_s)], Duration::from_secs(120))
+                    .expect("under mpirun");
+                let driven = driver.join();
+                let _ = std::fs::remove_dir_all(&dir);
+                (j, ended, driven.is_ok())
+            })
+        })
+        .collect();
+    for job in jobs {
+        let (j, ended, driven) = job.join().expect("a job thread");
+        assert!(driven, "job {j}: the driver failed");
+        assert!(!ended.killed, "job {j}: hung");
+        assert_eq!(ended.code, 0, "job {j} failed under stops (seed {seed})");
+        eprintln!(
+            "job {j}: completed in {:?} with {STOPS_PER_JOB} stops",
+            ended.took
+        );
+    }
+}
+
+/// Runs the pair matrix's job body when this process is a PE, else `pairs` on `npes`
+/// ranks.
+fn pair_matrix(name: &str, npes: usize, workers: usize, pairs: &[(CallKind, CallKind)]) {
+    in_pe();
+    run_pairs(name, npes, workers, pairs);
+}
+
+#[test]
+fn pair_matrix_2_ranks() {
+    pair_matrix(&shmem_testkit::test_name!(), 2, 3, &all_pairs());
+}
+
+#[test]
+fn pair_matrix_3_ranks() {
+    pair_matrix(&shmem_testkit::test_name!(), 3, 3, &all_pairs());
+}
+
+/// At 17 ranks (on 2 cores, each job takes seconds), every kind of wait against the
+/// others: allocation, lock queue, slot claim (a team's first call), finalize and MPI's
+/// agreement (barrier, reduction, alltoall, sync), both ways.
+#[test]
+fn pair_matrix_17_ranks() {
+    let some = [
+        CallKind::AllocSlice,
+        CallKind::FreeWork,
+        CallKind::SetLock,
+        CallKind::Finalize,
+    ];
+    let others = [
+        CallKind::BarrierAll,
+        CallKind::Reduce,
+        CallKind::Alltoall,
+        CallKind::SplitStrided,
+    ];
+    let pairs: Vec<_> = some
+        .iter()
+        .flat_map(|&a| others.iter().flat_map(move |&b| [(a, b), (b, a)]))
+        .collect();
+    pair_matrix(&shmem_testkit::test_name!(), 17, 1, &pairs);
+}
