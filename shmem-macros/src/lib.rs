@@ -67,7 +67,8 @@ pub fn derive_pod(input: TokenStream) -> TokenStream {
 
 /// Marks a test that runs on several PEs: `#[shmem_typed::test(npes = N)]` on
 /// `fn name(pe: &mut Pe)`, optionally returning `Result<(), E>` with a printable `E`, and
-/// optionally with `env = ["NAME=VALUE", …]` for the PEs' environment. Under
+/// optionally with `env = ["NAME=VALUE", …]` for the PEs' environment and `crate = path`
+/// for a renamed `shmem_typed` dependency. Under
 /// `cargo test` it is an ordinary `#[test]` that starts a job of `N` PEs on this node,
 /// each running the test binary filtered to this one test; each PE initialises SHMEM,
 /// runs the body and finalizes. The test fails if any PE fails (an `Err`, a panic, a
@@ -87,7 +88,7 @@ pub fn derive_pod(input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
-    let runner = quote::quote!(::shmem_typed::__private::run_test);
+    let runner = |krate: &proc_macro2::TokenStream| quote::quote!(#krate::__private::run_test);
     test_attr::expand(args.into(), item.into(), runner).into()
 }
 
@@ -96,6 +97,6 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro_attribute]
 pub fn __testkit_test(args: TokenStream, item: TokenStream) -> TokenStream {
-    let runner = quote::quote!(::shmem_testkit::run_on_pes);
+    let runner = |_: &proc_macro2::TokenStream| quote::quote!(::shmem_testkit::run_on_pes);
     test_attr::expand(args.into(), item.into(), runner).into()
 }

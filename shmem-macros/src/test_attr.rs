@@ -5,6 +5,8 @@
 //! The test's name comes from the function itself (no string to mistype).
 
 use proc_macro2::{Span, TokenStream};
+
+use crate::crate_path::CratePath;
 use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprArray, ItemFn, Lit, LitInt, LitStr};
@@ -15,13 +17,17 @@ const SIGNATURE: &str = "#[shmem_typed::test] applies to `fn name(pe: &mut Pe)`,
 struct TestArgs {
     npes: LitInt,
     env: Vec<(String, String, Span)>,
+    krate: CratePath,
 }
 
 fn parse_args(args: TokenStream) -> syn::Result<TestArgs> {
     let mut npes: Option<LitInt> = None;
     let mut env: Option<Vec<(String, String, Span)>> = None;
+    let mut krate = CratePath::default();
     let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("npes") {
+        if meta.path.is_ident("crate") {
+            krate.parse(&meta)
+        } else if meta.path.is_ident("npes") {
             if npes.is_some() {
                 return Err(meta.error("`npes` is given twice"));
             }
@@ -58,7 +64,7 @@ fn parse_args(args: TokenStream) -> syn::Result<TestArgs> {
             Ok(())
         } else {
             Err(meta.error(
-                "unknown argument of #[shmem_typed::test]; the arguments are `npes = N` and `env = [\"NAME=VALUE\", …]`",
+                "unknown argument of #[shmem_typed::test]; the arguments are `npes = N`, `env = [\"NAME=VALUE\", …]` and `crate = path`",
             ))
         }
     });
@@ -72,6 +78,7 @@ fn parse_args(args: TokenStream) -> syn::Result<TestArgs> {
     Ok(TestArgs {
         npes,
         env: env.unwrap_or_default(),
+        krate,
     })
 }
 
@@ -105,10 +112,14 @@ fn validate(func: &ItemFn) -> syn::Result<()> {
     Ok(())
 }
 
-/// Expands the attribute on `item`; the body runs through `runner`, a function
-/// `(test_name, npes, env, body)` (the published one, or the test kit's, which can also
-/// launch the job under `mpirun`).
-pub(crate) fn expand(args: TokenStream, item: TokenStream, runner: TokenStream) -> TokenStream {
+/// Expands the attribute on `item`; the body runs through the function `runner` names
+/// (given where the expansion finds `shmem_typed`): `(test_name, npes, env, body)`, the
+/// published one, or the test kit's, which can also launch the job under `mpirun`.
+pub(crate) fn expand(
+    args: TokenStream,
+    item: TokenStream,
+    runner: impl FnOnce(&TokenStream) -> TokenStream,
+) -> TokenStream {
     let func: ItemFn = match syn::parse2(item) {
         Ok(f) => f,
         Err(e) => return syn::Error::new(e.span(), SIGNATURE).into_compile_error(),
@@ -136,13 +147,15 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream, runner: TokenStream) 
     let output = &sig.output;
     let npes = &args.npes;
     let env = args.env.iter().map(|(k, v, _)| quote!((#k, #v)));
+    let krate = args.krate.tokens();
+    let runner = runner(&krate);
     quote! {
         #(#attrs)*
         #[test]
         #vis fn #name() {
             fn __shmem_pe_body(#inputs) #output #block
             #runner(
-                ::shmem_typed::__private::libtest_name({
+                #krate::__private::libtest_name({
                     fn __here() {}
                     ::std::any::type_name_of_val(&__here)
                 }),

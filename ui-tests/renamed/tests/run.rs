@@ -20,3 +20,16 @@ fn a_renamed_dependency_runs_with_the_crate_overrides() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// The published test attribute finds the renamed crate through `crate = my_shmem`, and
+/// its body runs on every PE.
+#[my_shmem::test(npes = 3, crate = my_shmem)]
+fn the_test_attribute_takes_a_crate_path(
+    pe: &mut my_shmem::Pe,
+) -> Result<(), my_shmem::ShmemError> {
+    let sum = pe
+        .team_world()
+        .reduce_local::<my_shmem::Sum, u64>(pe, &[1])?;
+    assert_eq!(sum, [3], "every PE contributes 1");
+    Ok(())
+}
