@@ -153,10 +153,10 @@ fn make(pe: &mut Pe, call: CallKind, prep: Prepared) -> Result<(), ShmemError> {
     } = prep;
     match call {
         CallKind::AllocSlice => pe.alloc_slice::<u64>(16).map(drop),
-        CallKind::Free => pe.free(slice),
+        CallKind::Free => pe.free(slice).map_err(ShmemError::from),
         CallKind::Realloc => pe.realloc(&mut slice, 48),
         CallKind::AllocWork => pe.alloc_work::<BarrierSync>(1).map(drop),
-        CallKind::FreeWork => pe.free_work(work),
+        CallKind::FreeWork => pe.free_work(work).map_err(ShmemError::from),
         CallKind::SplitStrided => team.split_strided(pe, 0, 1, n).map(drop),
         CallKind::Split2d => team.split_2d(pe, 1).map(drop),
         CallKind::Destroy => {
