@@ -258,6 +258,8 @@ impl Pe {
 
     /// This PE's signal (element 0 of `signal`), loaded atomically
     /// (`shmem_signal_fetch`).
+    ///
+    /// Example: [`put_signal_nbi`](crate::SymmetricRma::put_signal_nbi).
     #[track_caller]
     pub fn signal_fetch<B>(&self, signal: &B) -> Result<u64>
     where
@@ -272,6 +274,8 @@ impl Pe {
     /// Blocks until this PE's signal (element 0 of `signal`) satisfies `cmp` against
     /// `value`, and returns the signal's value that did (`shmem_signal_wait_until`).
     /// Fails instead of hanging as [`Pe::wait_until`] does.
+    ///
+    /// Example: [`put_signal_nbi`](crate::SymmetricRma::put_signal_nbi).
     #[track_caller]
     pub fn signal_wait_until<B>(&mut self, signal: &B, cmp: Cmp, value: u64) -> Result<u64>
     where
