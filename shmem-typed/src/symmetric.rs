@@ -427,8 +427,12 @@ pub unsafe trait SymmetricBuffer {
     /// The element type.
     type Elem: Pod;
     /// Symmetric offset of the first element.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn sym_offset(&self) -> usize;
     /// Number of elements.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn sym_len(&self) -> usize;
 }
 
@@ -639,6 +643,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     ///     assert_eq!(BOX.g(pe, other, 3)?, 10 + me);
     ///     let tail = BOX.range(2..)?;
     ///     assert_eq!((tail.len(), tail.is_empty()), (2, false));
+    ///     assert_eq!(tail.sym_offset() - BOX.sym_offset(), 2 * 4); // bytes
+    ///     assert_eq!(tail.sym_len(), 2);
     ///     assert_eq!(BOX.at(3)?.to_vec(pe), [11 - me]);
     ///     pe.barrier_all()?; // both have read before either writes
     ///     tail.write_local(pe, &[7, 7])?;

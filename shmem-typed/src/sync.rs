@@ -55,6 +55,14 @@ pub trait WaitInt: Pod + PartialOrd + sealed::Sealed {
     ///
     /// # Safety
     /// `ptr` must be valid and aligned for `Self`.
+    ///
+    /// ```
+    /// use shmem_typed::WaitInt;
+    ///
+    /// let word = 5u64;
+    /// // SAFETY: a valid, aligned pointer to a `u64`.
+    /// assert_eq!(unsafe { u64::load_acquire(&word) }, 5);
+    /// ```
     unsafe fn load_acquire(ptr: *const Self) -> Self;
 }
 

@@ -69,6 +69,15 @@ pub const MIN_WRKDATA: usize = 16;
 
 /// The `pWrk` length, in elements, of a work array for `nreduce` reductions:
 /// `max(nreduce / 2 + 1, MIN_WRKDATA)`.
+///
+/// ```
+/// use shmem_typed::work::{wrk_len, wrk_lines, MIN_WRKDATA};
+///
+/// assert_eq!(wrk_len(3), MIN_WRKDATA); // 3 / 2 + 1 is below the minimum
+/// assert_eq!(wrk_len(100), 51);
+/// // 51 `f64`s are 408 bytes: four cache lines of 128.
+/// assert_eq!(wrk_lines::<f64>(100), 4);
+/// ```
 pub const fn wrk_len(nreduce: usize) -> usize {
     let half = nreduce / 2 + 1;
     if half > MIN_WRKDATA {
@@ -80,6 +89,8 @@ pub const fn wrk_len(nreduce: usize) -> usize {
 
 /// Cache lines that hold one `pWrk` buffer of `wrk_len(nreduce)` elements of `T` (each
 /// buffer is whole cache lines, so the two never share one).
+///
+/// Example: [`wrk_len`].
 pub const fn wrk_lines<T>(nreduce: usize) -> usize {
     (wrk_len(nreduce) * size_of::<T>()).div_ceil(CACHE_LINE)
 }
@@ -426,6 +437,8 @@ impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWorkArray<T>
 
 /// The type of a [`ReduceWork`] for `nreduce` reductions of `T`, with the `pWrk` length
 /// computed from them: `#[symmetric] static WORK: reduce_work!(i16, 3) = ReduceWork::new();`.
+///
+/// Example: [the module documentation](crate::work), [`reduce`](crate::reduce).
 #[macro_export]
 macro_rules! reduce_work {
     ($t:ty, $nreduce:expr $(,)?) => {
