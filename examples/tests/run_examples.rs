@@ -626,6 +626,70 @@ fn summa_with_a_size_the_grid_does_not_divide_fails_and_says_why() {
     );
 }
 
+#[test]
+fn kvstore() {
+    for npes in [1, 2, 3, 4] {
+        let run = run("kvstore", Start::Direct(Some(npes)), &["1500"]);
+        run.assert_success();
+        let line = run.line_starting("kvstore:");
+        let head = format!("kvstore: {} updates of ", 1500 * npes);
+        assert!(line.starts_with(&head), "{line}");
+        assert!(
+            line.ends_with(&format!(
+                " keys on {npes} PEs; every key's count and sum equal to the sequential map"
+            )),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn halo() {
+    for npes in [1, 2, 3, 4] {
+        let run = run("halo", Start::Direct(Some(npes)), &["60", "300"]);
+        run.assert_success();
+        let line = run.line_starting("halo:");
+        assert!(
+            line.starts_with(&format!(
+                "halo: 60 points on {npes} PEs, 300 sweeps with put_signal halos and no barrier; equal to the sequential sweeps"
+            )),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn halo_with_fewer_points_than_pes_fails_and_says_why() {
+    let run = run("halo", Start::Direct(Some(3)), &["2"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("POINTS is at least the PE count 3, not 2"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn grid() {
+    // 3 PEs: a grid 2 wide whose second row is one PE.
+    for (npes, width) in [(1, 1), (2, 2), (3, 2), (4, 2)] {
+        let run = run("grid", Start::Direct(Some(npes)), &["6"]);
+        run.assert_success();
+        let line = run.line_starting("grid:");
+        assert!(
+            line.starts_with(&format!(
+                "grid: {npes} tiles of 6x6 on a grid {width} wide (row and column teams from split_2d); row sums, column maxima and "
+            )),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(" packed entries equal to the sequential ones"),
+            "{line}"
+        );
+    }
+}
+
 /// Runs examples under a launcher, as `shmemrun -n N example ARGS…` does. The launcher
 /// is this test binary, started again to run only this test with `EXAMPLES_TEST_LAUNCH_*`
 /// set: it then calls what shmemrun's `main` calls (`JobSpec::from_env`, `run_job`), and

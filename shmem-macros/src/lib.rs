@@ -14,9 +14,20 @@ use proc_macro::TokenStream;
 /// initialiser on every PE, and can be the target or source of puts, gets and
 /// collectives.
 ///
-/// ```ignore
+/// ```
+/// use shmem_typed::prelude::*;
+///
 /// #[symmetric]
 /// static TARGET: [u64; 256] = [0; 256];
+///
+/// #[shmem_typed::main(npes = 2)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     // Every PE writes element `my_pe` of PE 0's copy.
+///     TARGET.p(pe, 0, pe.my_pe(), 1)?;
+///     pe.barrier_all()?;
+///     assert_eq!(TARGET.g(pe, 0, 1)?, 1);
+///     Ok(())
+/// }
 /// ```
 ///
 /// The type must be `bytemuck::Pod` (no references, `bool`, `char`, padding or heap
@@ -40,9 +51,14 @@ pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
 /// body, and finalizes; an `Err` is printed with the PE number and exits non-zero.
 /// With a renamed dependency: `#[my_shmem::main(crate = my_shmem)]`.
 ///
-/// ```ignore
+/// ```
+/// use shmem_typed::prelude::*;
+///
 /// #[shmem_typed::main(npes = 4)]
-/// fn main(pe: &mut Pe) -> Result<(), ShmemError> { Ok(()) }
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     assert_eq!(pe.n_pes(), 4);
+///     pe.barrier_all()
+/// }
 /// ```
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -75,7 +91,7 @@ pub fn derive_pod(input: TokenStream) -> TokenStream {
 /// crash) and if not every PE ran the body. Other attributes (`#[ignore]`, doc comments)
 /// apply to the test.
 ///
-/// ```ignore
+/// ```
 /// use shmem_typed::prelude::*;
 ///
 /// #[shmem_typed::test(npes = 4)]

@@ -22,6 +22,22 @@ impl ActiveSet {
     /// `pe_start + i·2^log_pe_stride` for `i < pe_size`. Errors for a size of 0, a stride
     /// exponent of 31 or more, or a last member outside the job; requires an initialised
     /// PE.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let odd = ActiveSet::new(1, 1, 2)?; // PEs 1 and 3
+    ///     assert_eq!((odd.start(), odd.log_stride(), odd.stride(), odd.size()), (1, 1, 2, 2));
+    ///     assert!(odd.contains(3) && !odd.contains(2));
+    ///     assert_eq!(odd.index_of(3), Some(1));
+    ///     assert_eq!((odd.member(1), odd.member(2)), (Some(3), None));
+    ///     assert_eq!(odd.members().collect::<Vec<_>>(), [1, 3]);
+    ///     assert!(ActiveSet::new(2, 1, 2).is_err()); // PE 4 is not in the job
+    ///     pe.barrier_all()
+    /// }
+    /// ```
     pub fn new(pe_start: usize, log_pe_stride: u32, pe_size: usize) -> Result<ActiveSet> {
         let npes = crate::pe::JOB_NPES.load(Ordering::Acquire);
         if npes == 0 {
@@ -43,34 +59,50 @@ impl ActiveSet {
     }
 
     /// Lowest PE of the set (`PE_start`).
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn start(&self) -> usize {
         self.spec.start()
     }
     /// `logPE_stride`.
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn log_stride(&self) -> u32 {
         self.log_stride
     }
     /// Distance between consecutive members.
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn stride(&self) -> usize {
         1 << self.log_stride
     }
     /// Number of PEs (`PE_size`).
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn size(&self) -> usize {
         self.spec.size()
     }
     /// Whether `pe` is a member.
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn contains(&self, pe: usize) -> bool {
         self.spec.index_of(pe).is_some()
     }
     /// The index of `pe` within the set (what a broadcast root is), if it is a member.
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn index_of(&self, pe: usize) -> Option<usize> {
         self.spec.index_of(pe)
     }
     /// The PE at `index` within the set.
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn member(&self, index: usize) -> Option<usize> {
         (index < self.size()).then(|| self.spec.member(index))
     }
     /// The member PEs in order.
+    ///
+    /// Example: [`ActiveSet::new`].
     pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
         self.spec.members()
     }

@@ -13,13 +13,15 @@
 //! in C, where the fetched value lands only then; reading it earlier is an error, not a
 //! stale value.
 //!
-//! ```no_run
+//! ```
 //! use shmem_typed::prelude::*;
 //!
 //! #[symmetric]
 //! static NEXT_TASK: u64 = 0;
+//! #[symmetric]
+//! static DONE: u64 = 0;
 //!
-//! #[shmem_typed::main]
+//! #[shmem_typed::main(npes = 4)]
 //! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
 //!     // Every PE takes tasks from one counter on PE 0 until none are left.
 //!     loop {
@@ -28,7 +30,10 @@
 //!             break;
 //!         }
 //!         // ... work on `task` ...
+//!         DONE.atomic_inc(pe, 0)?;
 //!     }
+//!     pe.barrier_all()?;
+//!     assert_eq!(DONE.atomic_fetch(pe, 0)?, 100); // each task taken once
 //!     Ok(())
 //! }
 //! ```
@@ -139,6 +144,8 @@ impl<T> Fetched<T> {
     /// The fetched value, taken out. Fails with [`ShmemError::NotCompleted`] (giving
     /// nothing back) if this PE has not called [`Pe::quiet`] or [`Pe::barrier_all`] since
     /// the operation was issued.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn into_value(self, pe: &Pe) -> Result<T> {
         crate::error::in_call("into_value", None, || {
@@ -158,6 +165,8 @@ impl<T> Fetched<T> {
 impl<T: Copy> Fetched<T> {
     /// The fetched value. Fails with [`ShmemError::NotCompleted`] if this PE has not
     /// called [`Pe::quiet`] or [`Pe::barrier_all`] since the operation was issued.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn value(&self, pe: &Pe) -> Result<T> {
         crate::error::in_call("value", None, || {
@@ -173,6 +182,8 @@ impl<T: Copy> Fetched<T> {
 /// then be watching.
 pub trait SymmetricAtomics: SymmetricBuffer {
     /// `shmem_atomic_fetch`: the element's value.
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_fetch(&self, pe: &Pe, target_pe: usize) -> Result<Self::Elem>
     where
@@ -184,6 +195,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_set`: stores `value` into the element.
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_set(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
@@ -195,6 +208,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_swap`: stores `value`, returning the element's previous value.
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_swap(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<Self::Elem>
     where
@@ -207,6 +222,38 @@ pub trait SymmetricAtomics: SymmetricBuffer {
 
     /// `shmem_atomic_compare_swap`: stores `value` if the element equals `cond`; returns
     /// the element's previous value (equal to `cond` exactly when the swap happened).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static TOTAL: i64 = 0;
+    /// #[symmetric]
+    /// static WORDS: [u64; 3] = [0; 3];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let (me, n) = (pe.my_pe(), pe.n_pes() as i64);
+    ///     // Every PE adds 112 to PE 0's total, four ways.
+    ///     TOTAL.atomic_add(pe, 0, 10)?;
+    ///     TOTAL.atomic_inc(pe, 0)?;
+    ///     let _ticket = TOTAL.atomic_fetch_inc(pe, 0)?;
+    ///     let _before = TOTAL.atomic_fetch_add(pe, 0, 100)?;
+    ///     // Exactly one PE finds word 0 of PE 0 empty and claims it.
+    ///     let claims = WORDS.at(0)?;
+    ///     if claims.atomic_compare_swap(pe, 0, 0, me as u64 + 1)? == 0 {
+    ///         WORDS.at(1)?.atomic_inc(pe, 0)?;
+    ///     }
+    ///     pe.barrier_all()?;
+    ///     assert_eq!(TOTAL.atomic_fetch(pe, 0)?, 112 * n);
+    ///     assert_eq!(WORDS.at(1)?.atomic_fetch(pe, 0)?, 1);
+    ///     // set and swap, here on this PE's own word 2.
+    ///     let mine = WORDS.at(2)?;
+    ///     mine.atomic_set(pe, me, 5)?;
+    ///     assert_eq!(mine.atomic_swap(pe, me, 6)?, 5);
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn atomic_compare_swap(
         &self,
@@ -228,6 +275,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_inc`: adds one (wrapping), returning the previous value.
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_fetch_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<Self::Elem>
     where
@@ -239,6 +288,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_inc`: adds one (wrapping).
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<()>
     where
@@ -250,6 +301,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_add`: adds `value` (wrapping), returning the previous value.
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_fetch_add(
         &self,
@@ -266,6 +319,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_add`: adds `value` (wrapping).
+    ///
+    /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
     fn atomic_add(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
@@ -277,6 +332,29 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_and`: ANDs in `value`, returning the previous value.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static BITS: u64 = 0;
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe();
+    ///     BITS.atomic_or(pe, 0, 1 << me)?; // each PE sets its bit on PE 0
+    ///     pe.barrier_all()?;
+    ///     if me == 0 {
+    ///         assert_eq!(BITS.atomic_fetch_and(pe, 0, 0b0110)?, 0b1111);
+    ///         assert_eq!(BITS.atomic_fetch_xor(pe, 0, 0b0011)?, 0b0110);
+    ///         assert_eq!(BITS.atomic_fetch_or(pe, 0, 0b1000)?, 0b0101);
+    ///         BITS.atomic_and(pe, 0, 0b0111)?;
+    ///         BITS.atomic_xor(pe, 0, 0b0001)?;
+    ///         assert_eq!(BITS.atomic_fetch(pe, 0)?, 0b0100);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn atomic_fetch_and(
         &self,
@@ -293,6 +371,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_and`: ANDs in `value`.
+    ///
+    /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
     fn atomic_and(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
@@ -304,6 +384,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_or`: ORs in `value`, returning the previous value.
+    ///
+    /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
     fn atomic_fetch_or(
         &self,
@@ -320,6 +402,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_or`: ORs in `value`.
+    ///
+    /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
     fn atomic_or(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
@@ -331,6 +415,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_xor`: XORs in `value`, returning the previous value.
+    ///
+    /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
     fn atomic_fetch_xor(
         &self,
@@ -347,6 +433,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_xor`: XORs in `value`.
+    ///
+    /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
     fn atomic_xor(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
     where
@@ -358,6 +446,34 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_nbi`.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static WORD: u64 = 0;
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe(); // each PE works on its own word
+    ///     let first = WORD.atomic_fetch_add_nbi(pe, me, 5)?;
+    ///     assert!(first.value(pe).is_err()); // not readable before quiet
+    ///     let fetched = [
+    ///         WORD.atomic_fetch_inc_nbi(pe, me)?,             // 5, then 6
+    ///         WORD.atomic_swap_nbi(pe, me, 12)?,              // 6, then 12
+    ///         WORD.atomic_compare_swap_nbi(pe, me, 12, 10)?,  // 12, then 10
+    ///         WORD.atomic_fetch_and_nbi(pe, me, 0b0110)?,     // 10, then 2
+    ///         WORD.atomic_fetch_or_nbi(pe, me, 0b0001)?,      // 2, then 3
+    ///         WORD.atomic_fetch_xor_nbi(pe, me, 0b0011)?,     // 3, then 0
+    ///         WORD.atomic_fetch_nbi(pe, me)?,                 // 0
+    ///     ];
+    ///     pe.quiet();
+    ///     assert_eq!(first.into_value(pe)?, 0);
+    ///     let values: Vec<u64> = fetched.iter().map(|f| f.value(pe)).collect::<Result<_, _>>()?;
+    ///     assert_eq!(values, [5, 6, 12, 10, 2, 3, 0]);
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn atomic_fetch_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
     where
@@ -369,6 +485,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_swap_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_swap_nbi(
         &self,
@@ -385,6 +503,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_compare_swap_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_compare_swap_nbi(
         &self,
@@ -406,6 +526,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_inc_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_fetch_inc_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
     where
@@ -417,6 +539,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_add_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_fetch_add_nbi(
         &self,
@@ -433,6 +557,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_and_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_fetch_and_nbi(
         &self,
@@ -449,6 +575,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_or_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_fetch_or_nbi(
         &self,
@@ -465,6 +593,8 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     }
 
     /// `shmem_atomic_fetch_xor_nbi`.
+    ///
+    /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     fn atomic_fetch_xor_nbi(
         &self,

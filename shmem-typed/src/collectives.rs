@@ -63,6 +63,32 @@ use crate::work::{
 
 /// `shmem_barrier`: returns when every member of `set` has entered; every earlier local
 /// store and remote update of every member is then complete and visible.
+///
+/// ```
+/// use shmem_typed::prelude::*;
+///
+/// #[symmetric]
+/// static TOKEN: [u64; 1] = [0];
+/// #[symmetric]
+/// static SYNC: BarrierSync = BarrierSync::new();
+///
+/// #[shmem_typed::main(npes = 4)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     let (me, n) = (pe.my_pe(), pe.n_pes());
+///     // Each PE passes a token to its right; the barrier makes it visible there.
+///     TOKEN.put(pe, (me + 1) % n, &[me as u64])?;
+///     barrier_all(pe)?;
+///     assert_eq!(TOKEN.read(pe), [((me + n - 1) % n) as u64]);
+///     let evens = ActiveSet::new(0, 1, 2)?; // PEs 0 and 2
+///     if evens.contains(me) {
+///         barrier(pe, &evens)?;
+///         barrier_with(pe, &evens, &SYNC)?; // on a work array of the program's
+///         sync(pe, &evens)?; // meets without completing puts
+///         sync_with(pe, &evens, &SYNC)?;
+///     }
+///     sync_all(pe)
+/// }
+/// ```
 #[track_caller]
 pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
     crate::error::in_call("barrier", None, || {
@@ -71,6 +97,8 @@ pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
 }
 
 /// `shmem_barrier_all`: [`barrier`] on every PE of the job.
+///
+/// Example: [`barrier`].
 #[track_caller]
 pub fn barrier_all(pe: &mut Pe) -> Result<()> {
     crate::error::in_call("barrier_all", None, || {
@@ -80,6 +108,8 @@ pub fn barrier_all(pe: &mut Pe) -> Result<()> {
 }
 
 /// `shmem_barrier` with an explicit work array.
+///
+/// Example: [`barrier`].
 #[track_caller]
 pub fn barrier_with(
     pe: &mut Pe,
@@ -95,6 +125,35 @@ pub fn barrier_with(
 /// `set`, not a PE number) into the target of every other member; the root's own target
 /// is not written. Every member passes a source of the same length (`nelems`) and a
 /// target at least that long.
+///
+/// ```
+/// use shmem_typed::prelude::*;
+///
+/// #[symmetric]
+/// static SOURCE: [i32; 3] = [0; 3];
+/// #[symmetric]
+/// static TARGET: [i32; 3] = [0; 3];
+/// #[symmetric]
+/// static SYNC: BroadcastSync = BroadcastSync::new();
+///
+/// #[shmem_typed::main(npes = 4)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     let (me, world) = (pe.my_pe(), pe.world());
+///     if me == 2 {
+///         SOURCE.write(pe, [7, 8, 9]);
+///     }
+///     broadcast::<i32>(pe, &world, 2, &TARGET, &SOURCE)?;
+///     if me != 2 {
+///         assert_eq!(TARGET.read(pe), [7, 8, 9]);
+///     }
+///     // PE 0's first element (a 0) over the first element of every other target.
+///     broadcast_with::<i32>(pe, &world, 0, &TARGET.range(..1)?, &SOURCE.range(..1)?, &SYNC)?;
+///     if me == 1 || me == 3 {
+///         assert_eq!(TARGET.read(pe), [0, 8, 9]);
+///     }
+///     Ok(())
+/// }
+/// ```
 #[track_caller]
 pub fn broadcast<T: SymmetricType>(
     pe: &mut Pe,
@@ -117,6 +176,8 @@ pub fn broadcast<T: SymmetricType>(
 }
 
 /// [`broadcast`] with an explicit work array.
+///
+/// Example: [`broadcast`].
 #[track_caller]
 pub fn broadcast_with<T: SymmetricType>(
     pe: &mut Pe,
@@ -142,6 +203,8 @@ pub fn broadcast_with<T: SymmetricType>(
 /// `shmem_sync`: returns when every member of `set` has entered, like [`barrier`] but
 /// without completing this PE's outstanding puts first (order them with
 /// [`Pe::quiet`], or let the receivers wait on a flag). Matches the members' barriers.
+///
+/// Example: [`barrier`].
 #[track_caller]
 pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
     crate::error::in_call("sync", None, || {
@@ -150,6 +213,8 @@ pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
 }
 
 /// `shmem_sync_all`: [`sync`] on every PE of the job.
+///
+/// Example: [`barrier`].
 #[track_caller]
 pub fn sync_all(pe: &mut Pe) -> Result<()> {
     crate::error::in_call("sync_all", None, || {
@@ -159,6 +224,8 @@ pub fn sync_all(pe: &mut Pe) -> Result<()> {
 }
 
 /// `shmem_sync` with an explicit work array (`pSync` of `SHMEM_BARRIER_SYNC_SIZE`).
+///
+/// Example: [`barrier`].
 #[track_caller]
 pub fn sync_with(
     pe: &mut Pe,
@@ -249,6 +316,33 @@ pub(crate) fn broadcast_on(
 /// `shmem_fcollect`: concatenates every member's source (all of the same length) into
 /// every member's target, in member order. The target must hold `len × set.size()`
 /// elements. The source may be the caller's own block of the target (in place).
+///
+/// ```
+/// use shmem_typed::prelude::*;
+///
+/// #[symmetric]
+/// static MINE: [u32; 2] = [0; 2];
+/// #[symmetric]
+/// static ALL: [u32; 8] = [0; 8];
+/// #[symmetric]
+/// static SYNC: CollectSync = CollectSync::new();
+///
+/// #[shmem_typed::main(npes = 4)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     let (me, world) = (pe.my_pe(), pe.world());
+///     MINE.write(pe, [me as u32; 2]);
+///     fcollect::<u32>(pe, &world, &ALL, &MINE)?;
+///     assert_eq!(ALL.read(pe), [0, 0, 1, 1, 2, 2, 3, 3]);
+///     fcollect_with::<u32>(pe, &world, &ALL, &MINE, &SYNC)?;
+///     assert_eq!(ALL.read(pe), [0, 0, 1, 1, 2, 2, 3, 3]);
+///     // PEs 0 and 2 give one element, PEs 1 and 3 two.
+///     let mine = MINE.range(..me % 2 + 1)?;
+///     assert_eq!(collect::<u32>(pe, &world, &ALL, &mine)?, 6);
+///     assert_eq!(ALL.read(pe)[..6], [0, 1, 1, 2, 3, 3]);
+///     assert_eq!(collect_with::<u32>(pe, &world, &ALL, &mine, &SYNC)?, 6);
+///     Ok(())
+/// }
+/// ```
 #[track_caller]
 pub fn fcollect<T: SymmetricType>(
     pe: &mut Pe,
@@ -269,6 +363,8 @@ pub fn fcollect<T: SymmetricType>(
 }
 
 /// [`fcollect`] with an explicit work array.
+///
+/// Example: [`fcollect`].
 #[track_caller]
 pub fn fcollect_with<T: SymmetricType>(
     pe: &mut Pe,
@@ -307,6 +403,8 @@ pub(crate) fn fcollect_on(
 /// `shmem_collect`: concatenates every member's source (lengths may differ) into every
 /// member's target, in member order, and returns the number of elements written. Every
 /// target must hold the sum of the lengths.
+///
+/// Example: [`fcollect`].
 #[track_caller]
 pub fn collect<T: SymmetricType>(
     pe: &mut Pe,
@@ -327,6 +425,8 @@ pub fn collect<T: SymmetricType>(
 }
 
 /// [`collect`] with an explicit work array.
+///
+/// Example: [`fcollect`].
 #[track_caller]
 pub fn collect_with<T: SymmetricType>(
     pe: &mut Pe,
@@ -366,6 +466,33 @@ pub(crate) fn collect_on(
 /// `j` of its target, where `j` is the sender's index in `set`. A block is `nelems`
 /// elements; source and target hold `nelems × set.size()` at least and must not
 /// overlap. Every member passes the same `nelems`.
+///
+/// ```
+/// use shmem_typed::prelude::*;
+///
+/// #[symmetric]
+/// static SEND: [u64; 8] = [0; 8];
+/// #[symmetric]
+/// static RECV: [u64; 8] = [0; 8];
+/// #[symmetric]
+/// static WORK: AlltoallSync = AlltoallSync::new();
+///
+/// #[shmem_typed::main(npes = 4)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     let (me, world) = (pe.my_pe() as u64, pe.world());
+///     // Block i (two elements) is for PE i: 10 × sender + receiver.
+///     SEND.write(pe, std::array::from_fn(|k| 10 * me + k as u64 / 2));
+///     let want: [u64; 8] = std::array::from_fn(|k| 10 * (k as u64 / 2) + me);
+///     alltoall::<u64>(pe, &world, &RECV, &SEND, 2)?;
+///     assert_eq!(RECV.read(pe), want);
+///     alltoall_with::<u64>(pe, &world, &RECV, &SEND, 2, &WORK)?;
+///     // One element per block, every other element: strides of 2.
+///     alltoalls::<u64>(pe, &world, &RECV, &SEND, 2, 2, 1)?;
+///     alltoalls_with::<u64>(pe, &world, &RECV, &SEND, 2, 2, 1, &WORK)?;
+///     assert_eq!(RECV.read(pe), want);
+///     Ok(())
+/// }
+/// ```
 #[track_caller]
 pub fn alltoall<T: SymmetricType>(
     pe: &mut Pe,
@@ -392,6 +519,8 @@ pub fn alltoall<T: SymmetricType>(
 }
 
 /// [`alltoall`] with an explicit work array.
+///
+/// Example: [`alltoall`].
 #[track_caller]
 pub fn alltoall_with<T: SymmetricType>(
     pe: &mut Pe,
@@ -422,6 +551,8 @@ pub fn alltoall_with<T: SymmetricType>(
 /// is element `(i × nelems + k) × source_stride` of the source; element `k` of the block
 /// from member `j` lands at element `(j × nelems + k) × target_stride` of the target.
 /// Strides count elements and are at least 1 (a member passing 0 fails the call).
+///
+/// Example: [`alltoall`].
 #[track_caller]
 pub fn alltoalls<T: SymmetricType>(
     pe: &mut Pe,
@@ -450,6 +581,8 @@ pub fn alltoalls<T: SymmetricType>(
 }
 
 /// [`alltoalls`] with an explicit work array.
+///
+/// Example: [`alltoall`].
 #[allow(clippy::too_many_arguments)]
 #[track_caller]
 pub fn alltoalls_with<T: SymmetricType>(
@@ -503,6 +636,28 @@ pub(crate) fn alltoall_on<T: SymmetricType>(
 /// `f64`s. The target may be the source, but must not otherwise overlap it.
 /// Results are combined in member order on every member, so they are identical
 /// everywhere (floating point included).
+///
+/// ```
+/// use shmem_typed::prelude::*;
+///
+/// #[symmetric]
+/// static VALUES: [i64; 2] = [0; 2];
+/// #[symmetric]
+/// static RESULT: [i64; 2] = [0; 2];
+/// #[symmetric]
+/// static WORK: reduce_work!(i64, 2) = ReduceWork::new();
+///
+/// #[shmem_typed::main(npes = 4)]
+/// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+///     let (me, world) = (pe.my_pe() as i64, pe.world());
+///     VALUES.write(pe, [me, -me]);
+///     reduce::<Sum, i64>(pe, &world, &RESULT, &VALUES)?;
+///     assert_eq!(RESULT.read(pe), [6, -6]);
+///     reduce_with::<Max, i64>(pe, &world, &RESULT, &VALUES, &WORK)?;
+///     assert_eq!(RESULT.read(pe), [3, 0]);
+///     Ok(())
+/// }
+/// ```
 #[track_caller]
 pub fn reduce<Op, T>(
     pe: &mut Pe,
@@ -529,6 +684,8 @@ where
 /// array for another element type does not compile; one too small for a source whose
 /// length its type fixes does not compile either (for other sources it is a run-time
 /// error).
+///
+/// Example: [`reduce`].
 #[track_caller]
 pub fn reduce_with<Op, T>(
     pe: &mut Pe,

@@ -289,6 +289,34 @@ pub enum ErrorKind {
 impl ShmemError {
     /// The error without the call that raised it: for an error of a call of the API
     /// ([`ShmemError::Call`]), the cause; otherwise `self`.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    /// use shmem_typed::ErrorKind;
+    ///
+    /// #[symmetric]
+    /// static PAIR: [u32; 2] = [0; 2];
+    /// #[symmetric]
+    /// static ONE: [u32; 1] = [0];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let (err, line) = (PAIR.put(pe, 0, &[1, 2, 3]).unwrap_err(), line!());
+    ///     assert!(matches!(err, ShmemError::Call(_))); // names the call: `put`
+    ///     assert!(matches!(err.cause(), ShmemError::RangeOutOfBounds { end: 3, len: 2, .. }));
+    ///     assert!(matches!(err.kind(), ErrorKind::OutOfBounds));
+    ///     assert_eq!(err.location().map(|l| l.line()), Some(line));
+    ///     assert!(err.runtime().is_none());
+    ///     assert!(matches!(err.into_cause(), ShmemError::RangeOutOfBounds { .. }));
+    ///     // A PE that does not exist: the runtime's error.
+    ///     assert!(PAIR.put(pe, 7, &[1]).unwrap_err().runtime().is_some());
+    ///     // A collective's error names the collective, on every member.
+    ///     let world = pe.world();
+    ///     let err = reduce::<Sum, u32>(pe, &world, &ONE, &PAIR).unwrap_err();
+    ///     assert_eq!(err.op(), Some("reduce"));
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn cause(&self) -> &ShmemError {
         match self {
             ShmemError::Call(call) => call.error.cause(),
@@ -297,6 +325,8 @@ impl ShmemError {
     }
 
     /// [`ShmemError::cause`], by value.
+    ///
+    /// Example: [`ShmemError::cause`].
     pub fn into_cause(self) -> ShmemError {
         match self {
             ShmemError::Call(call) => call.error.into_cause(),
@@ -306,6 +336,8 @@ impl ShmemError {
 
     /// The line of the program that made the failed call, when the error came from a call
     /// of the API.
+    ///
+    /// Example: [`ShmemError::cause`].
     pub fn location(&self) -> Option<&'static Location<'static>> {
         match self {
             ShmemError::Call(call) => Some(call.location),
@@ -314,6 +346,8 @@ impl ShmemError {
     }
 
     /// The runtime's error, when the cause is one.
+    ///
+    /// Example: [`ShmemError::cause`].
     pub fn runtime(&self) -> Option<&RtError> {
         match self.cause() {
             ShmemError::Runtime(err) => Some(err),
@@ -345,6 +379,8 @@ impl ShmemError {
     }
 
     /// The collective the error is about, when it names one.
+    ///
+    /// Example: [`ShmemError::cause`].
     pub fn op(&self) -> Option<&'static str> {
         Some(match self {
             ShmemError::NotInActiveSet { op, .. }

@@ -7,7 +7,7 @@
 //! size-suffixed variants (generics), no hand-sized pSync/pWrk (sized by the compiler and
 //! alternated by the library), and no non-symmetric targets (they do not compile).
 //!
-//! ```no_run
+//! ```
 //! use shmem_typed::prelude::*;
 //!
 //! #[symmetric]
@@ -15,10 +15,11 @@
 //!
 //! #[shmem_typed::main]
 //! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
-//!     let right = (pe.my_pe() + 1) % pe.n_pes();
-//!     COUNTER.put(pe, right, &[pe.my_pe() as u64])?;
+//!     let (me, n) = (pe.my_pe(), pe.n_pes());
+//!     COUNTER.put(pe, (me + 1) % n, &[me as u64])?;
 //!     pe.barrier_all()?;
-//!     println!("PE {} got {}", pe.my_pe(), COUNTER.read(pe)[0]);
+//!     println!("PE {me} got {}", COUNTER.read(pe)[0]);
+//!     assert_eq!(COUNTER.read(pe), [((me + n - 1) % n) as u64]);
 //!     Ok(())
 //! }
 //! ```

@@ -1,7 +1,7 @@
 //! Distributed locks (`shmem_set_lock`, `shmem_clear_lock`, `shmem_test_lock`): mutual
 //! exclusion among PEs on a symmetric [`Lock`].
 //!
-//! ```no_run
+//! ```
 //! use shmem_typed::prelude::*;
 //!
 //! #[symmetric]
@@ -9,7 +9,7 @@
 //! #[symmetric]
 //! static TOTAL: u64 = 0;
 //!
-//! #[shmem_typed::main]
+//! #[shmem_typed::main(npes = 4)]
 //! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
 //!     // Read-modify-write of PE 0's TOTAL, one PE at a time.
 //!     LOCK.with_lock(pe, |pe| {
@@ -109,6 +109,8 @@ runtime_owned!([] Lock);
 
 impl Lock {
     /// A free lock (declare it as a `#[symmetric] static`).
+    ///
+    /// Example: [the module documentation](self).
     pub const fn new() -> Lock {
         Lock {
             words: [0; 2 * LINE_WORDS],
@@ -235,6 +237,7 @@ impl<const N: usize> Symmetric<[Lock; N]> {
     ///     }
     ///     pe.barrier_all()?;
     ///     assert_eq!(BUCKETS.g(pe, 0, 5)?, pe.n_pes() as u64);
+    ///     assert_eq!((LOCKS.len(), LOCKS.is_empty()), (16, false));
     ///     Ok(())
     /// }
     /// ```
@@ -243,11 +246,15 @@ impl<const N: usize> Symmetric<[Lock; N]> {
     }
 
     /// The number of locks (`N`).
+    ///
+    /// Example: [`at`](Self::at).
     pub const fn len(&self) -> usize {
         N
     }
 
     /// Whether there are none (`N == 0`).
+    ///
+    /// Example: [`at`](Self::at).
     pub const fn is_empty(&self) -> bool {
         N == 0
     }
@@ -279,6 +286,7 @@ impl SymLocks {
     ///     pe.barrier_all()?;
     ///     mine.clear_lock(pe)?;
     ///     assert!(locks.at(4).is_err());
+    ///     assert_eq!((locks.len(), locks.is_empty()), (4, false));
     ///     pe.free_locks(locks)
     /// }
     /// ```
@@ -287,11 +295,15 @@ impl SymLocks {
     }
 
     /// The number of locks.
+    ///
+    /// Example: [`SymLocks::at`].
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are none.
+    ///
+    /// Example: [`SymLocks::at`].
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -338,6 +350,8 @@ impl Pe {
 
     /// Collectively frees locks made by [`Pe::alloc_locks`]; starts with a barrier. A
     /// lock of the array that this PE still holds is forgotten with it.
+    ///
+    /// Example: [`Pe::alloc_locks`].
     pub fn free_locks(&mut self, locks: SymLocks) -> Result<()> {
         let end = locks.offset + locks.len * std::mem::size_of::<Lock>();
         self.rt_mut().free(locks.offset)?;
@@ -359,6 +373,35 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// cycle, reported to each PE of it). The lock is then unusable for the rest of the job (the queue still holds
     /// this PE), and this and every later `set_lock` and `test_lock` on it fail with
     /// [`ShmemError::LockUnusable`], naming the cause.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static LOCK: Lock = Lock::new();
+    /// #[symmetric]
+    /// static LOG: [u64; 5] = [0; 5]; // entries, then the next free index
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     // Append this PE's number to PE 0's log, one PE at a time.
+    ///     LOCK.set_lock(pe)?;
+    ///     let next = LOG.g(pe, 0, 4)?;
+    ///     LOG.p(pe, 0, next as usize, pe.my_pe() as u64 + 1)?;
+    ///     LOG.p(pe, 0, 4, next + 1)?;
+    ///     LOCK.clear_lock(pe)?;
+    ///     pe.barrier_all()?;
+    ///     let mut log = LOG.read(pe);
+    ///     if pe.my_pe() == 0 {
+    ///         log.sort();
+    ///         assert_eq!(log, [1, 2, 3, 4, 4]);
+    ///         // Nobody holds it now: test_lock takes it.
+    ///         assert!(LOCK.test_lock(pe)?);
+    ///         LOCK.clear_lock(pe)?;
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
         crate::error::in_call("set_lock", None, || {
@@ -415,6 +458,8 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// `shmem_clear_lock`: releases the lock this PE holds, after completing this PE's
     /// outstanding puts (as [`Pe::quiet`] does), and hands it to the next PE in the
     /// queue, if any. Fails with [`ShmemError::LockNotHeld`] if this PE does not hold it.
+    ///
+    /// Example: [`set_lock`](SymmetricLockExt::set_lock).
     #[track_caller]
     fn clear_lock(&self, pe: &mut Pe) -> Result<()> {
         crate::error::in_call("clear_lock", None, || {
@@ -458,6 +503,8 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// it (C returns 1). Fails with [`ShmemError::LockAlreadyHeld`] if this PE holds it
     /// already, and with [`ShmemError::LockUnusable`] if the lock is unusable (the PE
     /// holding it left the program, or a `set_lock` on it failed).
+    ///
+    /// Example: [`set_lock`](SymmetricLockExt::set_lock).
     #[track_caller]
     fn test_lock(&self, pe: &mut Pe) -> Result<bool> {
         crate::error::in_call("test_lock", None, || {
@@ -493,6 +540,8 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// [`clear_lock`](SymmetricLockExt::clear_lock). The lock is released whether `f`
     /// returns `Ok` or `Err`; `f`'s error is returned first, then the release's. A panic
     /// in `f` unwinds without releasing: a PE that catches it still holds the lock.
+    ///
+    /// Example: [the module documentation](self).
     fn with_lock<R>(&self, pe: &mut Pe, f: impl FnOnce(&mut Pe) -> Result<R>) -> Result<R> {
         self.set_lock(pe)?;
         let result = f(pe);

@@ -65,6 +65,16 @@ pub trait ReduceOp<T: Pod>: sealed::Sealed + 'static {
     /// The operator, as the runtime publishes it for argument agreement.
     const OP: shmem_rt::ReduceOp;
     /// `out[i] = a[i] ⊕ b[i]` for every `i` (equal lengths).
+    ///
+    /// ```
+    /// use shmem_typed::{ReduceOp, Max, Sum};
+    ///
+    /// let mut out = [0; 2];
+    /// <Sum as ReduceOp<i32>>::combine(&mut out, &[1, 2], &[3, 4]);
+    /// assert_eq!(out, [4, 6]);
+    /// <Max as ReduceOp<i32>>::combine(&mut out, &[1, 9], &[3, 4]);
+    /// assert_eq!(out, [3, 9]);
+    /// ```
     fn combine(out: &mut [T], a: &[T], b: &[T]);
 }
 

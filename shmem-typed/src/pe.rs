@@ -37,6 +37,31 @@ enum OnlyTheThreadThatCalledInitUsesThePe {}
 impl Pe {
     /// Joins the job (`shmem_init`). Fails unless the process was started as a PE (by
     /// `shmemrun` or a program's self-start), or if called twice.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    /// use shmem_typed::ErrorKind;
+    ///
+    /// fn main() {
+    ///     // Not started as a PE (no launcher, no `#[shmem_typed::main]`): no job to join.
+    ///     let err = Pe::init().err().expect("not a PE");
+    ///     assert!(matches!(err.kind(), ErrorKind::Startup));
+    /// }
+    /// ```
+    ///
+    /// A program that leaves starting the PEs to a launcher (`shmemrun -n 4 program`) joins
+    /// the job and leaves it itself; `#[shmem_typed::main]` does both for its `main`:
+    ///
+    /// ```no_run
+    /// use shmem_typed::prelude::*;
+    ///
+    /// fn main() -> Result<(), ShmemError> {
+    ///     let mut pe = Pe::init()?;
+    ///     println!("PE {} of {}", pe.my_pe(), pe.n_pes());
+    ///     pe.barrier_all()?;
+    ///     pe.finalize()
+    /// }
+    /// ```
     #[track_caller]
     pub fn init() -> Result<Pe> {
         crate::error::in_call("init", None, || {
@@ -59,18 +84,49 @@ impl Pe {
     /// call that this PE completed failed on another member and this PE had not heard
     /// of it yet, or if a member of one of its active sets left having made fewer calls
     /// on it.
+    ///
+    /// Example: [`Pe::init`].
     #[track_caller]
     pub fn finalize(self) -> Result<()> {
         crate::error::in_call("finalize", None, || Ok(self.rt.finalize()?))
     }
 
     /// This PE's number (`shmem_my_pe`).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MAIL: [u64; 2] = [0; 2]; // data, then a flag
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let (me, n) = (pe.my_pe(), pe.n_pes());
+    ///     assert_eq!(n, 2);
+    ///     assert_eq!(pe.world().members().collect::<Vec<_>>(), [0, 1]);
+    ///     assert!(["shm", "loopback", "mpi"].contains(&pe.transport()));
+    ///     println!("PE {me}: checked mode {}", pe.checked());
+    ///     if me == 0 {
+    ///         MAIL.p(pe, 1, 0, 7)?;
+    ///         pe.fence(); // the data reaches PE 1 before the flag
+    ///         MAIL.p(pe, 1, 1, 1)?;
+    ///         pe.quiet(); // both are complete
+    ///     } else {
+    ///         pe.wait_until_at(&MAIL, 1, Cmp::Eq, 1)?;
+    ///         assert_eq!(MAIL.read(pe)[0], 7);
+    ///     }
+    ///     pe.sync_all()?;
+    ///     pe.barrier_all()
+    /// }
+    /// ```
     #[inline]
     pub fn my_pe(&self) -> usize {
         self.rt.my_pe()
     }
 
     /// The number of PEs in the job (`shmem_n_pes`).
+    ///
+    /// Example: [`Pe::my_pe`].
     #[inline]
     pub fn n_pes(&self) -> usize {
         self.rt.n_pes()
@@ -80,12 +136,16 @@ impl Pe {
     /// and the set's methods; [`Pe::team_world`] is the team of all PEs. Both have the
     /// same collective methods; they differ where OpenSHMEM 1.4 and 1.5 do (a team's
     /// broadcast also writes the root's target).
+    ///
+    /// Example: [`Pe::my_pe`].
     pub fn world(&self) -> ActiveSet {
         ActiveSet::world(self.n_pes())
     }
 
     /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
     /// and remote update of every PE is then complete and visible.
+    ///
+    /// Example: [`Pe::my_pe`].
     #[track_caller]
     pub fn barrier_all(&mut self) -> Result<()> {
         crate::error::in_call("barrier_all", None, || {
@@ -95,17 +155,23 @@ impl Pe {
 
     /// `shmem_sync_all`: returns when every PE has entered, without completing this PE's
     /// outstanding puts first (see [`sync`](crate::collectives::sync)).
+    ///
+    /// Example: [`Pe::my_pe`].
     #[track_caller]
     pub fn sync_all(&mut self) -> Result<()> {
         crate::error::in_call("sync_all", None, || crate::collectives::sync_all(self))
     }
 
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.
+    ///
+    /// Example: [`Pe::my_pe`].
     pub fn fence(&mut self) {
         self.rt.fence();
     }
 
     /// `shmem_quiet`: this PE's earlier puts are complete and visible.
+    ///
+    /// Example: [`Pe::my_pe`].
     pub fn quiet(&mut self) {
         self.completions += 1;
         self.rt.quiet();
@@ -125,11 +191,15 @@ impl Pe {
     /// Whether checked mode is on (`SHMEM_CHECKED=1`, the default in debug builds): every
     /// member of a broadcast checks every member's arguments at once, instead of the root
     /// learning of a reader's failure at its next call on the set.
+    ///
+    /// Example: [`Pe::my_pe`].
     pub fn checked(&self) -> bool {
         self.rt.checked()
     }
 
     /// The transport this PE runs on (`shm`, or `loopback` in test builds).
+    ///
+    /// Example: [`Pe::my_pe`].
     pub fn transport(&self) -> &'static str {
         self.rt.transport_name()
     }

@@ -3,7 +3,7 @@
 //! accessibility queries. The blocking `put`/`get`/`p`/`g` are
 //! [`SymmetricBufferExt`](crate::SymmetricBufferExt)'s.
 //!
-//! ```no_run
+//! ```
 //! use shmem_typed::prelude::*;
 //!
 //! #[symmetric]
@@ -11,7 +11,7 @@
 //! #[symmetric]
 //! static READY: u64 = 0;
 //!
-//! #[shmem_typed::main]
+//! #[shmem_typed::main(npes = 3)]
 //! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
 //!     let (me, n) = (pe.my_pe(), pe.n_pes());
 //!     // Send a block to the right neighbour and raise its flag in one call: the
@@ -76,6 +76,25 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// `shmem_put_nbi`: copies `src` into PE `target_pe`'s buffer from element 0;
     /// delivered once this PE calls [`Pe::quiet`] (or a barrier). `src` may be reused as
     /// soon as this returns. Errors as [`put`](crate::SymmetricBufferExt::put).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static DATA: [u32; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let (me, other) = (pe.my_pe(), 1 - pe.my_pe());
+    ///     DATA.put_nbi(pe, other, &[me as u32; 4])?;
+    ///     pe.barrier_all()?; // delivers the put (a quiet would too)
+    ///     assert_eq!(DATA.read(pe), [other as u32; 4]);
+    ///     let fetched = DATA.range(1..3)?.get_nbi(pe, other)?;
+    ///     pe.quiet();
+    ///     assert_eq!(fetched.into_value(pe)?, [me as u32; 2]);
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn put_nbi(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
         crate::error::in_call("put_nbi", Some(target_pe), || {
@@ -90,6 +109,8 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// [`Fetched::into_value`] after this PE's next [`Pe::quiet`] (or
     /// [`Pe::barrier_all`]). Take a [`range`](crate::SymmetricBufferExt::range) to fetch
     /// part of a buffer.
+    ///
+    /// Example: [`put_nbi`](SymmetricRma::put_nbi).
     #[track_caller]
     fn get_nbi(&self, pe: &Pe, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
         crate::error::in_call("get_nbi", Some(source_pe), || {
@@ -106,6 +127,27 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// `shmem_iput`: element `i * src_stride` of `src` to element `i * target_stride` of
     /// PE `target_pe`'s buffer, for `i < nelems`. Strides count elements and are at least
     /// 1; errors if either walk leaves its buffer.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// /// A 3×2 matrix, row by row.
+    /// #[symmetric]
+    /// static MATRIX: [i32; 6] = [0; 6];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     if pe.my_pe() == 0 {
+    ///         // Every other element of the source into column 0 of PE 1's matrix.
+    ///         MATRIX.iput(pe, 1, 2, &[1, 9, 2, 9, 3], 2, 3)?;
+    ///     }
+    ///     pe.barrier_all()?;
+    ///     let mut column = [0; 3];
+    ///     MATRIX.iget(pe, 1, 2, &mut column, 1, 3)?;
+    ///     assert_eq!(column, [1, 2, 3]);
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn iput(
         &self,
@@ -130,6 +172,8 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// `shmem_iget`: element `i * source_stride` of PE `source_pe`'s buffer to element
     /// `i * dst_stride` of `dst`, for `i < nelems`. Strides as in
     /// [`iput`](SymmetricRma::iput).
+    ///
+    /// Example: [`iput`](SymmetricRma::iput).
     #[track_caller]
     fn iget(
         &self,
@@ -157,6 +201,8 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// [`Pe::signal_wait_until`], [`Pe::wait_until`] or [`Pe::signal_fetch`]) sees the
     /// data. Errors if `src` is longer than the buffer, the signal is empty or shares a
     /// byte with the data, or the PE does not exist.
+    ///
+    /// Example: [the module documentation](self); [`put_signal_nbi`](SymmetricRma::put_signal_nbi) with `signal_fetch`.
     #[track_caller]
     fn put_signal(
         &self,
@@ -184,6 +230,28 @@ pub trait SymmetricRma: SymmetricBuffer {
 
     /// `shmem_put_signal_nbi`: [`put_signal`](SymmetricRma::put_signal) whose data and
     /// signal are delivered by this PE's next [`Pe::quiet`]; `src` may be reused at once.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static MESSAGE: [u8; 5] = [0; 5];
+    /// #[symmetric]
+    /// static SIGNAL: u64 = 0;
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     if pe.my_pe() == 0 {
+    ///         MESSAGE.put_signal_nbi(pe, 1, b"hello", &SIGNAL, 7, SignalOp::Set)?;
+    ///         pe.quiet();
+    ///     } else {
+    ///         assert_eq!(pe.signal_wait_until(&SIGNAL, Cmp::Eq, 7)?, 7);
+    ///         assert_eq!(pe.signal_fetch(&SIGNAL)?, 7);
+    ///         assert_eq!(&MESSAGE.read(pe), b"hello");
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn put_signal_nbi(
         &self,
@@ -204,6 +272,21 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// `shmem_addr_accessible`: whether this buffer on PE `target_pe` can be reached by
     /// puts, gets and atomics from this PE (the PE exists and is running, and the buffer
     /// lies in its symmetric heap). Always true for a live PE on one node.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static DATA: [u64; 2] = [0; 2];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     assert!(pe.pe_accessible(1));
+    ///     assert!(!pe.pe_accessible(2)); // no such PE
+    ///     assert!(DATA.accessible(pe, 1));
+    ///     pe.barrier_all()
+    /// }
+    /// ```
     fn accessible(&self, pe: &Pe, target_pe: usize) -> bool {
         let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
         pe.pe_accessible(target_pe)
@@ -219,6 +302,8 @@ impl<B: SymmetricBuffer + ?Sized> SymmetricRma for B {}
 impl Pe {
     /// `shmem_pe_accessible`: whether PE `pe` exists and can be reached by puts, gets and
     /// atomics (it has not finished or failed).
+    ///
+    /// Example: [`SymmetricRma::accessible`].
     pub fn pe_accessible(&self, pe: usize) -> bool {
         self.rt().pe_accessible(pe)
     }

@@ -112,6 +112,8 @@ unsafe impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Registration
 
 impl<T: SymmetricType> Symmetric<T> {
     /// A copy of this PE's value.
+    ///
+    /// Example: [`Symmetric::put_value`].
     #[inline]
     pub fn read(&self, pe: &Pe) -> T {
         let mut value = T::zeroed();
@@ -127,6 +129,8 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 
     /// Stores `value` into this PE's copy.
+    ///
+    /// Example: [`Symmetric::put_value`].
     #[inline]
     pub fn write(&self, pe: &mut Pe, value: T) {
         pe.rt()
@@ -136,6 +140,8 @@ impl<T: SymmetricType> Symmetric<T> {
 
     /// Changes this PE's copy with `f`: reads it, lets `f` change the copy, writes it
     /// back.
+    ///
+    /// Example: [`Symmetric::put_value`].
     pub fn update(&self, pe: &mut Pe, f: impl FnOnce(&mut T)) {
         let mut value = self.read(pe);
         f(&mut value);
@@ -143,6 +149,42 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 
     /// Writes `value` into PE `target_pe`'s copy (`shmem_put` of the whole object).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+    /// #[repr(C)]
+    /// struct Point {
+    ///     x: f64,
+    ///     y: f64,
+    /// }
+    ///
+    /// #[symmetric]
+    /// static HERE: Point = Point { x: 0.0, y: 0.0 };
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let (me, other) = (pe.my_pe(), 1 - pe.my_pe());
+    ///     HERE.write(pe, Point { x: me as f64, y: 0.0 });
+    ///     HERE.update(pe, |p| p.y = 2.0 * p.x);
+    ///     assert_eq!(HERE.read(pe).y, 2.0 * me as f64);
+    ///     pe.barrier_all()?;
+    ///     let theirs = HERE.get_value(pe, other)?;
+    ///     assert_eq!(theirs, Point { x: other as f64, y: 2.0 * other as f64 });
+    ///     pe.barrier_all()?; // both have read before either writes
+    ///     HERE.put_value(pe, other, &Point { x: -1.0, y: -1.0 })?;
+    ///     pe.barrier_all()?;
+    ///     // SAFETY: no PE writes HERE while the reference lives.
+    ///     let here = unsafe { HERE.local(pe) };
+    ///     assert_eq!(here.x, -1.0);
+    ///     // SAFETY: no other PE reads or writes HERE while the reference lives.
+    ///     let view = unsafe { HERE.local_mut(pe) };
+    ///     view.x = 3.0;
+    ///     assert_eq!(HERE.read(pe).x, 3.0);
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     pub fn put_value(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
         crate::error::in_call("put", Some(target_pe), || {
@@ -153,6 +195,8 @@ impl<T: SymmetricType> Symmetric<T> {
     }
 
     /// Reads PE `source_pe`'s copy (`shmem_get` of the whole object).
+    ///
+    /// Example: [`Symmetric::put_value`].
     #[track_caller]
     pub fn get_value(&self, pe: &Pe, source_pe: usize) -> Result<T> {
         crate::error::in_call("get", Some(source_pe), || {
@@ -170,6 +214,8 @@ impl<T: SymmetricType> Symmetric<T> {
     /// `put`, `p` or collective with it as a target from any PE): other PEs' writes are
     /// invisible to the compiler, and a reference asserts that the memory does not
     /// change. [`Symmetric::read`] copies instead and needs no such promise.
+    ///
+    /// Example: [`Symmetric::put_value`].
     #[inline]
     pub unsafe fn local<'a>(&self, pe: &'a Pe) -> &'a T {
         let ptr = self.local_ptr(pe);
@@ -184,6 +230,8 @@ impl<T: SymmetricType> Symmetric<T> {
     /// # Safety
     /// No other PE may read or write this static's copy on this PE while the reference
     /// lives (see [`Symmetric::local`]).
+    ///
+    /// Example: [`Symmetric::put_value`].
     #[inline]
     pub unsafe fn local_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut T {
         let ptr = self.local_ptr(pe);
@@ -379,8 +427,12 @@ pub unsafe trait SymmetricBuffer {
     /// The element type.
     type Elem: Pod;
     /// Symmetric offset of the first element.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn sym_offset(&self) -> usize;
     /// Number of elements.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn sym_len(&self) -> usize;
 }
 
@@ -470,16 +522,22 @@ pub(crate) fn check_index(index: usize, len: usize) -> Result<()> {
 /// access, local copies, and `unsafe` local views.
 pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Number of elements.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn len(&self) -> usize {
         self.sym_len()
     }
 
     /// Whether the buffer has no elements.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn is_empty(&self) -> bool {
         self.sym_len() == 0
     }
 
     /// The elements in `range`, as a symmetric buffer. Errors if it exceeds the buffer.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn range(&self, range: impl RangeBounds<usize>) -> Result<SymRange<'_, Self::Elem>> {
         crate::error::in_call("range", None, || {
@@ -494,6 +552,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Element `index`, as a one-element buffer (for atomics and waits on an element
     /// other than the first). Errors if it is outside the buffer.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn at(&self, index: usize) -> Result<SymRange<'_, Self::Elem>> {
         crate::error::in_call("at", None, || {
@@ -504,12 +564,16 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Copies this PE's first `dst.len()` elements into `dst`. Errors if `dst` is longer
     /// than the buffer.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn read_local(&self, pe: &Pe, dst: &mut [Self::Elem]) -> Result<()> {
         crate::error::in_call("read_local", None, || self.get(pe, pe.my_pe(), dst))
     }
 
     /// This PE's elements, copied.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     fn to_vec(&self, pe: &Pe) -> Vec<Self::Elem> {
         let mut v = vec![Self::Elem::zeroed(); self.sym_len()];
         self.read_local(pe, &mut v)
@@ -519,6 +583,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Copies `src` into this PE's elements from element 0. Errors if `src` is longer
     /// than the buffer.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn write_local(&self, pe: &mut Pe, src: &[Self::Elem]) -> Result<()> {
         crate::error::in_call("write_local", None, || {
@@ -533,6 +599,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// No PE may write these elements on this PE while the slice lives (see
     /// [`Symmetric::local`]); [`SymmetricBufferExt::read_local`] and
     /// [`SymmetricBufferExt::to_vec`] copy instead and need no such promise.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     unsafe fn local_slice<'a>(&self, pe: &'a Pe) -> &'a [Self::Elem] {
         let base = slice_ptr(self, pe);
         // SAFETY: the buffer's range is allocated, aligned and initialised (Pod) on this
@@ -545,6 +613,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     ///
     /// # Safety
     /// No other PE may read or write these elements on this PE while the slice lives.
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     unsafe fn local_slice_mut<'a>(&self, pe: &'a mut Pe) -> &'a mut [Self::Elem] {
         let base = slice_ptr(self, pe);
         // SAFETY: as in `local_slice`; the exclusive borrow of `pe` excludes every other
@@ -554,6 +624,42 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Copies `src` into PE `target_pe`'s buffer from element 0 (`shmem_put`). Errors if
     /// `src` is longer than the buffer or the PE does not exist.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static BOX: [u32; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let (me, other) = (pe.my_pe() as u32, 1 - pe.my_pe());
+    ///     BOX.put(pe, other, &[me; 3])?; // elements 0..3
+    ///     BOX.p(pe, other, 3, 10 + me)?; // element 3
+    ///     pe.barrier_all()?;
+    ///     let mut mine = [0; 4];
+    ///     BOX.get(pe, pe.my_pe(), &mut mine)?;
+    ///     assert_eq!(mine, [1 - me, 1 - me, 1 - me, 11 - me]);
+    ///     assert_eq!(BOX.g(pe, other, 3)?, 10 + me);
+    ///     let tail = BOX.range(2..)?;
+    ///     assert_eq!((tail.len(), tail.is_empty()), (2, false));
+    ///     assert_eq!(tail.sym_offset() - BOX.sym_offset(), 2 * 4); // bytes
+    ///     assert_eq!(tail.sym_len(), 2);
+    ///     assert_eq!(BOX.at(3)?.to_vec(pe), [11 - me]);
+    ///     pe.barrier_all()?; // both have read before either writes
+    ///     tail.write_local(pe, &[7, 7])?;
+    ///     let mut head = [0; 3];
+    ///     BOX.read_local(pe, &mut head)?;
+    ///     assert_eq!(head, [1 - me, 1 - me, 7]);
+    ///     // SAFETY: no PE writes BOX on this PE while the slice lives.
+    ///     assert_eq!(unsafe { BOX.local_slice(pe) }[3], 7);
+    ///     // SAFETY: no other PE reads or writes BOX on this PE while the slice lives.
+    ///     let view = unsafe { BOX.local_slice_mut(pe) };
+    ///     view[0] = 5;
+    ///     assert_eq!(BOX.to_vec(pe)[0], 5);
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn put(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
         crate::error::in_call("put", Some(target_pe), || {
@@ -565,6 +671,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     }
 
     /// Copies PE `source_pe`'s buffer from element 0 into `dst` (`shmem_get`).
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn get(&self, pe: &Pe, source_pe: usize, dst: &mut [Self::Elem]) -> Result<()> {
         crate::error::in_call("get", Some(source_pe), || {
@@ -576,6 +684,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     }
 
     /// Stores one element into PE `target_pe`'s buffer at `index` (`shmem_p`).
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn p(&self, pe: &mut Pe, target_pe: usize, index: usize, value: Self::Elem) -> Result<()> {
         crate::error::in_call("p", Some(target_pe), || {
@@ -585,6 +695,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     }
 
     /// Loads one element of PE `source_pe`'s buffer at `index` (`shmem_g`).
+    ///
+    /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn g(&self, pe: &Pe, source_pe: usize, index: usize) -> Result<Self::Elem> {
         crate::error::in_call("g", Some(source_pe), || {
@@ -597,6 +709,27 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
 
     /// Address of PE `target_pe`'s buffer (`shmem_ptr`): always available on one node.
     /// Dereferencing it is `unsafe` and subject to the SHMEM synchronization rules.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static VALUE: [u64; 1] = [0];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     if pe.my_pe() == 0 {
+    ///         let theirs = VALUE.remote_ptr(pe, 1)?;
+    ///         // SAFETY: PE 1 does not touch VALUE until the barrier below.
+    ///         unsafe { theirs.write(99) };
+    ///     }
+    ///     pe.barrier_all()?;
+    ///     if pe.my_pe() == 1 {
+    ///         assert_eq!(VALUE.read(pe), [99]);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     fn remote_ptr(&self, pe: &Pe, target_pe: usize) -> Result<*mut Self::Elem> {
         crate::error::in_call("remote_ptr", Some(target_pe), || {
@@ -694,6 +827,24 @@ impl Pe {
     /// Every PE must make the same call; ends with a barrier. If the PEs' calls differ,
     /// or the heap cannot hold the block, every PE gets an error and nothing is
     /// allocated.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let mut data = pe.alloc_slice::<u64>(4)?;
+    ///     assert_eq!(data.to_vec(pe), [0; 4]); // zeroed
+    ///     data.write_local(pe, &[1, 2, 3, 4])?;
+    ///     pe.realloc(&mut data, 6)?; // keeps the first four, zeroes the rest
+    ///     assert_eq!(data.to_vec(pe), [1, 2, 3, 4, 0, 0]);
+    ///     let lines = pe.alloc_slice_aligned::<u8>(256, 128)?;
+    ///     assert_eq!(lines.len(), 256);
+    ///     pe.free(lines)?;
+    ///     pe.free(data)?;
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     pub fn alloc_slice<T: SymmetricType>(&mut self, len: usize) -> Result<SymSlice<T>> {
         crate::error::in_call("alloc_slice", None, || {
@@ -702,6 +853,8 @@ impl Pe {
     }
 
     /// As [`Pe::alloc_slice`] with a larger alignment (`shmem_align`), a power of two.
+    ///
+    /// Example: [`Pe::alloc_slice`].
     #[track_caller]
     pub fn alloc_slice_aligned<T: SymmetricType>(
         &mut self,
@@ -724,6 +877,8 @@ impl Pe {
     /// On an error (the PEs' calls differ, the job fails) nothing is freed, and the
     /// error hands the slice back ([`Unfreed`]), so that the block can still be freed
     /// (`?` turns it into the [`ShmemError`]).
+    ///
+    /// Example: [`Pe::alloc_slice`].
     #[track_caller]
     pub fn free<T>(&mut self, slice: SymSlice<T>) -> Result<(), Unfreed<SymSlice<T>>> {
         match self.rt_mut().free(slice.offset) {
@@ -740,6 +895,8 @@ impl Pe {
     /// On success `slice` names the new block (the old one is freed); on an error —
     /// the heap cannot hold the new block, or the PEs' calls differ — every PE gets it,
     /// and `slice` still names the old block, unchanged (as C's `realloc` keeps it).
+    ///
+    /// Example: [`Pe::alloc_slice`].
     #[track_caller]
     pub fn realloc<T: SymmetricType>(
         &mut self,
@@ -767,6 +924,32 @@ impl Pe {
     /// # Safety
     /// No other PE may read or write either buffer on this PE while the views live (see
     /// [`Symmetric::local`]).
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static OLD: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
+    /// #[symmetric]
+    /// static NEW: [f64; 4] = [0.0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     // SAFETY: no other PE reads or writes OLD or NEW on this PE meanwhile.
+    ///     let (old, new) = unsafe { pe.local_read_write(&OLD, &NEW)? };
+    ///     for (n, o) in new.iter_mut().zip(old) {
+    ///         *n = 2.0 * o;
+    ///     }
+    ///     assert_eq!(NEW.read(pe), [2.0, 4.0, 6.0, 8.0]);
+    ///     // SAFETY: as above.
+    ///     let (a, b) = unsafe { pe.local_pair_mut(&OLD, &NEW)? };
+    ///     a.swap_with_slice(b);
+    ///     assert_eq!(OLD.read(pe), [2.0, 4.0, 6.0, 8.0]);
+    ///     // SAFETY: as above; the call fails, the buffers overlapping.
+    ///     assert!(unsafe { pe.local_pair_mut(&OLD, &OLD.range(1..)?) }.is_err());
+    ///     Ok(())
+    /// }
+    /// ```
     pub unsafe fn local_pair_mut<'a, EA: Pod, EB: Pod>(
         &'a mut self,
         a: &(impl SymmetricBuffer<Elem = EA> + ?Sized),
@@ -792,6 +975,8 @@ impl Pe {
     ///
     /// # Safety
     /// As [`Pe::local_pair_mut`].
+    ///
+    /// Example: [`Pe::local_pair_mut`].
     pub unsafe fn local_read_write<'a, ER: Pod, EW: Pod>(
         &'a mut self,
         read: &(impl SymmetricBuffer<Elem = ER> + ?Sized),

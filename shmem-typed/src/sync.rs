@@ -55,6 +55,14 @@ pub trait WaitInt: Pod + PartialOrd + sealed::Sealed {
     ///
     /// # Safety
     /// `ptr` must be valid and aligned for `Self`.
+    ///
+    /// ```
+    /// use shmem_typed::WaitInt;
+    ///
+    /// let word = 5u64;
+    /// // SAFETY: a valid, aligned pointer to a `u64`.
+    /// assert_eq!(unsafe { u64::load_acquire(&word) }, 5);
+    /// ```
     unsafe fn load_acquire(ptr: *const Self) -> Self;
 }
 
@@ -85,6 +93,26 @@ impl Pe {
     /// the job aborts, or if no PE can satisfy the wait any more (every other PE has
     /// finalized or is blocked in a wait too). Takes the handle mutably: the wait is
     /// where other PEs' writes become visible, so no local view may be held across it.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static FLAGS: [u64; 2] = [0; 2];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     if pe.my_pe() == 0 {
+    ///         FLAGS.p(pe, 1, 1, 42)?;
+    ///         FLAGS.p(pe, 1, 0, 1)?;
+    ///     } else {
+    ///         pe.wait_until(&FLAGS, Cmp::Eq, 1)?; // element 0
+    ///         pe.wait_until_at(&FLAGS, 1, Cmp::Ge, 42)?;
+    ///         assert!(pe.test(&FLAGS, Cmp::Ne, 0)?);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     pub fn wait_until<B>(&mut self, var: &B, cmp: Cmp, value: B::Elem) -> Result<()>
     where
@@ -97,6 +125,8 @@ impl Pe {
     }
 
     /// As [`Pe::wait_until`] for element `index` of `var`.
+    ///
+    /// Example: [`Pe::wait_until`].
     #[track_caller]
     pub fn wait_until_at<B>(
         &mut self,
@@ -118,6 +148,30 @@ impl Pe {
     /// Blocks until every element of `ivars` not excluded by `status` satisfies `cmp`
     /// against `value` (`shmem_wait_until_all`). `status` is empty (nothing excluded) or
     /// holds one flag per element; `true` excludes the element.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static ARRIVED: [u32; 4] = [0; 4];
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let me = pe.my_pe();
+    ///     if me != 0 {
+    ///         ARRIVED.p(pe, 0, me, 1)?; // PEs 1 to 3 raise their flags on PE 0
+    ///     } else {
+    ///         let others = [true, false, false, false]; // PE 0's own flag excluded
+    ///         assert!(!pe.wait_until_some(&ARRIVED, &others, Cmp::Eq, 1)?.is_empty());
+    ///         assert!(pe.wait_until_any(&ARRIVED, &others, Cmp::Eq, 1)?.is_some());
+    ///         pe.wait_until_all(&ARRIVED, &others, Cmp::Eq, 1)?;
+    ///         assert!(pe.test_all(&ARRIVED, &others, Cmp::Eq, 1)?);
+    ///         assert_eq!(pe.test_any(&ARRIVED, &[], Cmp::Eq, 0)?, Some(0));
+    ///         assert_eq!(pe.test_some(&ARRIVED, &[], Cmp::Eq, 1)?, [1, 2, 3]);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     pub fn wait_until_all<B>(
         &mut self,
@@ -138,6 +192,8 @@ impl Pe {
     /// Blocks until some element of `ivars` not excluded by `status` satisfies `cmp`
     /// against `value`, and returns the index of one (`shmem_wait_until_any`); `None`
     /// at once if `status` excludes every element.
+    ///
+    /// Example: [`Pe::wait_until_all`].
     #[track_caller]
     pub fn wait_until_any<B>(
         &mut self,
@@ -163,6 +219,8 @@ impl Pe {
     /// Blocks until at least one element of `ivars` not excluded by `status` satisfies
     /// `cmp` against `value`, and returns the indices of all that do
     /// (`shmem_wait_until_some`); empty at once if `status` excludes every element.
+    ///
+    /// Example: [`Pe::wait_until_all`].
     #[track_caller]
     pub fn wait_until_some<B>(
         &mut self,
@@ -187,6 +245,8 @@ impl Pe {
 
     /// Whether element 0 of this PE's `ivar` satisfies `cmp` against `value` now
     /// (`shmem_test`); never blocks.
+    ///
+    /// Example: [`Pe::wait_until`].
     #[track_caller]
     pub fn test<B>(&mut self, ivar: &B, cmp: Cmp, value: B::Elem) -> Result<bool>
     where
@@ -201,6 +261,8 @@ impl Pe {
 
     /// Whether every element of `ivars` not excluded by `status` satisfies `cmp` against
     /// `value` now (`shmem_test_all`).
+    ///
+    /// Example: [`Pe::wait_until_all`].
     #[track_caller]
     pub fn test_all<B>(
         &mut self,
@@ -220,6 +282,8 @@ impl Pe {
 
     /// The index of an element of `ivars` not excluded by `status` that satisfies `cmp`
     /// against `value` now, if any (`shmem_test_any`).
+    ///
+    /// Example: [`Pe::wait_until_all`].
     #[track_caller]
     pub fn test_any<B>(
         &mut self,
@@ -239,6 +303,8 @@ impl Pe {
 
     /// The indices of the elements of `ivars` not excluded by `status` that satisfy
     /// `cmp` against `value` now (`shmem_test_some`).
+    ///
+    /// Example: [`Pe::wait_until_all`].
     #[track_caller]
     pub fn test_some<B>(
         &mut self,
@@ -258,6 +324,8 @@ impl Pe {
 
     /// This PE's signal (element 0 of `signal`), loaded atomically
     /// (`shmem_signal_fetch`).
+    ///
+    /// Example: [`put_signal_nbi`](crate::SymmetricRma::put_signal_nbi).
     #[track_caller]
     pub fn signal_fetch<B>(&self, signal: &B) -> Result<u64>
     where
@@ -272,6 +340,8 @@ impl Pe {
     /// Blocks until this PE's signal (element 0 of `signal`) satisfies `cmp` against
     /// `value`, and returns the signal's value that did (`shmem_signal_wait_until`).
     /// Fails instead of hanging as [`Pe::wait_until`] does.
+    ///
+    /// Example: [`put_signal_nbi`](crate::SymmetricRma::put_signal_nbi).
     #[track_caller]
     pub fn signal_wait_until<B>(&mut self, signal: &B, cmp: Cmp, value: u64) -> Result<u64>
     where

@@ -13,7 +13,7 @@
 //! arguments (checked: a member that passes others gets an error, on every member), and
 //! gets the new team if it is a member of it.
 //!
-//! ```no_run
+//! ```
 //! use shmem_typed::prelude::*;
 //!
 //! #[symmetric]
@@ -26,10 +26,13 @@
 //!     let world = pe.team_world();
 //!     // PEs as a grid of rows of 3: row teams and column teams.
 //!     let (row, column) = world.split_2d(pe, 3)?;
-//!     MINE.write(pe, [pe.my_pe() as u64]);
+//!     let me = pe.my_pe();
+//!     assert_eq!((row.my_pe(), row.n_pes()), (me % 3, 3));
+//!     assert_eq!((column.my_pe(), column.n_pes()), (me / 3, 2));
+//!     MINE.write(pe, [me as u64]);
 //!     row.reduce::<Sum, u64>(pe, &ROW_SUM, &MINE)?;
-//!     println!("PE {} is {} of {} in its row, {} in its column; row sum {}",
-//!         pe.my_pe(), row.my_pe(), row.n_pes(), column.my_pe(), ROW_SUM.read(pe)[0]);
+//!     // Row 0 is PEs 0, 1, 2; row 1 is PEs 3, 4, 5.
+//!     assert_eq!(ROW_SUM.read(pe), [if me < 3 { 3 } else { 12 }]);
 //!     Ok(())
 //! }
 //! ```
@@ -72,12 +75,16 @@ const TWO_D: u64 = 2;
 
 impl Pe {
     /// The team of every PE (`SHMEM_TEAM_WORLD`); team PE numbers are the job's.
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn team_world(&self) -> Team {
         Team::of(SetSpec::world(self.n_pes()), self.my_pe())
     }
 
     /// The team of the PEs whose memory this PE can load and store directly
     /// (`SHMEM_TEAM_SHARED`): on the one node of the shared-memory transport, every PE.
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn team_shared(&self) -> Team {
         self.team_world()
     }
@@ -99,27 +106,37 @@ impl Team {
     }
 
     /// This PE's number in the team (`shmem_team_my_pe`).
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn my_pe(&self) -> usize {
         self.index
     }
 
     /// The number of PEs in the team (`shmem_team_n_pes`).
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn n_pes(&self) -> usize {
         self.spec.size()
     }
 
     /// The job's number of the team's PE `team_pe`, if there is one.
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn global_pe(&self, team_pe: usize) -> Option<usize> {
         (team_pe < self.n_pes()).then(|| self.spec.member(team_pe))
     }
 
     /// The job's numbers of the team's PEs, in team order.
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn global_pes(&self) -> impl Iterator<Item = usize> + '_ {
         self.spec.members()
     }
 
     /// The number in team `to` of this team's PE `team_pe` (`shmem_team_translate_pe`):
     /// `None` if `team_pe` is not in this team or that PE is not in `to`.
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn translate_pe(&self, team_pe: usize, to: &Team) -> Option<usize> {
         to.spec.index_of(self.global_pe(team_pe)?)
     }
@@ -129,6 +146,30 @@ impl Team {
     /// same arguments; members of the new team get it, the others `None`. Errors (on
     /// every member) for a size of 0, a stride of 0 with more than one PE, a PE past the
     /// end of this team, or arguments that differ between members.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let world = pe.team_world();
+    ///     assert_eq!((world.my_pe(), world.n_pes()), (pe.my_pe(), 4));
+    ///     assert_eq!(pe.team_shared().n_pes(), 4); // one node: every PE
+    ///     // The odd PEs, 1 and 3: members get the team, the others `None`.
+    ///     let odd = world.split_strided(pe, 1, 2, 2)?;
+    ///     if let Some(odd) = odd {
+    ///         assert_eq!(odd.my_pe(), pe.my_pe() / 2);
+    ///         assert_eq!(odd.global_pe(1), Some(3));
+    ///         assert_eq!(odd.global_pe(2), None);
+    ///         assert_eq!(odd.global_pes().collect::<Vec<_>>(), [1, 3]);
+    ///         assert_eq!(odd.translate_pe(1, &world), Some(3));
+    ///         odd.destroy();
+    ///     } else {
+    ///         assert_eq!(pe.my_pe() % 2, 0);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn split_strided(
         &self,
         pe: &mut Pe,
@@ -151,6 +192,8 @@ impl Team {
     /// this PE's row (x-axis team) and column (y-axis team). Every member calls it with
     /// the same `xrange` (checked, like [`Team::split_strided`]); every member is in one
     /// row and one column.
+    ///
+    /// Example: [the module documentation](self).
     pub fn split_2d(&self, pe: &mut Pe, xrange: usize) -> Result<(Team, Team)> {
         self.agree(pe, "team_split_2d", TWO_D, &[xrange])?;
         if xrange == 0 {
@@ -185,6 +228,8 @@ impl Team {
     /// once the team is no member's current set, takes their slot back when a PE needs
     /// one for another set (see the README's "Active sets"); no call on the team can be
     /// in progress, since every call returns before this one can start.
+    ///
+    /// Example: [`Team::split_strided`].
     pub fn destroy(self) {}
 
     /// The PEs `start + i·stride` (`i < size`) of this team, as the job's PEs.
@@ -245,6 +290,8 @@ impl Team {
 
     /// `shmem_sync` on the team: returns when every member has entered, without
     /// completing this PE's outstanding puts first ([`Pe::quiet`] does that).
+    ///
+    /// Example: [`Team::broadcast`].
     pub fn sync(&self, pe: &mut Pe) -> Result<()> {
         collectives::barrier_on(
             pe,
@@ -258,6 +305,39 @@ impl Team {
     /// target of every member, the root's own included (OpenSHMEM 1.5; the active-set
     /// [`broadcast`](crate::broadcast) leaves the root's target alone). The root's target
     /// may be its source, but must not otherwise overlap it.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static SOURCE: [u64; 4] = [0; 4];
+    /// #[symmetric]
+    /// static TARGET: [u64; 8] = [0; 8];
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let team = pe.team_world();
+    ///     let me = team.my_pe() as u64;
+    ///     SOURCE.write(pe, [10 * me, 10 * me + 1, 10 * me + 2, 10 * me + 3]);
+    ///     team.sync(pe)?;
+    ///     // A team broadcast writes the root's target too.
+    ///     team.broadcast::<u64>(pe, 1, &TARGET.range(..4)?, &SOURCE)?;
+    ///     assert_eq!(TARGET.read(pe)[..4], [10, 11, 12, 13]);
+    ///     team.fcollect::<u64>(pe, &TARGET, &SOURCE)?;
+    ///     assert_eq!(TARGET.read(pe), [0, 1, 2, 3, 10, 11, 12, 13]);
+    ///     let n = team.collect::<u64>(pe, &TARGET, &SOURCE.range(..me as usize + 1)?)?;
+    ///     assert_eq!(TARGET.read(pe)[..n], [0, 10, 11]);
+    ///     // Block i of 2 elements to member i.
+    ///     team.alltoall::<u64>(pe, &TARGET.range(..4)?, &SOURCE, 2)?;
+    ///     assert_eq!(TARGET.read(pe)[..4], [2 * me, 2 * me + 1, 10 + 2 * me, 11 + 2 * me]);
+    ///     // One element per block, every other one: the same elements again.
+    ///     team.alltoalls::<u64>(pe, &TARGET.range(..4)?, &SOURCE, 2, 2, 1)?;
+    ///     assert_eq!(TARGET.read(pe)[..4], [2 * me, 2 * me + 1, 10 + 2 * me, 11 + 2 * me]);
+    ///     team.reduce::<Max, u64>(pe, &TARGET.range(..4)?, &SOURCE)?;
+    ///     assert_eq!(TARGET.read(pe)[..4], [10, 11, 12, 13]);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn broadcast<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -278,6 +358,8 @@ impl Team {
 
     /// `shmem_fcollect` on the team: every member's source (equal lengths) into every
     /// member's target, in team order.
+    ///
+    /// Example: [`Team::broadcast`].
     pub fn fcollect<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -296,6 +378,8 @@ impl Team {
 
     /// `shmem_collect` on the team: every member's source (lengths may differ) into
     /// every member's target, in team order; returns the number of elements written.
+    ///
+    /// Example: [`Team::broadcast`].
     pub fn collect<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -314,6 +398,8 @@ impl Team {
 
     /// `shmem_alltoall` on the team: block `i` (of `nelems` elements) of every member's
     /// source to team PE `i`, into block `j` of its target, `j` the sender's number.
+    ///
+    /// Example: [`Team::broadcast`].
     pub fn alltoall<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -326,6 +412,8 @@ impl Team {
 
     /// `shmem_alltoalls` on the team: [`Team::alltoall`] with elements `target_stride`
     /// and `source_stride` elements apart.
+    ///
+    /// Example: [`Team::broadcast`].
     pub fn alltoalls<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -353,6 +441,8 @@ impl Team {
     /// `shmem_TYPE_OP_reduce` on the team: `Op` over the members' sources, element by
     /// element, into every member's target (see [`reduce`](crate::reduce) for the
     /// buffers; `And`, `Or`, `Xor`, `Min`, `Max`, `Sum`, `Prod`).
+    ///
+    /// Example: [`Team::broadcast`].
     pub fn reduce<Op, T>(
         &self,
         pe: &mut Pe,

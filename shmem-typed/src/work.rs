@@ -4,13 +4,30 @@
 //! runtime owns, one double-buffered set per active set. The `_with` variants take one of
 //! these instead, declared as a symmetric static:
 //!
-//! ```no_run
+//! ```
 //! use shmem_typed::prelude::*;
 //!
 //! #[symmetric]
 //! static WORK: reduce_work!(i16, 3) = ReduceWork::new();
 //! #[symmetric]
 //! static SYNC: BroadcastSync = BroadcastSync::new();
+//! #[symmetric]
+//! static DATA: [i16; 3] = [0; 3];
+//! #[symmetric]
+//! static RESULT: [i16; 3] = [0; 3];
+//!
+//! #[shmem_typed::main(npes = 2)]
+//! fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+//!     let world = pe.world();
+//!     DATA.write(pe, [1, 2, pe.my_pe() as i16]);
+//!     reduce_with::<Sum, i16>(pe, &world, &RESULT, &DATA, &WORK)?;
+//!     assert_eq!(RESULT.read(pe), [2, 4, 1]);
+//!     broadcast_with::<i16>(pe, &world, 1, &RESULT, &DATA, &SYNC)?;
+//!     if pe.my_pe() == 0 {
+//!         assert_eq!(RESULT.read(pe), [1, 2, 1]);
+//!     }
+//!     Ok(())
+//! }
 //! ```
 //!
 //! They may live in the symmetric heap as well, as C programs `shmem_malloc` their
@@ -52,6 +69,15 @@ pub const MIN_WRKDATA: usize = 16;
 
 /// The `pWrk` length, in elements, of a work array for `nreduce` reductions:
 /// `max(nreduce / 2 + 1, MIN_WRKDATA)`.
+///
+/// ```
+/// use shmem_typed::work::{wrk_len, wrk_lines, MIN_WRKDATA};
+///
+/// assert_eq!(wrk_len(3), MIN_WRKDATA); // 3 / 2 + 1 is below the minimum
+/// assert_eq!(wrk_len(100), 51);
+/// // 51 `f64`s are 408 bytes: four cache lines of 128.
+/// assert_eq!(wrk_lines::<f64>(100), 4);
+/// ```
 pub const fn wrk_len(nreduce: usize) -> usize {
     let half = nreduce / 2 + 1;
     if half > MIN_WRKDATA {
@@ -63,6 +89,8 @@ pub const fn wrk_len(nreduce: usize) -> usize {
 
 /// Cache lines that hold one `pWrk` buffer of `wrk_len(nreduce)` elements of `T` (each
 /// buffer is whole cache lines, so the two never share one).
+///
+/// Example: [`wrk_len`].
 pub const fn wrk_lines<T>(nreduce: usize) -> usize {
     (wrk_len(nreduce) * size_of::<T>()).div_ceil(CACHE_LINE)
 }
@@ -106,6 +134,8 @@ macro_rules! sync_type {
 
         impl $name {
             /// A fresh work array (declare it as a `#[symmetric] static`).
+            ///
+            /// Example: [the module documentation](crate::work).
             pub const fn new() -> $name {
                 $name { sync: SyncArea::ZERO }
             }
@@ -230,16 +260,22 @@ impl<W: WorkKind> WorkArray for WorkRef<'_, W> {
 
 impl<W: WorkKind> WorkArrays<W> {
     /// The number of work arrays.
+    ///
+    /// Example: [`Pe::alloc_work`](crate::Pe::alloc_work).
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are none.
+    ///
+    /// Example: [`Pe::alloc_work`](crate::Pe::alloc_work).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Work array `index` (errors if there are not that many).
+    ///
+    /// Example: [`Pe::alloc_work`](crate::Pe::alloc_work).
     pub fn get(&self, index: usize) -> crate::Result<WorkRef<'_, W>> {
         crate::symmetric::check_index(index, self.len)?;
         Ok(WorkRef {
@@ -254,6 +290,22 @@ impl crate::Pe {
     /// (`shmem_malloc` of `pSync`s), each ready to use. Every PE must make the same call;
     /// ends with a barrier. Errors on every PE (allocating nothing) if the calls differ or
     /// the heap cannot hold them.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[shmem_typed::main(npes = 2)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let syncs = pe.alloc_work::<BarrierSync>(2)?;
+    ///     assert_eq!((syncs.len(), syncs.is_empty()), (2, false));
+    ///     let world = pe.world();
+    ///     barrier_with(pe, &world, &syncs.get(0)?)?;
+    ///     barrier_with(pe, &world, &syncs.get(1)?)?;
+    ///     assert!(syncs.get(2).is_err());
+    ///     pe.free_work(syncs)?;
+    ///     Ok(())
+    /// }
+    /// ```
     #[track_caller]
     pub fn alloc_work<W: WorkKind>(&mut self, len: usize) -> crate::Result<WorkArrays<W>> {
         crate::error::in_call("alloc_work", None, || {
@@ -279,6 +331,8 @@ impl crate::Pe {
     /// Collectively frees work arrays made by [`Pe::alloc_work`](crate::Pe::alloc_work); starts with a barrier.
     /// On an error nothing is freed, and the error hands the arrays back
     /// ([`Unfreed`](crate::Unfreed)), as [`Pe::free`](crate::Pe::free) does.
+    ///
+    /// Example: [`Pe::alloc_work`](crate::Pe::alloc_work).
     #[track_caller]
     pub fn free_work<W>(
         &mut self,
@@ -317,6 +371,8 @@ impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWork<T, NREDUCE, LI
     /// A fresh work array (declare it as a `#[symmetric] static` of type
     /// `reduce_work!(T, NREDUCE)`). Fails to compile if `LINES` was written by hand and
     /// is not what the man pages' formula gives.
+    ///
+    /// Example: [the module documentation](crate::work).
     pub const fn new() -> Self {
         assert!(
             LINES == wrk_lines::<T>(NREDUCE),
@@ -381,6 +437,8 @@ impl<T: Pod, const NREDUCE: usize, const LINES: usize> ReduceWorkArray<T>
 
 /// The type of a [`ReduceWork`] for `nreduce` reductions of `T`, with the `pWrk` length
 /// computed from them: `#[symmetric] static WORK: reduce_work!(i16, 3) = ReduceWork::new();`.
+///
+/// Example: [the module documentation](crate::work), [`reduce`](crate::reduce).
 #[macro_export]
 macro_rules! reduce_work {
     ($t:ty, $nreduce:expr $(,)?) => {
