@@ -148,14 +148,20 @@ fn wait_spinning<T: Transport>(
     // Clock-free polls first: most waits end within them. No pause between them: a
     // poll of a line another core is writing stalls on the transfer anyway, and the
     // arrival is seen the moment the line comes back.
+    // Where a poll may be a remote operation, the clock bounds both phases instead.
+    let remote_start = T::REMOTE_POLLS.then(Instant::now);
     for _ in 0..policy.free_polls {
         if ready() {
             grow(budget);
             return Ok(());
         }
+        if remote_start.is_some_and(|s| s.elapsed().as_nanos() as u64 >= budget) {
+            break;
+        }
     }
     if budget > 0 {
-        let start = Instant::now();
+        let start = remote_start.unwrap_or_else(Instant::now);
+        let clock_every = if T::REMOTE_POLLS { 1 } else { 128 };
         let mut i = 0u32;
         loop {
             std::hint::spin_loop();
@@ -164,7 +170,7 @@ fn wait_spinning<T: Transport>(
                 return Ok(());
             }
             i = i.wrapping_add(1);
-            if i % 128 == 0 {
+            if i % clock_every == 0 {
                 t.progress();
                 if start.elapsed().as_nanos() as u64 >= budget {
                     break;

@@ -131,6 +131,13 @@ pub(crate) trait Transport: Sized + 'static {
     /// [`Transport::sleep`] then returns within a short slice, whatever the wake word.
     const SLEEPERS_POLL: bool = false;
 
+    /// Whether a load of another PE's word may be a remote operation, which lasts
+    /// microseconds, or far longer while that PE waits for a CPU. A wait's clock-free
+    /// polls and spin phase (`sync::wait`) are then bounded by the clock, not by a count
+    /// of polls, so that it soon reaches its looks at the job's and the awaited PE's
+    /// state.
+    const REMOTE_POLLS: bool = false;
+
     /// Sleeps on this PE's wake word while it holds `seen`, at most `timeout`.
     fn sleep(&self, seen: u64, timeout: Duration);
     /// Wakes whoever sleeps on PE `pe`'s wake word; call after changing the word (see

@@ -635,6 +635,7 @@ impl Transport for MpiTransport {
     }
 
     const SLEEPERS_POLL: bool = true;
+    const REMOTE_POLLS: bool = true;
 
     fn sleep(&self, seen: u64, timeout: Duration) {
         let timeout = timeout.min(SLEEP_SLICE);
