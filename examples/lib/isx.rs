@@ -117,7 +117,7 @@ pub fn bucketize(keys: &[Key], width: u64, offsets: &[usize], out: &mut [Key]) {
 /// `min_key`; overwritten). Errors with the first key outside `min_key..min_key +
 /// counts.len()`.
 pub fn count_keys(keys: &[Key], min_key: u64, counts: &mut [u32]) -> Result<(), Key> {
-    bytemuck::fill_zeroes(counts);
+    counts.fill(0);
     for &k in keys {
         let slot = (k as u64)
             .checked_sub(min_key)
