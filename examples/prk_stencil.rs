@@ -7,11 +7,11 @@
 //! arrival counter; the inboxes and counters are doubled and alternate between
 //! iterations, so a PE waits (`signal_wait_until`) only for its own neighbours' halos,
 //! never in a barrier. It then adds the stencil of its tile (halos included) to its
-//! output and 1 to its input. The input is `x + y`, so each iteration adds 2 to every
-//! interior output point: the L1 norm of the output over the interior must be
-//! `2 · (ITERATIONS + 1)`, which every PE checks after a sum reduction. The first
-//! iteration is untimed; the time is the slowest PE's (a max reduction). The kernel
-//! lives in `examples::prk`.
+//! output and 1 to its input, in one sweep (`examples::prk::star_step`). The input is
+//! `x + y`, so each iteration adds 2 to every interior output point: the L1 norm of the
+//! output over the interior must be `2 · (ITERATIONS + 1)`, which every PE checks after
+//! a sum reduction. The first iteration is untimed; the time is the slowest PE's (a max
+//! reduction). The kernel lives in `examples::prk`.
 //!
 //! Arguments are the C program's, plus the radius it fixes at compile time:
 //! `prk_stencil ITERATIONS N [RADIUS]` (RADIUS 2, as the PRK's default build). Prints
@@ -23,7 +23,7 @@
 use std::error::Error;
 
 use examples::prk::{
-    apply_star, arguments, block, factor, iterate, print_result, star_weights, sum, Tile,
+    arguments, block, factor, iterate, print_result, star_step, star_weights, sum, Tile,
 };
 use shmem_typed::prelude::*;
 
@@ -153,20 +153,15 @@ fn main(pe: &mut Pe) -> Result<(), Box<dyn Error>> {
         receive(pe, right, From::Right, wi..wi + r, 0..hi)?;
         receive(pe, left, From::Left, -r..0, 0..hi)?;
 
-        apply_star(
-            &input,
+        star_step(
+            &mut input,
             &weights,
             &mut out,
             w,
+            h,
             active_x.clone(),
             active_y.clone(),
         );
-        for y in 0..h {
-            let start = input.index(0, y);
-            for v in &mut input.values[start..start + w] {
-                *v += 1.0;
-            }
-        }
         Ok(())
     })?;
 

@@ -187,6 +187,39 @@ pub fn apply_star(
     }
 }
 
+/// One iteration of the Stencil on a tile of `width × rows` points: [`apply_star`] on
+/// the points with `x` in `xs` and `y` in `ys`, then 1 added to every point of `input`
+/// (not its margins), in one sweep: row `y - radius` is incremented right after the
+/// stencil of row `y`, the last that reads it, so each row is updated while in cache.
+pub fn star_step(
+    input: &mut Tile,
+    weights: &[f64],
+    out: &mut [f64],
+    width: usize,
+    rows: usize,
+    xs: Range<usize>,
+    ys: Range<usize>,
+) {
+    let radius = input.radius;
+    let increment = |input: &mut Tile, y: usize| {
+        let start = input.index(0, y);
+        for v in &mut input.values[start..start + width] {
+            *v += 1.0;
+        }
+    };
+    for y in 0..rows {
+        if ys.contains(&y) {
+            apply_star(input, weights, out, width, xs.clone(), y..y + 1);
+        }
+        if y >= radius {
+            increment(input, y - radius);
+        }
+    }
+    for y in rows.saturating_sub(radius)..rows {
+        increment(input, y);
+    }
+}
+
 /// Adds arms `first .. first + R` of the star stencil (weights `w`) around the points
 /// of one row starting at `centre` in `input` to `row`, in one pass.
 fn star_row<const R: usize>(
@@ -317,6 +350,42 @@ mod tests {
                     let want = if inside { 2.0 } else { 0.0 };
                     assert!((out[y * w + x] - want).abs() < 1e-12, "({x},{y})");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_star_step_is_the_stencil_then_one_added_inside() {
+        for radius in 1..=6 {
+            let (w, h) = (15, 14);
+            let field = |x: usize, y: usize| ((x * 7 + y * 13) % 11) as f64 + 0.25 * y as f64;
+            let mut input = Tile::new(w, h, radius, field);
+            // Margins as a halo exchange leaves them: not zero, and not to be touched.
+            let margin = |i: usize| -(i as f64) - 1.0;
+            let inside = |t: &Tile, i: usize| {
+                let (x, y) = (i % t.stride, i / t.stride);
+                (radius..w + radius).contains(&x) && (radius..h + radius).contains(&y)
+            };
+            for i in 0..input.values.len() {
+                if !inside(&input, i) {
+                    input.values[i] = margin(i);
+                }
+            }
+            let (xs, ys) = (radius - 1..w - 2, 2..h - radius + 1);
+            let weights = star_weights(radius);
+            let mut want = vec![0.5; w * h];
+            apply_star(&input, &weights, &mut want, w, xs.clone(), ys.clone());
+            let mut out = vec![0.5; w * h];
+            star_step(&mut input, &weights, &mut out, w, h, xs, ys);
+            assert_eq!(out, want, "radius {radius}");
+            for i in 0..input.values.len() {
+                let (x, y) = (i % input.stride, i / input.stride);
+                let expected = if inside(&input, i) {
+                    field(x - radius, y - radius) + 1.0
+                } else {
+                    margin(i)
+                };
+                assert_eq!(input.values[i], expected, "radius {radius}, ({x}, {y})");
             }
         }
     }

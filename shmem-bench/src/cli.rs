@@ -85,10 +85,17 @@ pub(crate) struct Args {
 
     /// Time the example programs heat2d, samplesort and histogram on 2 and 8 PEs beside
     /// one process computing the same result, and heat2d beside bench/c/heat2d.c on
-    /// OSHMEM (oshrun); writes workloads.{md,csv}. The examples must be built first
-    /// (cargo build --release -p examples --examples).
+    /// OSHMEM (oshrun); and the PRK and ISx ports on 1, 2 and 8 PEs, with speed-ups;
+    /// writes workloads.{md,csv} and workloads-ports.csv. The examples must be built
+    /// first (cargo build --release -p examples --examples).
     #[arg(long, conflicts_with = "mpi")]
     pub workloads: bool,
+
+    /// Run `--workloads`' PRK and ISx ports with the issue's parameters (stencil 50 4000,
+    /// synch_p2p 400 2000 2000, transpose 30 4000 32, ISx strong 2^24 keys, weak 2^22 per
+    /// PE) instead of fewer iterations or keys (minutes instead of about one).
+    #[arg(long, requires = "workloads")]
+    pub issue_sizes: bool,
 
     /// Internal: run as a job of the benchmark and write its samples to this file.
     #[arg(long, hide = true)]
@@ -334,6 +341,8 @@ mod tests {
         assert!(Args::try_parse_from(["x", "--scaling", "--startup"]).is_err());
         assert!(Args::try_parse_from(["x", "--workloads", "--scaling"]).is_err());
         assert!(Args::parse_from(["x", "--workloads"]).workloads);
+        assert!(Args::parse_from(["x", "--workloads", "--issue-sizes"]).issue_sizes);
+        assert!(Args::try_parse_from(["x", "--issue-sizes"]).is_err());
     }
 
     #[test]

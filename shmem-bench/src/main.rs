@@ -21,6 +21,7 @@ mod ours;
 mod output;
 mod page_buffer;
 mod plot;
+mod ports;
 mod report;
 mod results;
 mod scaling;

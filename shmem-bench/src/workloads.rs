@@ -7,8 +7,9 @@
 //! A workload with a C version in bench/c (heat2d: `heat2d.c`, OpenSHMEM) also runs that
 //! on Open MPI's OSHMEM, built with `oshcc` and started by `oshrun` with the latency
 //! baselines' flags (`c_programs`), held to the same checksum; without Open MPI its
-//! column shows "—" and a note says why. Figures: the median of [`RUNS`] runs each.
-//! Writes `workloads.{md,csv}` into `--out`.
+//! column shows "—" and a note says why. Then the Parallel Research Kernels and ISx
+//! ports, each on 1 PE beside 2 and 8 (`ports`). Figures: the median of [`RUNS`] runs
+//! each. Writes `workloads.{md,csv}` and `workloads-ports.csv` into `--out`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,10 +20,11 @@ use examples::workload;
 
 use crate::c_programs;
 use crate::cli::Args;
+use crate::ports;
 use crate::timing::ms;
 
 /// Runs per figure (the median is reported).
-const RUNS: usize = 5;
+pub(crate) const RUNS: usize = 5;
 /// PE counts the examples run on.
 const PE_COUNTS: [usize; 2] = [2, 8];
 
@@ -116,7 +118,7 @@ impl Row {
     }
 }
 
-/// Runs the workloads and writes `workloads.{md,csv}` into `--out`.
+/// Runs the workloads and the ports and writes their files into `--out`.
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     let started = Instant::now();
     let dir = examples_dir()?;
@@ -182,8 +184,10 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             oshmem,
         });
     }
+    let ports = ports::run(&dir, args.issue_sizes)?;
     let cpus = shmem_rt::__private::available_cpus();
     let mut md = markdown(&rows, cpus, started.elapsed());
+    md = format!("{md}\n{}", ports::markdown(&ports));
     for note in notes.iter().rev() {
         md = format!("Note: {note}.\n\n{md}");
     }
@@ -191,6 +195,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let files = [
         (args.out.join("workloads.md"), md),
         (args.out.join("workloads.csv"), csv(&rows)),
+        (args.out.join("workloads-ports.csv"), ports::csv(&ports)),
     ];
     let written = crate::output::write_texts(&args.out, files)
         .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;
@@ -207,11 +212,10 @@ fn examples_dir() -> Result<PathBuf, String> {
         .parent()
         .map(|d| d.join("examples"))
         .ok_or("this program's path has no directory")?;
-    for w in &WORKLOADS {
-        if !dir.join(w.example).is_file() {
+    for example in WORKLOADS.iter().map(|w| w.example).chain(ports::examples()) {
+        if !dir.join(example).is_file() {
             return Err(format!(
-                "no {} in {}: build the examples first (cargo build --release -p examples --examples)",
-                w.example,
+                "no {example} in {}: build the examples first (cargo build --release -p examples --examples)",
                 dir.display()
             ));
         }
@@ -221,7 +225,9 @@ fn examples_dir() -> Result<PathBuf, String> {
 
 /// The median of [`RUNS`] results of `once`, after one run not counted (a warm-up:
 /// page cache, CPU frequency, the allocator's first mappings).
-fn median_of(mut once: impl FnMut() -> Result<Duration, String>) -> Result<Duration, String> {
+pub(crate) fn median_of(
+    mut once: impl FnMut() -> Result<Duration, String>,
+) -> Result<Duration, String> {
     once()?;
     let mut times = (0..RUNS).map(|_| once()).collect::<Result<Vec<_>, _>>()?;
     times.sort();
@@ -257,48 +263,58 @@ fn timed(
     checksum: u64,
     command: impl Fn() -> Command,
 ) -> Result<Duration, String> {
-    let out_path = std::env::temp_dir().join(format!(
-        "shmem-bench-workload-{}-{}-{npes}.out",
-        std::process::id(),
-        w.example
-    ));
-    let result = median_of(|| {
+    median_of(|| {
         let mut command = command();
-        let out = std::fs::File::create(&out_path)
-            .map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
-        command
-            .arg(w.size.to_string())
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(Stdio::inherit());
-        let line = c_programs::run_limited(&mut command).and_then(|_| {
-            let printed = std::fs::read_to_string(&out_path)
-                .map_err(|e| format!("cannot read {}: {e}", out_path.display()))?;
-            workload::parse(&printed).ok_or_else(|| {
-                "printed no compute-time line: an old build? \
-                     (cargo build --release -p examples --examples)"
-                    .to_string()
-            })
-        });
-        let what = || {
-            let argv: Vec<_> = std::iter::once(command.get_program())
-                .chain(command.get_args())
-                .map(|a| a.to_string_lossy())
-                .collect();
-            format!("{} on {npes} PEs ({})", w.example, argv.join(" "))
-        };
-        let (time, theirs) = line.map_err(|e| format!("{}: {e}", what()))?;
+        command.arg(w.size.to_string());
+        let printed = printed_by(&mut command, &format!("{}-{npes}", w.example))?;
+        let (time, theirs) = workload::parse(&printed).ok_or_else(|| {
+            format!(
+                "{} printed no compute-time line: an old build? \
+                 (cargo build --release -p examples --examples)",
+                argv(&command)
+            )
+        })?;
         if theirs != checksum {
             return Err(format!(
                 "{} computed checksum {theirs:016x}, one process {checksum:016x}: \
                  the results differ",
-                what()
+                argv(&command)
             ));
         }
         Ok(time)
+    })
+}
+
+/// What `command` printed on its standard output, run once (within
+/// `c_programs::run_limited`'s time limit, standard error passed through); an error
+/// naming the command line if it could not run or exited non-zero. `tag` names its
+/// output file.
+pub(crate) fn printed_by(command: &mut Command, tag: &str) -> Result<String, String> {
+    let out_path = std::env::temp_dir().join(format!(
+        "shmem-bench-workload-{}-{tag}.out",
+        std::process::id()
+    ));
+    let out = std::fs::File::create(&out_path)
+        .map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
+    command
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(Stdio::inherit());
+    let printed = c_programs::run_limited(command).and_then(|_| {
+        std::fs::read_to_string(&out_path)
+            .map_err(|e| format!("cannot read {}: {e}", out_path.display()))
     });
     let _ = std::fs::remove_file(&out_path);
-    result
+    printed.map_err(|e| format!("{}: {e}", argv(command)))
+}
+
+/// `command`'s program and arguments, as one line.
+fn argv(command: &Command) -> String {
+    let argv: Vec<_> = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect();
+    argv.join(" ")
 }
 
 /// The table, with the run's conditions above it. "—" where a workload has no OSHMEM
