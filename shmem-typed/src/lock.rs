@@ -203,11 +203,7 @@ pub struct LockRef<'a> {
 /// Lock `index` of the `len` locks at symmetric offset `offset`.
 fn lock_at<'a>(offset: usize, len: usize, index: usize) -> Result<LockRef<'a>> {
     if index >= len {
-        return Err(ShmemError::RangeOutOfBounds {
-            start: index,
-            end: index + 1,
-            len,
-        });
+        return Err(ShmemError::IndexOutOfBounds { index, len });
     }
     Ok(LockRef {
         offset: offset + index * std::mem::size_of::<Lock>(),

@@ -159,18 +159,19 @@ fn locks_of_one_array_are_independent(pe: &mut Pe) -> Result<(), ShmemError> {
         heap.at(0)?.clear_lock(pe)?;
     }
     // Out of range is an error, not another PE's memory.
-    assert!(matches!(
-        LOCKS.at(LOCKS_N),
-        Err(ShmemError::RangeOutOfBounds {
-            start: 16,
-            end: 17,
-            len: 16
-        })
-    ));
-    assert!(matches!(
-        heap.at(3),
-        Err(ShmemError::RangeOutOfBounds { .. })
-    ));
+    // The index as given, even where `index + 1` would overflow.
+    for index in [LOCKS_N, usize::MAX] {
+        assert!(matches!(
+            LOCKS.at(index),
+            Err(ShmemError::IndexOutOfBounds { index: i, len: 16 }) if i == index
+        ));
+    }
+    for index in [3, usize::MAX] {
+        assert!(matches!(
+            heap.at(index),
+            Err(ShmemError::IndexOutOfBounds { index: i, len: 3 }) if i == index
+        ));
+    }
     // Each lock of an array is its own: taking two of them nests.
     heap.at(1)?
         .with_lock(pe, |pe| heap.at(2)?.with_lock(pe, |_| Ok(())))?;
