@@ -5,6 +5,7 @@
 
 use crate::error::{RtError, RtResult};
 use crate::memory::layout::{DEFAULT_SET_SLOTS, MAX_SET_SLOTS};
+use crate::wire;
 
 /// Environment variables of a job.
 pub mod env {
@@ -189,6 +190,14 @@ pub(crate) fn checked_from_env() -> bool {
 /// Largest PE count a job may ask for. One node runs the whole job, so this is a sanity
 /// bound that turns a typo (`-n 100000`) into an error instead of a fork bomb.
 pub const MAX_NPES: usize = 1024;
+
+// Every PE number fits the fields of the words other PEs read: set keys, failure
+// records, and progress words (rounds of the largest set below `ALL_ROUNDS`, PEs plus
+// one in the fault field).
+const _: () = assert!(MAX_NPES < 1 << wire::set_key::FIELD_BITS);
+const _: () = assert!(MAX_NPES <= wire::failure::PE_MASK as usize + 1);
+const _: () = assert!(MAX_NPES <= 1 << (wire::progress::ALL_ROUNDS - 1));
+const _: () = assert!(MAX_NPES < wire::progress::FAULT_MASK as usize);
 
 /// PE count when neither `-n` nor `SHMEM_NPES` says otherwise: one per CPU this process
 /// may use, and at least two so that a program is parallel by default.

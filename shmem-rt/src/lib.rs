@@ -4,14 +4,23 @@
 //! surface is the error types and [`is_pe`]; the façade reaches the rest through one
 //! hidden module.
 //!
-//! The modules, by layer:
-//! - `job`: the supervisor that starts and watches PEs, self-start, the job's shared
-//!   records (PE states, the failure record);
-//! - `memory`: the partition layout, the heap allocator, symmetric statics, and the
-//!   race-tolerant copy through which every byte crosses between PEs;
-//! - `sync`: futex primitives and the wait every blocking call uses;
-//! - `coll`: the call context, algorithm selection, and one module per algorithm family;
-//! - `transport`: the seam — `shm` (one node, loads and stores), and a test transport;
+//! The modules, by layer, bottom first (a module uses only its own layer and those
+//! below; `tests/layering.rs` holds the order and checks it, and the README lists every
+//! file under its layer):
+//! - `wire`: the encodings other PEs read — set keys, progress words, the failure
+//!   record, descriptors, fault records, and the terms they carry; imports nothing;
+//! - `error`: the errors and their messages (imports only `wire`);
+//! - the fabric's primitives: `memory::layout` (the partition), `memory::copy` (the
+//!   race-tolerant copy), `sync::wake` (futexes), `transport::amo` (atomics);
+//! - `config`: the job's environment;
+//! - `memory`: the heap allocator and the symmetric statics;
+//! - `transport`: the seam — `shm` (one node, loads and stores), `mpi` (MPI-3 one-sided,
+//!   feature `mpi`), and a test transport (`loopback`);
+//! - `sync::notify` (waking PEs), then `job::state` (the job's shared records), then
+//!   `sync::wait` (the wait every blocking call uses);
+//! - `coll`: active sets and selection, verdicts, the call context, the steps every
+//!   algorithm shares, and one module per algorithm family;
+//! - `job`: the supervisor that starts and watches PEs, and self-start;
 //! - `runtime`: a PE's state and the calls the façade makes.
 //!
 //! Memory model: PEs are processes that access each other's partitions through the
@@ -33,6 +42,7 @@ mod memory;
 mod runtime;
 mod sync;
 mod transport;
+mod wire;
 
 pub use config::is_pe;
 pub use error::{
@@ -51,7 +61,6 @@ pub use error::{
 #[doc(hidden)]
 pub mod __private {
     pub use crate::coll::ctx::StageArea;
-    pub use crate::coll::descriptor::ElemType;
     pub use crate::coll::select::{
         BROADCAST_STAGE_MAX, FLAT_BARRIER_MAX, GATHER_STAGE_MAX, ONE_SHOT_MAX, ONE_SHOT_READ_MAX,
     };
@@ -67,10 +76,11 @@ pub mod __private {
     pub use crate::memory::layout::{
         ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,
     };
-    pub use crate::memory::statics::{StaticOffset, StaticSlot, SYMMETRIC_STATICS};
-    pub use crate::runtime::{
-        check_statics_fit, Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,
+    pub use crate::memory::statics::{
+        check_statics_fit, StaticOffset, StaticSlot, SYMMETRIC_STATICS,
     };
+    pub use crate::runtime::{Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
     pub use crate::transport::amo::{AtomicOp, AtomicWidth};
+    pub use crate::wire::descriptor::ElemType;
     pub use linkme;
 }

@@ -8,12 +8,12 @@
 //! waits for its readers' `done` before returning.
 
 use super::ctx::SetCtx;
-use super::descriptor::{Descriptor, ElemType, Location};
 use super::select::Carrier;
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
+use crate::wire::descriptor::{Descriptor, ElemType, Location};
 
 /// The shape of an alltoall(s) call on one member: `nelems` elements per block, and the
 /// strides (in elements) between consecutive elements of its target and its source (1

@@ -11,42 +11,13 @@
 //! for it go on and report the failure instead of hanging.
 
 use super::ctx::SetCtx;
-use super::descriptor::Descriptor;
 use super::select::BarrierAlgorithm;
-use super::Span;
+use super::span::Span;
 use crate::error::{CollectiveError, Operation, RtResult};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
-
-/// The round field of a progress word that means "every round done".
-pub(crate) const ALL_ROUNDS: u64 = 15;
-
-const ROUND_SHIFT: u32 = 11;
-const EPOCH_SHIFT: u32 = 15;
-const FAULT_MASK: u64 = (1 << ROUND_SHIFT) - 1;
-
-// Rounds of the largest set fit below ALL_ROUNDS, PEs (plus one) in the fault field.
-const _: () = assert!(crate::config::MAX_NPES <= 1 << (ALL_ROUNDS - 1));
-const _: () = assert!(crate::config::MAX_NPES < FAULT_MASK as usize);
-
-/// A progress word: call `epoch`, rounds below `round` done, `fault` the first PE known
-/// to have failed the call. Words of later stages compare greater whatever their fault
-/// mark, and a word with a mark compares greater than the same stage without one.
-#[inline]
-pub(crate) fn rounds_word(epoch: u64, round: u64, fault: Option<usize>) -> u64 {
-    epoch << EPOCH_SHIFT | round << ROUND_SHIFT | fault.map_or(0, |pe| pe as u64 + 1)
-}
-
-fn epoch_of(word: u64) -> u64 {
-    word >> EPOCH_SHIFT
-}
-
-fn fault_of(word: u64) -> Option<usize> {
-    match word & FAULT_MASK {
-        0 => None,
-        f => Some(f as usize - 1),
-    }
-}
+use crate::wire::descriptor::Descriptor;
+use crate::wire::progress::{epoch_of, fault_of, rounds_word, stage_of, ALL_ROUNDS};
 
 /// `shmem_barrier`: returns when every member has entered this epoch; all stores made
 /// by members before entering are then visible to this PE. Members' descriptors are
@@ -131,7 +102,7 @@ fn dissemination<T: Transport>(
         // has moved on (or the digests differ), its arrival line of this call decides.
         let same = epoch_of(theirs) == e
             && ctx.load_word(from, sync::DIGEST) == digest
-            && ctx.load_word(from, sync::PROGRESS) >> ROUND_SHIFT == theirs >> ROUND_SHIFT;
+            && stage_of(ctx.load_word(from, sync::PROGRESS)) == stage_of(theirs);
         if !same && found.is_none() {
             let desc = ctx.wait_arrival(from)?;
             if let Err(err) = ctx.check_member(mine, from, &desc) {

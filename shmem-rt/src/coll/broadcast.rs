@@ -3,11 +3,11 @@
 //! its own target too when the call asks for it (OpenSHMEM 1.5's team broadcast).
 
 use super::ctx::SetCtx;
-use super::descriptor::{Descriptor, ElemType, Location};
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
+use crate::wire::descriptor::{Descriptor, ElemType, Location};
 
 /// This member's descriptor of a broadcast on a set of `n` members (`index` its own), with
 /// the faults its own arguments have: a root outside the set, a target too small for

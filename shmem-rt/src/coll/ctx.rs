@@ -26,18 +26,20 @@ use std::cell::Cell;
 use std::sync::atomic::{fence, Ordering};
 
 use super::deadlock::{Awaited, Watch};
-use super::descriptor::{disagreement, history_reset, Descriptor, Location, Undecodable};
-use super::faults;
 use super::select::{BarrierAlgorithm, Selection};
 use super::sets::SetSpec;
+use super::span::Span;
 use super::verdict;
-use super::Span;
 use crate::error::{CollectiveError, Field, Operation, RtError, RtResult, WaitSite};
 use crate::memory::layout::{
     sync, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS, FAULT_WORDS, SLOT_BYTES,
 };
+use crate::sync::notify;
 use crate::sync::wait::{self, Blocker, WaitPolicy};
 use crate::transport::Transport;
+use crate::wire::descriptor::{disagreement, history_reset, Descriptor, Location, Undecodable};
+use crate::wire::faults;
+use crate::wire::progress::{rounds_word, ALL_ROUNDS};
 
 /// Polls of an unsatisfied wait before this PE wakes the members it has published for
 /// (see [`SetCtx::publish`]).
@@ -599,11 +601,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             // tell them it has passed this call (with its digest, which differs from
             // theirs), so they find the disagreement instead of waiting.
             self.publish_digest(history);
-            self.publish_rounds(super::barrier::rounds_word(
-                self.epoch,
-                super::barrier::ALL_ROUNDS,
-                None,
-            ));
+            self.publish_rounds(rounds_word(self.epoch, ALL_ROUNDS, None));
         }
         self.wake_pending.set(true);
         // Take this PE's arrival line of the next call for writing now: the members read
@@ -824,7 +822,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     #[inline]
     pub(crate) fn wake_others(&self) {
         if self.wake_pending.replace(false) {
-            wait::notify_each(self.t, self.others().map(|i| self.set.member(i)));
+            notify::notify_each(self.t, self.others().map(|i| self.set.member(i)));
         }
     }
 
@@ -1015,11 +1013,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         self.note_failed(&err);
         self.publish_progress(sync::MID);
         self.publish_progress(sync::DONE);
-        self.publish_rounds(super::barrier::rounds_word(
-            self.epoch,
-            super::barrier::ALL_ROUNDS,
-            Some(self.t.me()),
-        ));
+        self.publish_rounds(rounds_word(self.epoch, ALL_ROUNDS, Some(self.t.me())));
         self.learned.take();
         err.into()
     }

@@ -32,11 +32,11 @@
 use std::mem::offset_of;
 use std::time::{Duration, Instant};
 
-use crate::coll::faults;
 use crate::coll::sets::{self, SetSpec};
 use crate::error::{CollectiveError, WaitSite};
 use crate::memory::layout::{self, sync, WaitRecord};
 use crate::transport::Transport;
+use crate::wire::faults;
 
 /// Polls of a wait before it watches the clock at every poll (cheap polls of a short
 /// wait); before, it looks at polls 1, 2, 4, 8, …, so that a wait whose polls are slow

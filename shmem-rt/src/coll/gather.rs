@@ -2,12 +2,12 @@
 //! into its own target, in member order; nobody writes another member's memory.
 
 use super::ctx::SetCtx;
-use super::descriptor::{Descriptor, ElemType, Location};
 use super::verdict;
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
+use crate::wire::descriptor::{Descriptor, ElemType, Location};
 
 /// Fcollect: concatenates every member's `source.len` elements (equal on all members)
 /// into every member's target, in member order. The source may be this PE's own block of

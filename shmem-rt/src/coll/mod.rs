@@ -22,13 +22,12 @@ mod barrier;
 pub(crate) mod broadcast;
 pub(crate) mod ctx;
 pub(crate) mod deadlock;
-pub(crate) mod descriptor;
-mod faults;
 pub(crate) mod gather;
 pub(crate) mod reduce;
 mod scan;
 pub(crate) mod select;
 pub(crate) mod sets;
+mod span;
 pub(crate) mod sweep;
 pub(crate) mod verdict;
 
@@ -42,37 +41,14 @@ pub(crate) use reduce::reduce;
 pub use reduce::Combine;
 pub(crate) use scan::scan;
 pub use scan::Prefix;
+pub use span::Span;
 
 use self::ctx::SetCtx;
-use self::descriptor::{Descriptor, Location};
 use self::select::Carrier;
 use crate::error::{CollectiveError, Operation, RtError, RtResult, Unable};
 use crate::memory::layout::{sync, INLINE_BYTES};
 use crate::transport::Transport;
-
-/// A buffer argument: `len` elements at symmetric offset `off`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    /// Symmetric offset of the first element.
-    pub off: usize,
-    /// Number of elements.
-    pub len: usize,
-}
-
-impl Span {
-    /// A span of `len` elements at `off`.
-    pub fn new(off: usize, len: usize) -> Span {
-        Span { off, len }
-    }
-
-    /// Whether the first `len_a` elements of `self` and the first `len_b` of `other`
-    /// (elements of `size` bytes) share a byte.
-    fn overlaps(&self, len_a: usize, other: &Span, len_b: usize, size: usize) -> bool {
-        let (a0, a1) = (self.off, self.off + len_a * size);
-        let (b0, b1) = (other.off, other.off + len_b * size);
-        a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0
-    }
-}
+use crate::wire::descriptor::{Descriptor, Location};
 
 /// Publishes this PE's descriptor, after making the place it names safe to write
 /// (`staged`: the staging buffer of this parity). A member whose own arguments failed its

@@ -18,12 +18,12 @@
 use std::mem::{align_of, size_of, MaybeUninit};
 
 use super::ctx::SetCtx;
-use super::descriptor::{Descriptor, ElemType, Location};
 use super::select::{Carrier, ReducePlan};
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
 use crate::error::{CollectiveError, Operation, ReduceOp, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
+use crate::wire::descriptor::{Descriptor, ElemType, Location};
 
 /// One reduction operator on one element type, applied element-wise.
 ///

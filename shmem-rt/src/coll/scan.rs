@@ -11,12 +11,12 @@
 use std::mem::{align_of, size_of};
 
 use super::ctx::SetCtx;
-use super::descriptor::{ElemType, Location};
 use super::reduce::{combine_into, describe_as, Combine};
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
 use crate::error::{Operation, ReduceOp, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
+use crate::wire::descriptor::{ElemType, Location};
 
 /// Which prefix a scan's member receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

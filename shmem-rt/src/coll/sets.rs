@@ -27,6 +27,7 @@ use std::mem::offset_of;
 
 use crate::memory::layout::{self, sync, ControlLine, Region, ARRIVAL_LINES, FAULT_WORDS};
 use crate::transport::Transport;
+use crate::wire::set_key;
 
 /// A validated set of PEs `start + i * stride` for `i in 0..size`, all below the job's
 /// PE count: an active set (stride `2^logPE_stride`) or a team (any stride).
@@ -47,10 +48,6 @@ pub struct SetSpec {
 
 /// [`SetSpec::shift`] of a stride that is not a power of two.
 const NOT_POW2: u32 = u32::MAX;
-
-/// Bits of each field in a set key (`MAX_NPES` fits).
-const KEY_FIELD_BITS: u32 = 20;
-const _: () = assert!(crate::config::MAX_NPES < 1 << KEY_FIELD_BITS);
 
 impl SetSpec {
     /// Validates the C triplet against a job of `npes` PEs.
@@ -105,9 +102,7 @@ impl SetSpec {
 
     /// The fields of a set's [`key`](SetSpec::key): start, stride, size.
     pub fn key_fields(key: u64) -> (u64, u64, u64) {
-        let packed = key.wrapping_sub(1);
-        let field = |n: u32| (packed >> (n * KEY_FIELD_BITS)) & ((1 << KEY_FIELD_BITS) - 1);
-        (field(2), field(1), field(0))
+        set_key::fields(key)
     }
 
     /// The set whose [`key`](SetSpec::key) is `key` (a key this crate made).
@@ -124,10 +119,7 @@ impl SetSpec {
         } else {
             NOT_POW2
         };
-        let key = 1
-            + ((start as u64) << (2 * KEY_FIELD_BITS)
-                | (stride as u64) << KEY_FIELD_BITS
-                | size as u64);
+        let key = set_key::pack(start, stride, size);
         SetSpec {
             start,
             stride,
@@ -440,7 +432,7 @@ impl SavedWords {
 /// members waiting for its claim fail (see [`refused`]), and wakes them.
 pub(crate) fn refuse<T: Transport>(t: &T, set: &SetSpec) {
     t.store(t.place(t.me(), control!(refused_set)), set.key());
-    crate::sync::wait::notify_each(t, set.members().filter(|&pe| pe != t.me()));
+    crate::sync::notify::notify_each(t, set.members().filter(|&pe| pe != t.me()));
 }
 
 /// Withdraws this PE's last refusal (at its next claim).

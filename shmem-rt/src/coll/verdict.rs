@@ -4,10 +4,12 @@
 //! at once and judges them all ([`judge`]) before any data moves. Both report the same
 //! error for the same arguments.
 
-use super::descriptor::Descriptor;
 #[cfg(feature = "mpi")]
-use super::{descriptor::disagreement, sets::SetSpec};
+use super::sets::SetSpec;
 use crate::error::{CollectiveError, Field, Operation, Unable};
+#[cfg(feature = "mpi")]
+use crate::wire::descriptor::disagreement;
+use crate::wire::descriptor::Descriptor;
 
 /// Member `pe` cannot take part, for reason `why`; `set_size` completes a root out of
 /// range (the set's size does not travel in a descriptor).

@@ -37,7 +37,7 @@ pub fn self_start(default_npes: usize) -> ! {
         .and_then(|()| current_program())
         .and_then(|prog| JobSpec::from_env(prog, args, None, default_npes))
         .and_then(|spec| {
-            crate::runtime::check_statics_fit(spec.symmetric_size)?;
+            crate::memory::statics::check_statics_fit(spec.symmetric_size)?;
             let outcome = launch::run_job(&spec)?;
             Ok(outcome.exit_code)
         });

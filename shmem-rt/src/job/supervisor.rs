@@ -16,6 +16,7 @@ use crate::error::{print_line, PeEnd, RtError, RtResult};
 use crate::job::state;
 use crate::memory::layout::{self, PeState, Region};
 use crate::transport::shm::Mapping;
+use crate::wire::failure;
 
 /// How long surviving PEs get to notice an abort and exit by themselves before they are
 /// killed.
@@ -372,7 +373,7 @@ fn record_failure(heap: &Mapping, pe: usize, end: PeEnd) {
     if word
         .compare_exchange(
             0,
-            state::encode(pe, end),
+            failure::encode(pe, end),
             Ordering::AcqRel,
             Ordering::Acquire,
         )
@@ -386,7 +387,7 @@ fn record_failure(heap: &Mapping, pe: usize, end: PeEnd) {
 
 /// The failure recorded in the job's failure word, if any.
 fn recorded_failure(heap: &Mapping) -> Option<(usize, PeEnd)> {
-    state::decode(heap.word(0, layout::JOB_WORD).load(Ordering::Acquire))
+    failure::decode(heap.word(0, layout::JOB_WORD).load(Ordering::Acquire))
 }
 
 /// How a reaped PE ended, or `None` if it ended normally.

@@ -35,13 +35,7 @@ pub(crate) const PAGE: usize = 4096;
 /// A set slot is then 56.5 KiB (20.5 KiB at 32), of which a set touches what it uses.
 pub const ARRIVAL_LINES: usize = 128;
 
-/// Descriptor words every reader needs (operation, element type, count, set, history),
-/// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
-pub(crate) const DESC_HEAD_WORDS: usize = 5;
-
-/// Descriptor words only some readers need (where direct data is, target capacity,
-/// reduction target, the latest failed call known), after the inline data.
-pub(crate) const DESC_TAIL_WORDS: usize = 4;
+pub(crate) use crate::wire::descriptor::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 
 /// Bytes of data a member can publish inside its arrival line, so that collectives of up
 /// to this many bytes per PE move their data with the synchronization itself. With the
@@ -122,12 +116,11 @@ pub(crate) struct FaultRecord {
     pub seq: u64,
     /// The failed call's epoch.
     pub epoch: u64,
-    /// The error, encoded (see `coll::faults`).
+    /// The error, encoded (see `wire::faults`).
     pub words: [u64; FAULT_WORDS],
 }
 
-/// Words of an encoded failure.
-pub(crate) const FAULT_WORDS: usize = 8;
+pub(crate) use crate::wire::faults::FAULT_WORDS;
 
 /// Fault records per set of sync words: one per arrival line, since no member is more
 /// than `ARRIVAL_LINES - 1` calls behind another.
@@ -210,7 +203,7 @@ pub(crate) struct WaitRecord {
     pub sync: u64,
     /// The call's epoch.
     pub epoch: u64,
-    /// The operation's name, as a code (`coll::faults::name_code`).
+    /// The operation's name, as a code (`wire::faults::name_code`).
     pub name: u64,
     /// The PE whose word is awaited.
     pub waits_for: u64,

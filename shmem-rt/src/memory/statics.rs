@@ -5,6 +5,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::config;
+use crate::error::{RtError, RtResult};
+use crate::memory::alloc::HeapAllocator;
+use crate::memory::layout::Region;
+
 /// One symmetric static, as the runtime sees it.
 ///
 /// # Safety
@@ -68,4 +73,41 @@ pub(crate) fn in_placement_order() -> Result<Vec<&'static dyn StaticSlot>, &'sta
         return Err(w[0].key());
     }
     Ok(all)
+}
+
+/// Lays out the program's symmetric statics in `allocator` (sorted by key, so every PE
+/// gets the same offsets) and returns each with its offset.
+pub(crate) fn lay_out(
+    allocator: &mut HeapAllocator,
+) -> RtResult<Vec<(&'static dyn StaticSlot, usize)>> {
+    let statics = in_placement_order().map_err(|key| {
+        RtError::Config(format!(
+            "two symmetric statics share the name {key}; rename one"
+        ))
+    })?;
+    let needed = statics.iter().fold(0usize, |sum, s| {
+        sum.saturating_add(s.size()).saturating_add(s.align())
+    });
+    let mut placed = Vec::with_capacity(statics.len());
+    for s in statics {
+        let offset = allocator
+            .alloc(s.size(), s.align())
+            .map_err(|e| match e {
+                RtError::HeapExhausted { heap, .. } => RtError::Config(format!(
+                    "the symmetric heap is too small for the program's symmetric statics: they need about {needed} bytes, SHMEM_SYMMETRIC_SIZE gives {heap} (raise SHMEM_SYMMETRIC_SIZE)"
+                )),
+                other => other,
+            })?;
+        placed.push((s, offset));
+    }
+    Ok(placed)
+}
+
+/// Checks, before any PE starts, that this program's symmetric statics fit in a heap of
+/// `symmetric_size` bytes per PE. Only meaningful in the program whose statics are to be
+/// placed (a program starting itself, a test binary starting its own PEs).
+pub fn check_statics_fit(symmetric_size: usize) -> RtResult<()> {
+    let region = Region::new(config::active_sets_from_env()?);
+    let mut allocator = HeapAllocator::new(region.bytes(), region.partition_size(symmetric_size));
+    lay_out(&mut allocator).map(drop)
 }

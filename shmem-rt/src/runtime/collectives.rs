@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use super::Runtime;
 use crate::coll::ctx::{CallEnv, SetCtx, StageArea, SyncAt};
 use crate::coll::deadlock::{Awaited, Watch};
-use crate::coll::descriptor::ElemType;
 use crate::coll::sets::{self, SetSpec};
 use crate::coll::{self, Blocks, Combine, RootTarget, Span};
 use crate::error::{CollectiveError, ReduceOp, RtError, RtResult, WaitSite};
 use crate::memory::layout::{self, SLOT_STAGE, STAGE_BYTES};
 use crate::sync::wait::{self, Blocker};
 use crate::transport::{with_transport, Transport};
+use crate::wire::descriptor::ElemType;
 
 /// Which sync words a collective call uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,8 @@ use crate::coll::select::Selection;
 use crate::error::{PeEnd, RtError, RtResult};
 use crate::job::state;
 use crate::memory::alloc::HeapAllocator;
-use crate::memory::layout::{self, ControlLine, PeState, Region};
+use crate::memory::layout::{self, ControlLine, PeState};
+use crate::sync::notify;
 use crate::sync::wait::{self, Blocker, WaitPolicy};
 use crate::transport::{with_transport, Transport, Transports};
 
@@ -111,7 +112,7 @@ impl Runtime {
             // Release: every store this PE made before finalizing is visible to a PE that
             // sees the new state.
             state::set_state(t, PeState::Finalizing);
-            wait::notify_each(t, (0..npes).filter(|&pe| pe != t.me()));
+            notify::notify_each(t, (0..npes).filter(|&pe| pe != t.me()));
             let swept = self.sets.sweep(t, &self.env);
             let all_finalizing = || {
                 (0..npes).all(|pe| {
@@ -168,7 +169,7 @@ impl Runtime {
     /// Places every registered symmetric static (same order, same offsets on every PE)
     /// and copies in its initial value.
     fn place_statics(&mut self) -> RtResult<()> {
-        for (s, offset) in lay_out_statics(self.heap.allocator_mut())? {
+        for (s, offset) in crate::memory::statics::lay_out(self.heap.allocator_mut())? {
             // A zeroed static needs no copy: the heap starts zero-filled.
             if let Some(bytes) = s.initial_bytes() {
                 debug_assert_eq!(bytes.len(), s.size());
@@ -228,41 +229,4 @@ impl Drop for Runtime {
             self.transport.abort_launch(101);
         }
     }
-}
-
-/// Lays out the program's symmetric statics in `allocator` (sorted by key, so every PE
-/// gets the same offsets) and returns each with its offset.
-fn lay_out_statics(
-    allocator: &mut HeapAllocator,
-) -> RtResult<Vec<(&'static dyn crate::memory::statics::StaticSlot, usize)>> {
-    let statics = crate::memory::statics::in_placement_order().map_err(|key| {
-        RtError::Config(format!(
-            "two symmetric statics share the name {key}; rename one"
-        ))
-    })?;
-    let needed = statics.iter().fold(0usize, |sum, s| {
-        sum.saturating_add(s.size()).saturating_add(s.align())
-    });
-    let mut placed = Vec::with_capacity(statics.len());
-    for s in statics {
-        let offset = allocator
-            .alloc(s.size(), s.align())
-            .map_err(|e| match e {
-                RtError::HeapExhausted { heap, .. } => RtError::Config(format!(
-                    "the symmetric heap is too small for the program's symmetric statics: they need about {needed} bytes, SHMEM_SYMMETRIC_SIZE gives {heap} (raise SHMEM_SYMMETRIC_SIZE)"
-                )),
-                other => other,
-            })?;
-        placed.push((s, offset));
-    }
-    Ok(placed)
-}
-
-/// Checks, before any PE starts, that this program's symmetric statics fit in a heap of
-/// `symmetric_size` bytes per PE. Only meaningful in the program whose statics are to be
-/// placed (a program starting itself, a test binary starting its own PEs).
-pub fn check_statics_fit(symmetric_size: usize) -> RtResult<()> {
-    let region = Region::new(crate::config::active_sets_from_env()?);
-    let mut allocator = HeapAllocator::new(region.bytes(), region.partition_size(symmetric_size));
-    lay_out_statics(&mut allocator).map(drop)
 }

@@ -10,6 +10,7 @@ use crate::coll::deadlock::{Awaited, Watch};
 use crate::error::{RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::PeState;
+use crate::sync::notify;
 use crate::sync::wait::{self, Blocker};
 use crate::transport::amo::{AtomicOp, AtomicWidth};
 use crate::transport::{with_transport, Transport};
@@ -88,7 +89,7 @@ impl Runtime {
             // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
             // memory of this process (a slice the caller owns), so it does not overlap.
             unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
-            wait::notify(t, pe);
+            notify::notify(t, pe);
         });
         Ok(())
     }
@@ -101,7 +102,7 @@ impl Runtime {
         with_transport!(&self.transport, t => {
             // SAFETY: as in `put`.
             unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
-            wait::notify(t, pe);
+            notify::notify(t, pe);
         });
         Ok(())
     }
@@ -118,7 +119,7 @@ impl Runtime {
                 // (the extents were checked); `src` is private memory.
                 unsafe { t.put(from, t.place(pe, offset + i * strides.remote), strides.elem) };
             }
-            wait::notify(t, pe);
+            notify::notify(t, pe);
         });
         Ok(())
     }
@@ -191,7 +192,7 @@ impl Runtime {
             // The data is delivered before the signal changes.
             t.fence();
             t.atomic(t.place(pe, signal), AtomicWidth::Bits64, update);
-            wait::notify(t, pe);
+            notify::notify(t, pe);
         });
         Ok(())
     }
@@ -225,7 +226,7 @@ impl Runtime {
         Ok(with_transport!(&self.transport, t => {
             let old = t.atomic(t.place(pe, offset), width, op);
             if op.writes() {
-                wait::notify(t, pe);
+                notify::notify(t, pe);
             }
             old
         }))

@@ -127,7 +127,7 @@ pub(crate) trait Transport: Sized + 'static {
     fn complete_for_barrier(&self);
 
     /// Whether a sleeping PE finds what it waits for by polling, so that nobody need
-    /// wake it after storing what it waits for (see `sync::wait::notify_each`). Its
+    /// wake it after storing what it waits for (see `sync::notify::notify_each`). Its
     /// [`Transport::sleep`] then returns within a short slice, whatever the wake word.
     const SLEEPERS_POLL: bool = false;
 

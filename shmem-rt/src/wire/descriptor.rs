@@ -16,8 +16,15 @@
 //! tail    = [data_off, capacity, extra, fault_epoch]
 //! ```
 
-use crate::error::{ArgValue, Field, Operation, ReduceOp, Unable};
-use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
+use super::terms::{ArgValue, Field, Operation, ReduceOp, Unable};
+
+/// Descriptor words every reader needs (operation, element type, count, set, history),
+/// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
+pub(crate) const DESC_HEAD_WORDS: usize = 5;
+
+/// Descriptor words only some readers need (where direct data is, target capacity,
+/// reduction target, the latest failed call known), after the inline data.
+pub(crate) const DESC_TAIL_WORDS: usize = 4;
 
 /// Element sizes and roots are published in 20 bits each (roots are below the largest
 /// PE count; larger element sizes are told apart by the type fingerprint anyway). A

@@ -3,8 +3,10 @@
 //! a broadcast root that returned before its readers checked their arguments — read the
 //! error there, word for word, and report it in the same words.
 
-use crate::error::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable, WaitSite};
-use crate::memory::layout::FAULT_WORDS;
+use super::terms::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable, WaitSite};
+
+/// Words of an encoded failure.
+pub(crate) const FAULT_WORDS: usize = 8;
 
 /// Operation names as codes (the `during` of an error).
 const NAMES: [&str; 13] = [

@@ -35,7 +35,6 @@ use super::ffi::{self, check};
 use super::MpiTransport;
 use crate::coll::ctx::CallEnv;
 use crate::coll::deadlock::{self, Awaited, Watch};
-use crate::coll::descriptor::{Descriptor, ElemType};
 use crate::coll::reduce::Combine;
 use crate::coll::sets::SetSpec;
 use crate::coll::verdict::judge;
@@ -45,6 +44,7 @@ use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
 use crate::transport::Transport;
+use crate::wire::descriptor::{Descriptor, ElemType};
 
 /// Words of a descriptor on the wire.
 const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;

@@ -1,0 +1,633 @@
+//! The runtime's layers, written down once and checked: every module of `src/` belongs
+//! to one layer by its path ([`LAYERS`], bottom first), and a module may use only modules
+//! of its own layer or of layers below (`crate::`, `super::` and `self::` paths, and a
+//! folder module's paths into its own children). The module graph has no cycles. The
+//! README's module tree lists exactly the files of `src/`, each under its layer.
+//!
+//! Std only: the paths are read from the source text (comments, strings and each file's
+//! `#[cfg(test)] mod tests` left out), not from the compiler.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layers, bottom first: a name, what it holds, and the modules in it. A module is
+/// named by its path under `src/` without `.rs` (`coll/ctx`; a folder's `mod.rs` by the
+/// folder, `coll`; `lib.rs` as `lib`). A pattern `dir/*` takes every module below
+/// `dir/` that no exact pattern names, so a new file joins its folder's layer.
+const LAYERS: &[(&str, &str, &[&str])] = &[
+    (
+        "wire",
+        "encodings other PEs read; imports nothing of the crate",
+        &["wire", "wire/*"],
+    ),
+    (
+        "error",
+        "errors and their messages; imports only wire",
+        &["error"],
+    ),
+    (
+        "fabric",
+        "partition layout, race-tolerant copy, futex, processor atomics",
+        &["memory/layout", "memory/copy", "sync/wake", "transport/amo"],
+    ),
+    ("config", "the job's environment", &["config"]),
+    (
+        "heap",
+        "the allocator and the symmetric statics",
+        &["memory", "memory/*"],
+    ),
+    (
+        "transport",
+        "how a PE reaches memory: the seam and its transports",
+        &["transport", "transport/*"],
+    ),
+    ("notify", "waking PEs", &["sync/notify"]),
+    (
+        "records",
+        "each PE's state and the job's failure record",
+        &["job/state"],
+    ),
+    (
+        "wait",
+        "the wait every blocking call uses",
+        &["sync", "sync/wait"],
+    ),
+    (
+        "sets",
+        "active sets, their slots, algorithm selection, buffer arguments",
+        &["coll/sets", "coll/select", "coll/span"],
+    ),
+    (
+        "verdicts",
+        "the errors a call's descriptors earn; deadlock detection",
+        &["coll/verdict", "coll/deadlock"],
+    ),
+    ("call", "one collective call on one set", &["coll/ctx"]),
+    (
+        "steps",
+        "the steps every collective algorithm shares",
+        &["coll"],
+    ),
+    ("algorithms", "one module per algorithm family", &["coll/*"]),
+    ("launch", "the supervisor and self-start", &["job", "job/*"]),
+    (
+        "runtime",
+        "a PE's state and the calls the façade makes",
+        &["runtime", "runtime/*"],
+    ),
+    ("root", "the crate's façade", &["lib"]),
+];
+
+/// Edges that run up the layers today and are being moved: the MPI transport's own
+/// collective path and its crossover settings (they move into the collectives layer).
+/// An entry that no longer matches an edge fails the test, so the list only shrinks.
+const PENDING: &[(&str, &str)] = &[
+    ("transport/mpi", "coll/select"),
+    ("transport/mpi/collectives", "coll"),
+    ("transport/mpi/collectives", "coll/broadcast"),
+    ("transport/mpi/collectives", "coll/ctx"),
+    ("transport/mpi/collectives", "coll/deadlock"),
+    ("transport/mpi/collectives", "coll/gather"),
+    ("transport/mpi/collectives", "coll/reduce"),
+    ("transport/mpi/collectives", "coll/sets"),
+    ("transport/mpi/collectives", "coll/verdict"),
+    ("transport/mpi/collectives", "job/state"),
+    ("transport/mpi/collectives", "sync/wait"),
+];
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every module file under `src/` (the `shmemrun` binary's files left out): module name
+/// → path relative to `src/`.
+fn modules() -> BTreeMap<String, String> {
+    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            if rel == "bin" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if let Some(stem) = rel.strip_suffix(".rs") {
+                let name = stem.strip_suffix("/mod").unwrap_or(stem).to_string();
+                out.insert(name, rel);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(&src_dir(), &src_dir(), &mut out);
+    out
+}
+
+/// The layer of module `m`: an exact pattern first, else the deepest `dir/*` above it.
+fn layer_of(m: &str) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None; // (specificity, layer)
+    for (i, (_, _, patterns)) in LAYERS.iter().enumerate() {
+        for p in *patterns {
+            let spec = if *p == m {
+                usize::MAX
+            } else if let Some(dir) = p.strip_suffix("/*") {
+                if m.starts_with(&format!("{dir}/")) {
+                    dir.len()
+                } else {
+                    continue;
+                }
+            } else {
+                continue;
+            };
+            if best.is_none_or(|(s, _)| spec > s) {
+                best = Some((spec, i));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// `src` without comments, string and char literals, and its
+/// `#[cfg(test)] mod tests { … }` block.
+fn code_of(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0;
+                while i < b.len() {
+                    if b[i..].starts_with(b"/*") {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i..].starts_with(b"*/") {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                out.push(' ');
+            }
+            b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                // A raw string: r"…" or r#"…"#.
+                let mut j = i + 1;
+                let mut hashes = 0;
+                while b.get(j) == Some(&b'#') {
+                    hashes += 1;
+                    j += 1;
+                }
+                if b.get(j) != Some(&b'"') {
+                    out.push('r');
+                    i += 1;
+                    continue;
+                }
+                let close: Vec<u8> = std::iter::once(b'"')
+                    .chain(std::iter::repeat_n(b'#', hashes))
+                    .collect();
+                j += 1;
+                while j < b.len() && !b[j..].starts_with(&close) {
+                    j += 1;
+                }
+                i = j + close.len();
+                out.push_str("\"\"");
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                out.push_str("\"\"");
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '\u{..}'), or a lifetime (kept).
+                let end = if b.get(i + 1) == Some(&b'\\') {
+                    b[i + 2..]
+                        .iter()
+                        .position(|&c| c == b'\'')
+                        .map(|p| i + 2 + p)
+                } else if b.get(i + 2) == Some(&b'\'') {
+                    Some(i + 2)
+                } else {
+                    None
+                };
+                match end {
+                    Some(e) => {
+                        out.push_str("' '");
+                        i = e + 1;
+                    }
+                    None => {
+                        out.push('\'');
+                        i += 1;
+                    }
+                }
+            }
+            _ => {
+                let ch = src[i..].chars().next().unwrap();
+                out.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+    }
+    // The unit tests: from their attribute to the brace that closes them.
+    while let Some(at) = out.find("#[cfg(test)]\nmod tests") {
+        let open = at + out[at..].find('{').unwrap();
+        let mut depth = 0;
+        let close = out[open..]
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += match c {
+                    '{' => 1,
+                    '}' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .map_or(out.len(), |(i, _)| open + i + 1);
+        out.replace_range(at..close, "");
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The paths in a use tree or path starting at `s` (after its first segment), expanded:
+/// `a::{b, c::{d, e}}` gives `a::b`, `a::c::d`, `a::c::e`.
+fn expand(s: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let b: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let mut path = prefix;
+    loop {
+        while i < b.len() && b[i].is_whitespace() {
+            i += 1;
+        }
+        if i < b.len() && b[i] == '{' {
+            i += 1;
+            loop {
+                let rest: String = b[i..].iter().collect();
+                i += expand(&rest, path.clone(), out);
+                while i < b.len() && b[i].is_whitespace() {
+                    i += 1;
+                }
+                match b.get(i) {
+                    Some(',') => i += 1,
+                    _ => break,
+                }
+                while i < b.len() && b[i].is_whitespace() {
+                    i += 1;
+                }
+                if b.get(i) == Some(&'}') {
+                    break;
+                }
+            }
+            if b.get(i) == Some(&'}') {
+                i += 1;
+            }
+            return i;
+        }
+        let start = i;
+        while i < b.len() && is_ident(b[i]) {
+            i += 1;
+        }
+        if i > start {
+            path.push(b[start..i].iter().collect());
+        }
+        if b[i..].starts_with(&[':', ':']) {
+            i += 2;
+            continue;
+        }
+        out.push(path);
+        return i;
+    }
+}
+
+/// The inline modules (`mod name { … }`) open at each char of `chars`.
+fn inline_modules(chars: &[char]) -> Vec<Vec<String>> {
+    let mut open: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut at = Vec::with_capacity(chars.len());
+    let mut pending: Option<String> = None;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if is_ident(c) && (i == 0 || !is_ident(chars[i - 1])) {
+            let start = i;
+            while i < chars.len() && is_ident(chars[i]) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            if word == "mod" {
+                let rest: String = chars[i..].iter().take(80).collect();
+                let name: String = rest
+                    .trim_start()
+                    .chars()
+                    .take_while(|&c| is_ident(c))
+                    .collect();
+                let after = rest.trim_start()[name.len()..].trim_start().to_string();
+                if after.starts_with('{') {
+                    pending = Some(name);
+                }
+            }
+            let names: Vec<String> = open.iter().map(|(n, _)| n.clone()).collect();
+            at.extend(std::iter::repeat_n(names, i - start));
+            continue;
+        }
+        match c {
+            '{' => {
+                depth += 1;
+                if let Some(name) = pending.take() {
+                    open.push((name, depth));
+                }
+            }
+            '}' => {
+                if open.last().is_some_and(|(_, d)| *d == depth) {
+                    open.pop();
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+        at.push(open.iter().map(|(n, _)| n.clone()).collect());
+        i += 1;
+    }
+    at
+}
+
+/// The modules `m` (whose code is `code`) uses.
+fn uses(m: &str, code: &str, names: &BTreeSet<String>) -> BTreeSet<String> {
+    let here: Vec<String> = if m == "lib" {
+        vec![]
+    } else {
+        m.split('/').map(str::to_string).collect()
+    };
+    // A folder module's own children, as declared.
+    let children: BTreeSet<String> = code
+        .split(';')
+        .filter_map(|stmt| {
+            let words: Vec<&str> = stmt.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "mod")?;
+            (at + 2 == words.len()).then(|| words[at + 1].to_string())
+        })
+        .collect();
+    let chars: Vec<char> = code.chars().collect();
+    let inline = inline_modules(&chars);
+    let mut paths = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let boundary = i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':');
+        if !boundary || !is_ident(chars[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && is_ident(chars[i]) {
+            i += 1;
+        }
+        let word: String = chars[start..i].iter().collect();
+        let dollar = start > 0 && chars[start - 1] == '$';
+        let rooted = matches!(word.as_str(), "crate" | "super" | "self") || dollar;
+        let child = children.contains(&word) && inline[start].is_empty();
+        if !(rooted || child) || !chars[i..].starts_with(&[':', ':']) {
+            continue;
+        }
+        if !rooted {
+            // A folder's `pub use child::…` re-exports its child: its façade, not a use.
+            let line_start = chars[..start]
+                .iter()
+                .rposition(|&c| c == '\n')
+                .map_or(0, |p| p + 1);
+            let line: String = chars[line_start..start].iter().collect();
+            if line.trim_start().starts_with("pub") && line.contains("use") {
+                continue;
+            }
+        }
+        let rest: String = chars[i + 2..].iter().collect();
+        let mut found = Vec::new();
+        i += 2 + expand(&rest, vec![word.clone()], &mut found);
+        paths.extend(found.into_iter().map(|p| (p, inline[start].clone())));
+    }
+    let mut out = BTreeSet::new();
+    for (path, inline_at) in paths {
+        let mut base: Vec<String> = here.iter().cloned().chain(inline_at).collect();
+        let mut segs = path.as_slice();
+        match segs[0].as_str() {
+            "crate" => {
+                base.clear();
+                segs = &segs[1..];
+            }
+            "super" => {
+                while segs.first().is_some_and(|s| s == "super") {
+                    base.pop();
+                    segs = &segs[1..];
+                }
+            }
+            "self" => segs = &segs[1..],
+            _ => {} // a folder's child
+        }
+        // The deepest module the path names.
+        let full: Vec<&String> = base.iter().chain(segs).collect();
+        let target = (1..=full.len())
+            .rev()
+            .map(|n| {
+                full[..n]
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .find(|p| names.contains(p))
+            .unwrap_or_else(|| "lib".to_string());
+        if target != m {
+            out.insert(target);
+        }
+    }
+    out
+}
+
+/// Every module's uses.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mods = modules();
+    let names: BTreeSet<String> = mods.keys().cloned().collect();
+    mods.iter()
+        .map(|(m, rel)| {
+            let code = code_of(&fs::read_to_string(src_dir().join(rel)).unwrap());
+            (m.clone(), uses(m, &code, &names))
+        })
+        .collect()
+}
+
+#[test]
+fn every_module_has_a_layer() {
+    let missing: Vec<String> = modules()
+        .into_keys()
+        .filter(|m| layer_of(m).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "modules in no layer of LAYERS: {missing:?}"
+    );
+}
+
+#[test]
+fn uses_point_down_the_layers() {
+    let graph = graph();
+    let mut upward = Vec::new();
+    let mut pending_seen = BTreeSet::new();
+    for (m, targets) in &graph {
+        let from = layer_of(m).unwrap();
+        for t in targets {
+            let to = layer_of(t).unwrap();
+            if to > from {
+                if PENDING.contains(&(m.as_str(), t.as_str())) {
+                    pending_seen.insert((m.as_str(), t.as_str()));
+                } else {
+                    upward.push(format!(
+                        "{m} ({}) uses {t} ({})",
+                        LAYERS[from].0, LAYERS[to].0
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "uses that run up the layers:\n{}",
+        upward.join("\n")
+    );
+    let stale: Vec<_> = PENDING
+        .iter()
+        .filter(|e| !pending_seen.contains(*e))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "PENDING lists edges that are gone (remove them): {stale:?}"
+    );
+}
+
+#[test]
+fn the_module_graph_has_no_cycles() {
+    let graph = graph();
+    // Depth-first search; a back edge closes a cycle, reported as its path.
+    fn visit<'a>(
+        m: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<&'a str, bool>,
+        stack: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        match state.get(m) {
+            Some(true) => return None,
+            Some(false) => {
+                let at = stack.iter().position(|s| *s == m).unwrap();
+                let mut cycle: Vec<String> = stack[at..].iter().map(|s| s.to_string()).collect();
+                cycle.push(m.to_string());
+                return Some(cycle);
+            }
+            None => {}
+        }
+        state.insert(m, false);
+        stack.push(m);
+        // A folder module naming its own children (declaring, re-exporting or
+        // dispatching over them) is the folder's façade, not a dependency.
+        let below = |t: &String| m == "lib" || t.starts_with(&format!("{m}/"));
+        for t in graph.get(m).into_iter().flatten().filter(|t| !below(t)) {
+            if let Some(c) = visit(t, graph, state, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        state.insert(m, true);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for m in graph.keys() {
+        if let Some(cycle) = visit(m, &graph, &mut state, &mut Vec::new()) {
+            panic!("an import cycle: {}", cycle.join(" -> "));
+        }
+    }
+}
+
+/// The README's tree of `shmem-rt/src/`: the ```text block after the line that names
+/// this test. Heading lines `N name  text` open layer N; indented lines start with a
+/// file path.
+#[test]
+fn the_readme_lists_every_module_under_its_layer() {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let after = readme
+        .split_once("shmem-rt/tests/layering.rs")
+        .expect("the README names shmem-rt/tests/layering.rs before the module tree")
+        .1;
+    let block = after
+        .split_once("```text\n")
+        .unwrap()
+        .1
+        .split_once("```")
+        .unwrap()
+        .0;
+    let mods = modules();
+    let mut listed = BTreeMap::new();
+    let mut current: Option<usize> = None;
+    let mut headings = Vec::new();
+    for line in block.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            let mut words = line.split_whitespace();
+            let n: usize = words
+                .next()
+                .unwrap()
+                .parse()
+                .expect("a heading starts with its layer number");
+            headings.push((n, words.next().unwrap().to_string()));
+            current = Some(n);
+        } else {
+            let file = line.split_whitespace().next().unwrap().to_string();
+            assert!(
+                listed.insert(file.clone(), current).is_none(),
+                "{file} is listed twice"
+            );
+        }
+    }
+    let expected: Vec<(usize, String)> = LAYERS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _, _))| (i, name.to_string()))
+        .collect();
+    assert_eq!(
+        headings, expected,
+        "the README's layer headings differ from LAYERS"
+    );
+    let files: BTreeSet<&String> = mods.values().collect();
+    let in_readme: BTreeSet<&String> = listed.keys().collect();
+    assert_eq!(
+        in_readme, files,
+        "the README's module tree differs from the files of src/"
+    );
+    for (m, rel) in &mods {
+        assert_eq!(
+            listed[rel],
+            layer_of(m),
+            "the README lists {rel} under another layer"
+        );
+    }
+}
