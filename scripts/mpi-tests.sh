@@ -25,11 +25,11 @@ export SHMEM_TEST_MPIRUN
 
 step() { printf '\n==== mpi-tests: %s (%ss)\n' "$*" "$SECONDS"; }
 
-# Every typed suite but hardening_faults (whose jobs are watched from outside by the
+# Every typed suite but pe_death_in_collectives (whose jobs are watched from outside by the
 # supervisor's fault injection, not started by mpirun).
-SUITES=(alltoall atomics collectives collectives_errors collectives_props hardening_errors
-  hardening_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
-  overflow_props panics rma smaller_surprises soundness_findings statics teams teams_attack wait_family
+SUITES=(alltoall atomics collectives collectives_errors collectives_props collective_errors_every_size
+  random_collectives_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
+  overflow_props panics rma failed_free_and_set_barrier soundness statics teams team_hand_overs wait_family
   scans lock_arrays local_collectives)
 
 examples() {

@@ -213,8 +213,8 @@ fn every_error(pe: &mut Pe) -> Result<(), ShmemError> {
         // Different work arrays for one set. Only at 2 PEs: at 3 or more, only the PEs of
         // the wait cycle the detector finds (the culprit and the first PE it waits for)
         // return the error; another PE stays in its wait for the culprit until the
-        // culprit's next call fails spuriously against it or the culprit finalizes (see
-        // the hardening report). `collectives_errors.rs` covers this case at 2 PEs too.
+        // culprit's next call fails spuriously against it or the culprit finalizes.
+        // `collectives_errors.rs` covers this case at 2 PEs too.
         let sync = if is_culprit { &SYNC_B } else { &SYNC_A };
         let result = barrier_with(pe, &world, sync);
         if pe.transport() == "mpi" {

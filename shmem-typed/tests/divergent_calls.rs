@@ -1,11 +1,14 @@
-//! Regression tests for the soundness findings F1, F4–F8: each test names its finding and
-//! what went wrong before. Every expectation is exact (values against a sequential oracle,
+//! Safe calls stay sound whatever the other PEs do, in every build: safe local reads see
+//! remote writes; a divergent allocation, a failed realloc, and broadcasts whose members
+//! disagree on the root, the count or the target are errors on every PE; a member that
+//! fails a call on a large set leaves nobody waiting; and a job may use any number of
+//! distinct active sets. Every expectation is exact (values against a sequential oracle,
 //! error variants and their fields), so that a regression fails the test.
 //!
 //! Call numbers: `Pe::init` ends with a world barrier, which is call 1 on the world set;
 //! the first call a test body makes on the world set is therefore call 2.
 //!
-//! Besides the findings' own cases, F7 has three companions: a "no hang" job that only
+//! The "no hang after an error" cases have three companions: a "no hang" job that only
 //! requires every PE to hear of the failure within six calls and the job to end; a check
 //! that the set stays usable for more calls than the runtime keeps on record; and a check
 //! that a correct barrier on 17 PEs is not failed by what its members do in the next call
@@ -80,7 +83,7 @@ fn reported_once(
     }
 }
 
-// ----- F1: local views vs remote writes --------------------------------------------------
+// ----- local views vs remote writes --------------------------------------------------------
 
 #[symmetric]
 static FLAG: [u64; 1] = [0];
@@ -95,7 +98,7 @@ static SPIN_DONE: [AtomicBool; 3] = [
     AtomicBool::new(false),
 ];
 
-/// F1 body: PE 1 writes PE 0's symmetric memory; PE 0 observes it through the safe
+/// The body: PE 1 writes PE 0's symmetric memory; PE 0 observes it through the safe
 /// copying accessors, after a `wait_until` and in a spin loop with nothing opaque in it.
 fn local_views_see_remote_writes(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
@@ -163,22 +166,22 @@ fn local_views_see_remote_writes(pe: &mut Pe) -> Result<(), ShmemError> {
     Ok(())
 }
 
-/// F1 (local views vs remote writes), unchecked mode. Before: safe local access handed
-/// out references into memory that other PEs write, so the compiler could assume it
-/// unchanged and keep a stale value (a spin loop on it need not end in release builds).
-/// Now the safe accessors copy, and a wait or a spin on a copy sees the remote write.
+/// Local views vs remote writes, unchecked mode: the safe accessors copy (a reference
+/// into memory other PEs write would let the compiler keep a stale value, and a spin
+/// loop on it need not end in release builds), so a wait or a spin on a copy sees the
+/// remote write.
 #[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0"])]
-fn f1_safe_reads_see_remote_writes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn safe_reads_see_remote_writes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     local_views_see_remote_writes(pe)
 }
 
-/// F1, checked mode (the accessors do not depend on the mode).
+/// The same, checked mode (the accessors do not depend on the mode).
 #[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=1"])]
-fn f1_safe_reads_see_remote_writes_checked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn safe_reads_see_remote_writes_checked(pe: &mut Pe) -> Result<(), ShmemError> {
     local_views_see_remote_writes(pe)
 }
 
-// ----- F4: divergent allocation ----------------------------------------------------------
+// ----- divergent allocation --------------------------------------------------------------
 
 #[symmetric]
 static OFFSETS: [u64; 8] = [0; 8];
@@ -277,22 +280,21 @@ fn divergent_allocation(pe: &mut Pe) -> Result<(), ShmemError> {
     Ok(())
 }
 
-/// F4 (divergent allocation): PE 2 asks for 17 elements, the others for 16. Before,
-/// release builds did not compare the PEs' calls: the PEs got blocks of different sizes
-/// and their heaps drifted apart. Now every PE gets `AllocMismatch` in every build,
-/// nothing is allocated, live blocks are untouched, and a matching call then works.
+/// Divergent allocation: PE 2 asks for 17 elements, the others for 16. Every PE gets
+/// `AllocMismatch` in every build (the PEs' heaps do not drift apart), nothing is
+/// allocated, live blocks are untouched, and a matching call then works.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
-fn f4_divergent_allocation_fails_on_every_pe_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn divergent_allocation_fails_on_every_pe_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     divergent_allocation(pe)
 }
 
-/// F4 in checked mode.
+/// Divergent allocation in checked mode.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
-fn f4_divergent_allocation_fails_on_every_pe_checked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn divergent_allocation_fails_on_every_pe_checked(pe: &mut Pe) -> Result<(), ShmemError> {
     divergent_allocation(pe)
 }
 
-// ----- F5: failed realloc keeps the old block --------------------------------------------
+// ----- failed realloc keeps the old block ------------------------------------------------
 
 fn expect_heap_exhausted(me: usize, result: Result<(), ShmemError>, bytes: usize) {
     match result.map_err(ShmemError::into_cause) {
@@ -362,21 +364,20 @@ fn failed_realloc_keeps_the_old_block(pe: &mut Pe) -> Result<(), ShmemError> {
     Ok(())
 }
 
-/// F5 (failed realloc keeps the old block): a realloc the heap cannot satisfy fails on
-/// every PE with `HeapExhausted`, and the slice still names the old, intact block. Before,
-/// the slice was left naming a freed (or half-updated) block.
+/// A realloc the heap cannot satisfy fails on every PE with `HeapExhausted`, and the
+/// slice still names the old, intact block (not a freed or half-updated one).
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
-fn f5_failed_realloc_keeps_the_old_block_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn failed_realloc_keeps_the_old_block_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     failed_realloc_keeps_the_old_block(pe)
 }
 
-/// F5 in checked mode.
+/// The failed realloc in checked mode.
 #[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=1"])]
-fn f5_failed_realloc_keeps_the_old_block_checked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn failed_realloc_keeps_the_old_block_checked(pe: &mut Pe) -> Result<(), ShmemError> {
     failed_realloc_keeps_the_old_block(pe)
 }
 
-// ----- F6: release accepts what the README says is caught --------------------------------
+// ----- release builds catch what the README says is caught ------------------------------
 
 #[symmetric]
 static BSRC: [u64; 4] = [0; 4];
@@ -409,7 +410,7 @@ fn correct_broadcast(pe: &mut Pe, root: usize) -> Result<(), ShmemError> {
     Ok(())
 }
 
-/// F6 (a): every PE names itself the root.
+/// Every PE names itself the root.
 fn every_pe_its_own_root(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -438,23 +439,23 @@ fn every_pe_its_own_root(pe: &mut Pe) -> Result<(), ShmemError> {
     world_fcollect(pe, 300)
 }
 
-/// F6 (a) in release's default mode: every PE names itself the root of a small
-/// broadcast. Before, each "root" returned at once and nobody ever noticed; now every PE
-/// gets `ArgumentMismatch` on the root, at the latest from its next call on the set.
+/// In release's default mode, every PE names itself the root of a small broadcast:
+/// every PE gets `ArgumentMismatch` on the root, at the latest from its next call on the
+/// set (each "root" returns at once).
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
-fn f6a_every_pe_its_own_root_is_reported_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn every_pe_its_own_root_is_reported_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     every_pe_its_own_root(pe)
 }
 
-/// F6 (a) in checked mode: the broadcast itself fails on every PE.
+/// Every PE its own root, in checked mode: the broadcast itself fails on every PE.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
-fn f6a_every_pe_its_own_root_is_reported_checked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn every_pe_its_own_root_is_reported_checked(pe: &mut Pe) -> Result<(), ShmemError> {
     every_pe_its_own_root(pe)
 }
 
-/// F6 (a) at 2 PEs (each PE is the other's only partner).
+/// Every PE its own root at 2 PEs (each PE is the other's only partner).
 #[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0"])]
-fn f6a_every_pe_its_own_root_is_reported_unchecked_2_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+fn every_pe_its_own_root_is_reported_unchecked_2_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
     BSRC.write(pe, bsource(me));
@@ -473,7 +474,7 @@ fn f6a_every_pe_its_own_root_is_reported_unchecked_2_pes(pe: &mut Pe) -> Result<
     world_fcollect(pe, 200)
 }
 
-/// F6 (b): PE 2's target is too small for a broadcast of 3 elements from PE 0.
+/// PE 2's target is too small for a broadcast of 3 elements from PE 0.
 fn reader_target_too_small(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -530,21 +531,20 @@ fn reader_target_too_small(pe: &mut Pe) -> Result<(), ShmemError> {
     world_fcollect(pe, 300)
 }
 
-/// F6 (b) unchecked. Before, release builds let a too small reader target pass unseen by
-/// the root and the other readers; now PE 2 gets `TargetTooSmall` at once, and PEs 0 and
-/// 1 learn of it at their next call on the set (`EarlierCallFailed`).
+/// A reader's target too small, unchecked: PE 2 gets `TargetTooSmall` at once, and PEs 0
+/// and 1 learn of it at their next call on the set (`EarlierCallFailed`).
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
-fn f6b_reader_target_too_small_is_reported_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reader_target_too_small_is_reported_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     reader_target_too_small(pe)
 }
 
-/// F6 (b) checked: every PE gets the error from the broadcast itself.
+/// A reader's target too small, checked: every PE gets the error from the broadcast itself.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
-fn f6b_reader_target_too_small_is_reported_checked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reader_target_too_small_is_reported_checked(pe: &mut Pe) -> Result<(), ShmemError> {
     reader_target_too_small(pe)
 }
 
-/// F6 (c): PE 2 broadcasts 3 elements where PEs 0 and 1 broadcast 2.
+/// PE 2 broadcasts 3 elements where PEs 0 and 1 broadcast 2.
 fn reader_count_differs(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let world = pe.world();
@@ -599,20 +599,19 @@ fn reader_count_differs(pe: &mut Pe) -> Result<(), ShmemError> {
     world_fcollect(pe, 300)
 }
 
-/// F6 (c) unchecked. Before, a reader passing another count than the root went unseen
-/// in release builds; now it is reported on every PE.
+/// A reader passing another count than the root, unchecked: reported on every PE.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
-fn f6c_reader_count_differs_is_reported_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reader_count_differs_is_reported_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     reader_count_differs(pe)
 }
 
-/// F6 (c) checked.
+/// A reader passing another count than the root, checked.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
-fn f6c_reader_count_differs_is_reported_checked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reader_count_differs_is_reported_checked(pe: &mut Pe) -> Result<(), ShmemError> {
     reader_count_differs(pe)
 }
 
-// ----- F7: no hang after an error on large sets ------------------------------------------
+// ----- no hang after an error on large sets ----------------------------------------------
 
 #[symmetric]
 static RSRC: [u64; 1] = [0];
@@ -648,11 +647,11 @@ fn odd_call(pe: &mut Pe, odd: usize) -> Result<(), ShmemError> {
     }
 }
 
-/// F7 body: PE `odd` calls a reduction on the world while every other PE calls a
+/// The body: PE `odd` calls a reduction on the world while every other PE calls a
 /// barrier; every PE must get the disagreement from that call or as `EarlierCallFailed`
 /// from its next call (a world barrier); then world fcollects and a reduction work.
 fn reduce_against_barrier(pe: &mut Pe, odd: usize) -> Result<(), ShmemError> {
-    watchdog(&BODY_DONE, Duration::from_secs(120), "the F7 test body");
+    watchdog(&BODY_DONE, Duration::from_secs(120), "the no-hang test body");
     let me = pe.my_pe();
     let world = pe.world();
     let call = INIT_WORLD_CALLS + 1;
@@ -680,41 +679,41 @@ fn reduce_against_barrier(pe: &mut Pe, odd: usize) -> Result<(), ShmemError> {
     Ok(())
 }
 
-/// F7 (hang after an error) at 17 PEs, which use the dissemination barrier: PE 16 makes
-/// the odd call. Before, a member that failed a call on a large set left its barrier
-/// partners waiting forever; now every PE must report the disagreement by its next call.
+/// No hang after an error at 17 PEs, which use the dissemination barrier: PE 16 makes
+/// the odd call, and every PE reports the disagreement by its next call (a member that
+/// failed a call on a large set leaves no barrier partner waiting).
 #[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=1", "SHMEM_BARRIER_FLAT_MAX=16"])]
-fn f7_reduce_against_barrier_17_pes_last_pe(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reduce_against_barrier_17_pes_last_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     let odd = pe.n_pes() - 1;
     reduce_against_barrier(pe, odd)
 }
 
-/// F7 at 17 PEs with PE 0 making the odd call.
+/// The same at 17 PEs with PE 0 making the odd call.
 #[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=1", "SHMEM_BARRIER_FLAT_MAX=16"])]
-fn f7_reduce_against_barrier_17_pes_first_pe(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reduce_against_barrier_17_pes_first_pe(pe: &mut Pe) -> Result<(), ShmemError> {
     reduce_against_barrier(pe, 0)
 }
 
-/// F7 at 17 PEs, unchecked mode, PE 5 making the odd call.
+/// The same at 17 PEs, unchecked mode, PE 5 making the odd call.
 #[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=0", "SHMEM_BARRIER_FLAT_MAX=16"])]
-fn f7_reduce_against_barrier_17_pes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reduce_against_barrier_17_pes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     reduce_against_barrier(pe, 5)
 }
 
-/// F7 at 16 PEs (the largest flat barrier).
+/// The same at 16 PEs (the largest flat barrier).
 #[shmem_testkit::test(npes = 16, env = ["SHMEM_CHECKED=1"])]
-fn f7_reduce_against_barrier_16_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reduce_against_barrier_16_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     let odd = pe.n_pes() - 1;
     reduce_against_barrier(pe, odd)
 }
 
-/// F7 at 16 PEs, unchecked mode.
+/// The same at 16 PEs, unchecked mode.
 #[shmem_testkit::test(npes = 16, env = ["SHMEM_CHECKED=0"])]
-fn f7_reduce_against_barrier_16_pes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
+fn reduce_against_barrier_16_pes_unchecked(pe: &mut Pe) -> Result<(), ShmemError> {
     reduce_against_barrier(pe, 3)
 }
 
-/// F7's hang alone, at 17 PEs: after the odd call, every PE makes 6 more world calls
+/// No hang alone, at 17 PEs: after the odd call, every PE makes 6 more world calls
 /// (barriers and fcollects, data checked whenever a call completed) and finalizes. A
 /// call may report a failure (`EarlierCallFailed`, or any collective error from the odd
 /// call itself); what must hold is that nothing hangs (a watchdog fails a PE stuck for
@@ -724,7 +723,7 @@ fn f7_reduce_against_barrier_16_pes_unchecked(pe: &mut Pe) -> Result<(), ShmemEr
 fn no_hang_job(name: &str, checked: &str, odd: usize) {
     let npes = 17;
     if shmem_rt::is_pe() {
-        watchdog(&BODY_DONE, Duration::from_secs(60), "an F7 PE");
+        watchdog(&BODY_DONE, Duration::from_secs(60), "a no-hang PE");
         let mut pe = Pe::init().expect("SHMEM init");
         let me = pe.my_pe();
         let world = pe.world();
@@ -766,22 +765,22 @@ fn no_hang_job(name: &str, checked: &str, odd: usize) {
     }
 }
 
-/// F7's hang alone at 17 PEs, checked mode, PE 16 making the odd call.
+/// No hang alone at 17 PEs, checked mode, PE 16 making the odd call.
 #[test]
-fn f7_no_hang_17_pes_checked() {
+fn no_hang_17_pes_checked() {
     no_hang_job(&shmem_testkit::test_name!(), "1", 16);
 }
 
-/// F7's hang alone at 17 PEs, unchecked mode, PE 5 making the odd call.
+/// No hang alone at 17 PEs, unchecked mode, PE 5 making the odd call.
 #[test]
-fn f7_no_hang_17_pes_unchecked() {
+fn no_hang_17_pes_unchecked() {
     no_hang_job(&shmem_testkit::test_name!(), "0", 5);
 }
 
 /// After a disagreement that every PE was told of at once (a `Max` reduction on the last
 /// PE against `Sum` elsewhere: reductions compare every member's arguments in the call),
 /// the set must stay usable for good: 24 correct world fcollects (more than the
-/// runtime keeps calls on record) all succeed. An addition to F7's "no hang": continuing
+/// runtime keeps calls on record) all succeed. A companion of "no hang": continuing
 /// after an error must not turn into errors later.
 fn usable_long_after_a_disagreement(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
@@ -810,13 +809,13 @@ fn usable_long_after_a_disagreement(pe: &mut Pe) -> Result<(), ShmemError> {
 
 /// The set stays usable long after a disagreement, at 3 PEs.
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
-fn f7_set_usable_long_after_a_disagreement_3_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+fn set_usable_long_after_a_disagreement_3_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     usable_long_after_a_disagreement(pe)
 }
 
 /// The set stays usable long after a disagreement, at 17 PEs (dissemination barrier).
 #[shmem_testkit::test(npes = 17, env = ["SHMEM_CHECKED=0", "SHMEM_BARRIER_FLAT_MAX=16"])]
-fn f7_set_usable_long_after_a_disagreement_17_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+fn set_usable_long_after_a_disagreement_17_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     usable_long_after_a_disagreement(pe)
 }
 
@@ -884,17 +883,17 @@ fn correct_barriers_job(name: &str, checked: &str) {
 
 /// A correct barrier at 17 PEs is not failed by a partner's next call, unchecked mode.
 #[test]
-fn f7_correct_barriers_do_not_fail_17_pes_unchecked() {
+fn correct_barriers_do_not_fail_17_pes_unchecked() {
     correct_barriers_job(&shmem_testkit::test_name!(), "0");
 }
 
 /// The same in checked mode.
 #[test]
-fn f7_correct_barriers_do_not_fail_17_pes_checked() {
+fn correct_barriers_do_not_fail_17_pes_checked() {
     correct_barriers_job(&shmem_testkit::test_name!(), "1");
 }
 
-// ----- F8: no job-wide set limit ---------------------------------------------------------
+// ----- no job-wide set limit -------------------------------------------------------------
 
 #[symmetric]
 static FSRC: [u64; 1] = [0];
@@ -958,12 +957,11 @@ fn fcollect_on(pe: &mut Pe, set: &ActiveSet, tag: u64) -> Result<(), ShmemError>
     Ok(())
 }
 
-/// F8 (a) at 8 PEs: 1,000 calls cycling through every valid triplet (292 of them: 44 of
-/// several members, 248 one-member sets with strides 2^0..2^30) in a shuffled order.
-/// Before, every distinct set took an entry of one table shared by the whole job, and a
-/// job that used many sets ran out.
+/// No job-wide set limit at 8 PEs: 1,000 calls cycling through every valid triplet (292
+/// of them: 44 of several members, 248 one-member sets with strides 2^0..2^30) in a
+/// shuffled order (a table of sets shared by the whole job would run out).
 #[shmem_testkit::test(npes = 8)]
-fn f8a_a_thousand_calls_on_every_triplet_of_8_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+fn a_thousand_calls_on_every_triplet_of_8_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     let triplets = all_triplets(8);
     assert_eq!(triplets.len(), 44 + 8 * 31);
     let mut sequence = Vec::new();
@@ -1029,17 +1027,17 @@ fn every_contiguous_group(pe: &mut Pe) -> Result<(), ShmemError> {
     pe.barrier_all()
 }
 
-/// F8 (b): 17 PEs use each of the 136 contiguous groups with a barrier and a reduction.
+/// 17 PEs use each of the 136 contiguous groups with a barrier and a reduction.
 #[shmem_testkit::test(npes = 17)]
-fn f8b_every_contiguous_group_of_17_pes(pe: &mut Pe) -> Result<(), ShmemError> {
+fn every_contiguous_group_of_17_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     every_contiguous_group(pe)
 }
 
-/// F8 (b) with 80 set slots per PE: PE 8 is a member of 80 of the 136 groups (the most of
+/// The same with 80 set slots per PE: PE 8 is a member of 80 of the 136 groups (the most of
 /// any PE), so a per-PE limit of 80 suffices, while a limit shared by the job would not
 /// (136 groups, the world among them).
 #[test]
-fn f8b_contiguous_groups_fit_a_per_pe_limit() {
+fn contiguous_groups_fit_a_per_pe_limit() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         17,
@@ -1048,11 +1046,11 @@ fn f8b_contiguous_groups_fit_a_per_pe_limit() {
     );
 }
 
-/// F8 (c): PE 0 makes calls on 31 × 4 one-member sets of its own (each stride, each
+/// PE 0 makes calls on 31 × 4 one-member sets of its own (each stride, each
 /// collective) while PEs 1–3 make calls on their set; with 2 set slots per PE (the world
 /// and the set of PEs 1–3), one-member sets must take none.
 #[test]
-fn f8c_one_member_sets_do_not_affect_other_pes() {
+fn one_member_sets_do_not_affect_other_pes() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         4,

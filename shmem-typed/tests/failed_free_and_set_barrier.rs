@@ -1,6 +1,6 @@
-//! Smaller surprises a program met off the happy path, each pinned: a failed collective
-//! free hands the handle back (so the block can still be freed), and a barrier on a set
-//! (C's `shmem_barrier`, which includes `quiet`) makes a non-blocking fetch readable.
+//! Off the happy path: a failed collective free hands the handle back (so the block can
+//! still be freed), and a barrier on a set (C's `shmem_barrier`, which includes `quiet`)
+//! makes a non-blocking fetch readable.
 //! (A collective of a zero-sized type does not compile: ui/fail/collect_zero_sized_elements.)
 
 use shmem_typed::prelude::*;

@@ -2,7 +2,7 @@
 //! caught by `catch_unwind`, or in a helper thread whose panic `join` collects, leaves the
 //! PE running, and every later call completes on every PE (checked against the values a
 //! sequential run gives). A panic that unwinds out of the PE's main still ends the job at
-//! once, naming the PE (tests/hardening_faults.rs, shmem-rt/tests/failure.rs).
+//! once, naming the PE (tests/pe_death_in_collectives.rs, shmem-rt/tests/failure.rs).
 
 use shmem_typed::prelude::*;
 

@@ -1,7 +1,8 @@
-//! Hostile-user attacks on teams and on work arrays handed from set to set (a review of
-//! the commit that added them). Each test says at its top whether it is a REGRESSION
-//! test (the attack found a bug, since fixed) or HOLDS (an attack the code withstood
-//! from the start), or a STRESS of a race.
+//! Teams and work arrays handed from set to set, under hostile use: a split matched by
+//! another call, a reader's failure reported across a hand-over, split arguments at the
+//! extremes, nested splits of odd strides, legal hand-overs with roots running ahead,
+//! disjoint sets taking one work array at once, edge cases of a team broadcast's target,
+//! and finalize's sweep racing a legal hand-over (a stress test).
 
 use std::io::Write as _;
 
@@ -34,11 +35,10 @@ fn say(line: String) {
 }
 
 // ---------------------------------------------------------------------------------------
-// REGRESSION (missed error, wrong result): a split's agreement check was an ordinary
-// `Max` reduction of 8 u64 on the parent's implicit words, whose descriptor carries no
-// buffer offsets: a member calling `team.reduce::<Max, u64>` on 8 elements while the
-// others split matched the split silently. Fixed: the split's reduction describes its
-// elements as their own type ("team split arguments"), so both calls fail.
+// A split's agreement check is a reduction on the parent's implicit words: a member
+// calling `team.reduce::<Max, u64>` on 8 elements while the others split must not match
+// it. The split's reduction describes its elements as their own type ("team split
+// arguments"), so both calls fail.
 // ---------------------------------------------------------------------------------------
 #[shmem_testkit::test(npes = 2)]
 fn split_matched_by_a_user_reduce_is_an_error(pe: &mut Pe) -> Result<(), ShmemError> {
@@ -71,11 +71,10 @@ fn split_matched_by_a_user_reduce_is_an_error(pe: &mut Pe) -> Result<(), ShmemEr
 }
 
 // ---------------------------------------------------------------------------------------
-// REGRESSION (missed error): a broadcast root that ran ahead learns of a reader's
-// failure at its next call on the work array or at finalize's sweep. The hand-over to
-// another set reset the root's copy first, so the failure was never reported on the
-// root. Fixed: the hand-over sweeps the old set as finalize does, and the call that
-// handed the array over reports the failure (EarlierCallFailed) once it has completed.
+// A broadcast root that ran ahead learns of a reader's failure at its next call on the
+// work array or at finalize's sweep. A hand-over to another set sweeps the old set as
+// finalize does, so the call that hands the array over reports the failure
+// (EarlierCallFailed) once it has completed.
 // The control below (no hand-over) shows that the root does report it at finalize.
 // ---------------------------------------------------------------------------------------
 fn reader_failure_job(name: String, hand_over: bool) -> Option<shmem_testkit::JobReport> {
@@ -158,7 +157,7 @@ fn reader_failure_is_reported_after_a_hand_over() {
     );
 }
 
-/// HOLDS (control for the test above): without a hand-over, the root reports PE 1's
+/// Control for the test above: without a hand-over, the root reports PE 1's
 /// failure at finalize.
 #[test]
 fn reader_failure_is_reported_without_a_hand_over() {
@@ -171,7 +170,7 @@ fn reader_failure_is_reported_without_a_hand_over() {
 }
 
 // ---------------------------------------------------------------------------------------
-// HOLDS: split arguments at the extremes of usize are errors (no overflow panic in
+// Split arguments at the extremes of usize are errors (no overflow panic in
 // debug, no wrap in release), one-member splits ignore the stride, an xrange of
 // usize::MAX is one row; translate_pe and global_pe with usize::MAX.
 // ---------------------------------------------------------------------------------------
@@ -226,7 +225,7 @@ fn split_arguments_at_the_extremes(pe: &mut Pe) -> Result<(), ShmemError> {
 }
 
 // ---------------------------------------------------------------------------------------
-// HOLDS: 2-D splits of a non-power-of-two-strided parent, then 2-D of the columns; every
+// 2-D splits of a non-power-of-two-strided parent, then 2-D of the columns; every
 // team's members against a model, then a reduce on each.
 // ---------------------------------------------------------------------------------------
 #[shmem_testkit::test(npes = 7)]
@@ -272,7 +271,7 @@ fn nested_2d_splits_of_odd_strides(pe: &mut Pe) -> Result<(), ShmemError> {
 }
 
 // ---------------------------------------------------------------------------------------
-// HOLDS: legal hand-overs (barrier_all in between) with broadcast roots that run ahead
+// Legal hand-overs (barrier_all in between) with broadcast roots that run ahead
 // (inline, staged and direct sizes), on sets whose implicit words are shared with teams
 // of the same PEs (the rebind's two syncs land in the team's sequence too), team
 // broadcasts that run ahead on those words right before and after, and 1-member sets.
@@ -329,7 +328,7 @@ fn legal_hand_overs_with_roots_running_ahead(pe: &mut Pe) -> Result<(), ShmemErr
 }
 
 // ---------------------------------------------------------------------------------------
-// HOLDS: disjoint sets take over one work array at the same time (legal in C: each PE's
+// Disjoint sets take over one work array at the same time (legal in C: each PE's
 // copy serves one set), then the union takes it back.
 // ---------------------------------------------------------------------------------------
 #[shmem_testkit::test(npes = 4)]
@@ -355,7 +354,7 @@ fn disjoint_sets_take_one_work_array_at_once(pe: &mut Pe) -> Result<(), ShmemErr
 }
 
 // ---------------------------------------------------------------------------------------
-// HOLDS: a team broadcast whose root's target equals its source, or sits right after it,
+// A team broadcast whose root's target equals its source, or sits right after it,
 // on every carrier size; the root's own target is written (OpenSHMEM 1.5).
 // ---------------------------------------------------------------------------------------
 #[shmem_testkit::test(npes = 3)]
@@ -382,11 +381,11 @@ fn team_broadcast_root_target_edge_cases(pe: &mut Pe) -> Result<(), ShmemError> 
 }
 
 // ---------------------------------------------------------------------------------------
-// STRESS of a race not reproduced (25 jobs, ~40k hand-overs each; the window is a few
-// stores wide): finalize's sweep against a legal hand-over. The hand-over now stores
-// the new key before zeroing (with a fence), and the sweep re-checks the key before
-// calling a member gone; a descriptor read torn by a reset is still possible in
-// principle (no seqlock re-check yet). PE 0 used K work arrays with the set {0, 1}; after a barrier_all it
+// Stress (25 jobs, ~40k hand-overs each; the window is a few stores wide): finalize's
+// sweep against a legal hand-over. The hand-over stores the new key before zeroing
+// (with a fence), and the sweep re-checks the key before calling a member gone; a
+// descriptor read torn by a reset is still possible in principle (no seqlock re-check).
+// PE 0 used K work arrays with the set {0, 1}; after a barrier_all it
 // finalizes, while PEs 1 and 2 (legally: PE 0's calls completed) keep handing the same
 // arrays between {1, 2} and their solo sets. PE 0's sweep (coll/sweep.rs) reads PE 1's
 // copy in three unsynchronised steps — the wait's predicate, `handed_over(i)`, then

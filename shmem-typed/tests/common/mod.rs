@@ -1,5 +1,5 @@
 //! Helpers shared by the multi-PE test files that provoke failures on purpose
-//! (`soundness_findings.rs`, `mismatched_pairs.rs`, `call_pairs.rs`, `set_slots.rs`).
+//! (`soundness.rs`, `mismatched_pairs.rs`, `call_pairs.rs`, `set_slots.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
