@@ -12,18 +12,24 @@
 #                                    (scripts/mpi-two-hosts.sh; needs root)
 #   scripts/mpi-tests.sh all         all three
 #
-# The launcher (SHMEM_TEST_MPIRUN) defaults to TCP between every pair of ranks and the
-# pt2pt one-sided component: Open MPI 4.1's osc/rdma crashes in MPI_Compare_and_swap.
+# The launcher: what `shmemrun --mpi --tcp --dry-run` prints (TCP between every pair of
+# ranks, and the flags this machine's MPI needs), which the test kit uses unless
+# SHMEM_TEST_MPIRUN names another command.
 # Builds with --release and the `mpi` feature. Exit status: non-zero if any run failed.
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export SHMEM_TEST_LAUNCHER=mpirun
-: "${SHMEM_TEST_MPIRUN:=mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp --mca osc pt2pt}"
-export SHMEM_TEST_MPIRUN
 
 step() { printf '\n==== mpi-tests: %s (%ss)\n' "$*" "$SECONDS"; }
+
+if [[ -z ${SHMEM_TEST_MPIRUN:-} ]]; then
+  printf 'launcher (for 2 ranks): %s\n' \
+    "$(cargo run --release -q -p shmem-rt --bin shmemrun -- --mpi --tcp --dry-run -n 2 -- PROGRAM)"
+else
+  printf 'launcher (SHMEM_TEST_MPIRUN): %s\n' "$SHMEM_TEST_MPIRUN"
+fi
 
 # Every typed suite but pe_death_in_collectives (whose jobs are watched from outside by the
 # supervisor's fault injection, not started by mpirun).

@@ -20,10 +20,10 @@
 # cross-host MPI one-sided test (MPI_Put/Get/Fetch_and_op/Compare_and_swap + flush on a
 # passively locked window, to a rank on the other host) and prints its latencies.
 #
-# Open MPI flags: --bind-to none (binding oversubscribed ranks to the same cores makes
-# latency grow ~500x), --mca pml ob1 --mca btl self,tcp, --mca osc pt2pt (Open MPI
-# 4.1.4's osc/rdma crashes in MPI_Compare_and_swap and fails in MPI_Win_allocate over
-# TCP), --allow-run-as-root, --oversubscribe.
+# Open MPI flags: what `shmemrun --mpi --tcp --hosts h1:k,h2:k --dry-run` prints (TCP
+# between the ranks, and the flags this Open MPI needs: see shmem-rt/src/job/mpirun.rs),
+# then this script's own: --map-by slot, the rsh agent, TCP on the veth subnet only, and
+# the session directory. shmemrun is built with cargo (release) unless SHMEMRUN names it.
 #
 # Needs root (namespaces), Open MPI's mpirun and mpicc, iproute2, util-linux (unshare,
 # flock) and coreutils (timeout). Everything is torn down on exit, on failure and on
@@ -137,6 +137,13 @@ for tool in ip unshare timeout flock hostname; do
     command -v "$tool" >/dev/null || die 2 "$tool not found on PATH"
 done
 mpirun_path=$(command -v mpirun)
+if [[ -z ${SHMEMRUN:-} ]]; then
+    cargo build --release -q -p shmem-rt --bin shmemrun ||
+        die 2 "cannot build shmemrun (set SHMEMRUN to its path)"
+    SHMEMRUN=$(cargo metadata --format-version 1 --no-deps |
+        sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/shmemrun
+fi
+[[ -x $SHMEMRUN ]] || die 2 "shmemrun not found at $SHMEMRUN"
 
 # One run at a time: the namespace names are fixed. The lock is on this script itself, so
 # it leaves no lock file behind; only this shell holds it (mpirun gets 9<&-), so a run
@@ -244,21 +251,17 @@ chmod +x "$tmp/rsh-agent"
 
 k=$ranks_per_host
 np=$((2 * k))
-mpirun_flags=(
-    -np "$np" --host "$HOST1:$k,$HOST2:$k" --map-by slot
-    --bind-to none --oversubscribe --allow-run-as-root
+# This script's flags, after shmemrun's (which forward the SHMEM_* variables).
+own_flags=(
+    --map-by slot
     --mca plm_rsh_agent "$tmp/rsh-agent"
-    --mca pml ob1 --mca btl self,tcp --mca osc pt2pt
     --mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET"
     --mca orte_tmpdir_base "$tmp"
 )
 for assignment in "${env_assignments[@]}"; do
     export "${assignment?}"
-    mpirun_flags+=(-x "${assignment%%=*}")
+    own_flags+=(-x "${assignment%%=*}")
 done
-while IFS= read -r var; do
-    mpirun_flags+=(-x "$var")
-done < <(compgen -e | grep '^SHMEM_' || true)
 
 exec 3<&0 # PROGRAM's stdin (a background job would otherwise get /dev/null)
 
@@ -279,7 +282,15 @@ run_on_h1() {
     return "$status"
 }
 
-mpi_run() { run_on_h1 "$mpirun_path" "${mpirun_flags[@]}" "$@"; }
+# mpi_run PROGRAM [ARGS...]: runs PROGRAM as the 2k ranks, with shmemrun's command line
+# for the two hosts and this script's flags after the launcher.
+mpi_run() {
+    local line
+    line=$("$SHMEMRUN" --mpi --tcp --dry-run -n "$np" --hosts "$HOST1:$k,$HOST2:$k" -- "$@") ||
+        return 2
+    eval "local argv=($line)"
+    run_on_h1 "$mpirun_path" "${own_flags[@]}" "${argv[@]:1}"
+}
 
 # ---- the placement check --------------------------------------------------------------
 

@@ -54,9 +54,13 @@ pub(crate) fn run(args: &Args) -> Baselines {
         command.env("BENCH_OPS", names.join(","));
     }
     if args.transport() == Transport::Mpi {
+        let flags = match mpirun::launch_flags() {
+            Ok(flags) => flags,
+            Err(e) => return Baselines::Unavailable(e),
+        };
         command
             .env("BENCH_IMPLS", "mpi")
-            .env("BENCH_LAUNCH_FLAGS", mpirun::LAUNCH_FLAGS.join(" "));
+            .env("BENCH_LAUNCH_FLAGS", flags.join(" "));
     }
     let output = command.output();
     drop(build_dir);

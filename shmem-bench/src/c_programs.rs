@@ -117,9 +117,9 @@ pub(crate) fn launch(launcher: &str, npes: usize, program: &Path) -> Command {
     command
 }
 
-/// `launcher FLAGS… -np NPES`: the start of every launch line of the bench (the
-/// baselines', and ours under `--mpi`); the caller adds the program.
-pub(crate) fn launcher_command(launcher: &str, flags: &[&str], npes: usize) -> Command {
+/// `launcher FLAGS… -np NPES`: the start of a baseline's launch line; the caller adds
+/// the program.
+fn launcher_command(launcher: &str, flags: &[&str], npes: usize) -> Command {
     let mut command = Command::new(launcher);
     command.args(flags).args(["-np", &npes.to_string()]);
     command

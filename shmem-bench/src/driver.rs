@@ -133,7 +133,7 @@ fn run_job_into(
             command.env("SHMEM_NPES", npes.to_string()).envs(env);
             command
         }
-        Transport::Mpi => mpirun::command(&program, npes, &env),
+        Transport::Mpi => mpirun::command(&program, npes, &env)?,
     };
     command
         .args(args.job_args())

@@ -122,7 +122,7 @@ fn floors_line(report: &Report) -> String {
              (SHMEM_MPI_ONNODE=0) and raw MPI, both under mpirun {}",
             report.npes,
             report.cpus,
-            mpirun::LAUNCH_FLAGS.join(" ")
+            mpirun::launch_flags().map_or_else(|e| format!("(no MPI: {e})"), |f| f.join(" "))
         );
     }
     let memcpy = report

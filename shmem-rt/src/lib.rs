@@ -71,6 +71,7 @@ pub mod __private {
         physical_memory, MAX_NPES,
     };
     pub use crate::error::print_line;
+    pub use crate::job::mpirun;
     pub use crate::job::self_start::self_start;
     pub use crate::job::supervisor::{run_job, JobOutcome, JobSpec, ABORT_GRACE};
     pub use crate::memory::layout::{

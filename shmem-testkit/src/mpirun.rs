@@ -2,9 +2,10 @@
 //! as the ranks of `mpirun` (test binaries built with the `mpi` feature) instead of under
 //! the runtime's supervisor, so the same suites exercise the MPI transport.
 //!
-//! The launcher command is `SHMEM_TEST_MPIRUN` (split at whitespace), by default Open
-//! MPI's `mpirun` with TCP between every pair of ranks and the `pt2pt` one-sided
-//! component. Each PE that finalizes leaves a marker file, so that a job whose PEs ran
+//! The launcher command is what `shmemrun --mpi --tcp --dry-run` prints for this
+//! machine's MPI (the runtime's `job/mpirun.rs`: TCP between every pair of ranks, and
+//! the flags that MPI needs), or `SHMEM_TEST_MPIRUN` (split at whitespace; `-np N` and
+//! `-x` for every `SHMEM_*` variable are added) when set. Each PE that finalizes leaves a marker file, so that a job whose PEs ran
 //! nothing still fails; a job that outlives `SHMEM_TEST_MPI_TIMEOUT` seconds (default
 //! 300) is killed.
 
@@ -12,19 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shmem_rt::__private::{JobOutcome, JobSpec};
+use shmem_rt::__private::{mpirun, JobOutcome, JobSpec};
 
 /// Selects the MPI launcher for test jobs.
 const LAUNCHER: &str = "SHMEM_TEST_LAUNCHER";
-/// The launcher command and its flags.
+/// A launcher command and its flags in place of `shmemrun`'s.
 const MPIRUN: &str = "SHMEM_TEST_MPIRUN";
 /// Seconds a job may take.
 const TIMEOUT: &str = "SHMEM_TEST_MPI_TIMEOUT";
 /// Where PEs leave their marker files (set by the test for its job).
 const FINALIZED_DIR: &str = "SHMEM_TEST_FINALIZED_DIR";
-
-const DEFAULT_MPIRUN: &str = "mpirun --allow-run-as-root --oversubscribe --bind-to none \
-     --mca pml ob1 --mca btl self,tcp --mca osc pt2pt";
 
 /// True when test jobs run under the MPI launcher.
 pub(crate) fn selected() -> bool {
@@ -112,18 +110,26 @@ pub fn mpi_launcher(npes: usize) -> Option<Command> {
 }
 
 fn launcher_command(npes: usize) -> Command {
-    let command = std::env::var(MPIRUN).unwrap_or_else(|_| DEFAULT_MPIRUN.into());
+    let mut env_names: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| name.starts_with("SHMEM_"))
+        .collect();
+    env_names.sort();
+    let Ok(command) = std::env::var(MPIRUN) else {
+        let words = mpirun::local_command(npes, true, &env_names)
+            .unwrap_or_else(|e| panic!("no MPI launcher for the test jobs: {e}"));
+        let mut cmd = Command::new(&words[0]);
+        cmd.args(&words[1..]);
+        return cmd;
+    };
     let mut words = command.split_whitespace();
     let launcher = words
         .next()
         .unwrap_or_else(|| panic!("{MPIRUN} is empty: it must name the MPI launcher"));
     let mut cmd = Command::new(launcher);
     cmd.args(words).arg("-np").arg(npes.to_string());
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if name.starts_with("SHMEM_") {
-            cmd.arg("-x").arg(name);
-        }
+    for name in env_names {
+        cmd.arg("-x").arg(name);
     }
     cmd
 }

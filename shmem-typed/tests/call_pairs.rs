@@ -217,11 +217,11 @@ fn call_pairs_stay_in_step_17_pes() {
     run(shmem_testkit::test_name!(), 17);
 }
 
-/// Finding 1 as reported: PE 0 frees while PE 1 calls `barrier_all` (an error on both);
+/// PE 0 frees while PE 1 calls `barrier_all` (an error on both);
 /// then `barrier_all` and a run of matched allocations succeed on both PEs, each at the
 /// same offset on both, and every block is usable across PEs.
 #[test]
-fn f1_free_against_barrier_all_leaves_the_heaps_in_step() {
+fn free_against_barrier_all_leaves_the_heaps_in_step() {
     shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 2, &[], |pe| {
         let me = pe.my_pe();
         let block = pe.alloc_slice::<u64>(4)?;

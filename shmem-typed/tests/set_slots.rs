@@ -57,11 +57,11 @@ fn is_too_many_sets(err: &ShmemError, pe: usize) -> bool {
     matches!(err.cause(), ShmemError::Runtime(e) if matches!(**e, RtError::TooManySets { pe: p, .. } if p == pe))
 }
 
-/// Finding 4: with 4 slots per PE, PE 0 uses six sets one after the other (each with a
+/// With 4 slots per PE, PE 0 uses six sets one after the other (each with a
 /// world barrier after it): every call succeeds, since a set every member has left is
 /// not in use.
 #[test]
-fn f4_six_sets_one_after_the_other_fit_four_slots() {
+fn six_sets_one_after_the_other_fit_four_slots() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         8,
@@ -92,12 +92,12 @@ fn f4_six_sets_one_after_the_other_fit_four_slots() {
     );
 }
 
-/// Finding 4: with 2 slots, PE 0 holds the world (PE 3's latest set) and {0, 1} (PE 1's
+/// With 2 slots, PE 0 holds the world (PE 3's latest set) and {0, 1} (PE 1's
 /// latest set), both in use, when it calls on {0, 2}: PE 0's call fails with
 /// `TooManySets`, and so does PE 2's, which waited for PE 0's claim (or, arriving after
 /// PE 0 moved on, found its refusal); then every PE goes on in step.
 #[test]
-fn f4_a_refused_claim_fails_every_member_of_the_set() {
+fn a_refused_claim_fails_every_member_of_the_set() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         4,
@@ -130,7 +130,7 @@ fn f4_a_refused_claim_fails_every_member_of_the_set() {
     );
 }
 
-/// Finding 5: with 2 slots per PE, 8 PEs go through every one of the 44 active sets
+/// With 2 slots per PE, 8 PEs go through every one of the 44 active sets
 /// of 8 PEs, `rounds` times, with a world barrier between sets: every switch takes a
 /// slot back.
 fn cycle_every_set(pe: &mut Pe, rounds: u64) -> Result<(), ShmemError> {
@@ -152,7 +152,7 @@ fn cycle_every_set(pe: &mut Pe, rounds: u64) -> Result<(), ShmemError> {
 }
 
 #[test]
-fn f5_every_set_of_8_pes_cycles_through_2_slots() {
+fn every_set_of_8_pes_cycles_through_2_slots() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         8,
@@ -185,9 +185,9 @@ fn teams_made_and_destroyed(pe: &mut Pe, n: u64) -> Result<(), ShmemError> {
     world_fcollect(pe, 12_000)
 }
 
-/// Finding 5: teams made and destroyed with 2 slots per PE (the world and one team).
+/// Teams made and destroyed with 2 slots per PE (the world and one team).
 #[test]
-fn f5_teams_made_and_destroyed_fit_2_slots() {
+fn teams_made_and_destroyed_fit_2_slots() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         8,
@@ -196,12 +196,12 @@ fn f5_teams_made_and_destroyed_fit_2_slots() {
     );
 }
 
-/// Finding 5 at full length: 100,000 teams made and destroyed at 8 PEs with the
+/// At full length: 100,000 teams made and destroyed at 8 PEs with the
 /// default settings. Release builds only (minutes in a debug build); CI runs it in its
 /// release suites.
 #[cfg(not(debug_assertions))]
 #[test]
-fn f5_a_hundred_thousand_teams_at_8_pes() {
+fn a_hundred_thousand_teams_at_8_pes() {
     shmem_testkit::run_on_pes(shmem_testkit::test_name!(), 8, &[], |pe| {
         teams_made_and_destroyed(pe, 100_000)
     });
@@ -210,7 +210,7 @@ fn f5_a_hundred_thousand_teams_at_8_pes() {
 /// The same with 2 slots per PE: every team takes a slot back.
 #[cfg(not(debug_assertions))]
 #[test]
-fn f5_a_hundred_thousand_teams_at_8_pes_with_2_slots() {
+fn a_hundred_thousand_teams_at_8_pes_with_2_slots() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         8,
@@ -224,7 +224,7 @@ fn f5_a_hundred_thousand_teams_at_8_pes_with_2_slots() {
 /// PEs, so a program cannot use 100,000 distinct ones; this is the same load.)
 #[cfg(not(debug_assertions))]
 #[test]
-fn f5_a_hundred_thousand_set_switches_at_8_pes_with_2_slots() {
+fn a_hundred_thousand_set_switches_at_8_pes_with_2_slots() {
     shmem_testkit::run_on_pes(
         shmem_testkit::test_name!(),
         8,

@@ -651,7 +651,11 @@ fn odd_call(pe: &mut Pe, odd: usize) -> Result<(), ShmemError> {
 /// barrier; every PE must get the disagreement from that call or as `EarlierCallFailed`
 /// from its next call (a world barrier); then world fcollects and a reduction work.
 fn reduce_against_barrier(pe: &mut Pe, odd: usize) -> Result<(), ShmemError> {
-    watchdog(&BODY_DONE, Duration::from_secs(120), "the no-hang test body");
+    watchdog(
+        &BODY_DONE,
+        Duration::from_secs(120),
+        "the no-hang test body",
+    );
     let me = pe.my_pe();
     let world = pe.world();
     let call = INIT_WORLD_CALLS + 1;

@@ -3,20 +3,18 @@
 //! `JobOutcome` in the runtime); 2 on bad usage or configuration, before any PE
 //! starts.
 //!
-//! `shmemrun --mpi …` hands the job to the MPI launcher instead (`shmemrun/mpi.rs`): it execs
+//! `shmemrun --mpi …` hands the job to the MPI launcher instead (the runtime's
+//! `job/mpirun.rs`, where the test kit and the benchmark get their command too): it execs
 //! `mpirun`/`mpiexec` with the flags the MPI on this machine needs, so the exit status is
 //! the launcher's.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use shmem_rt::__private::{self as rt, JobSpec};
-
-#[path = "shmemrun/mpi.rs"]
-mod mpi;
+use shmem_rt::__private::{self as rt, mpirun as mpi, JobSpec};
 
 const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
-       shmemrun --mpi [-n N] [--hosts H1:S1,H2:S2,...] [--dry-run] [--] PROGRAM [ARGS...]
+       shmemrun --mpi [-n N] [--hosts H1:S1,H2:S2,...] [--tcp] [--dry-run] [--] PROGRAM [ARGS...]
   -n, --npes N   number of PEs (default: SHMEM_NPES, else with --hosts the slots they
                  list, else one per CPU)
   --mpi          run the job under the MPI launcher on this machine (Open MPI's mpirun or
@@ -24,6 +22,8 @@ const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
                  flags this MPI needs and SHMEM_* variables forwarded to every PE
   --hosts LIST   with --mpi: the hosts, H:S = host H takes S PEs (Open MPI --host,
                  MPICH -hosts)
+  --tcp          with --mpi (Open MPI): TCP between every pair of ranks, even on one
+                 node (how the tests and the benchmark make every peer a network peer)
   --dry-run      with --mpi: print the launcher's command line instead of running it
   -h, --help     print this help
   -V, --version  print shmemrun's version";
@@ -54,6 +54,7 @@ fn launch_error(msg: &str) -> ! {
 struct MpiOptions {
     mpi: bool,
     hosts: Option<String>,
+    tcp: bool,
     dry_run: bool,
 }
 
@@ -84,6 +85,7 @@ fn main() {
             }
             "--mpi" => opts.mpi = true,
             "--dry-run" => opts.dry_run = true,
+            "--tcp" => opts.tcp = true,
             "--hosts" => {
                 let Some(v) = args.next() else {
                     usage_error("--hosts needs a value")
@@ -116,6 +118,9 @@ fn main() {
         }
         if opts.dry_run {
             usage_error("--dry-run needs --mpi");
+        }
+        if opts.tcp {
+            usage_error("--tcp needs --mpi");
         }
     }
     let Some(program) = program else {
@@ -167,15 +172,18 @@ fn run_mpi(npes: Option<usize>, opts: &MpiOptions, program: OsString, rest: Vec<
     };
     let mpi = mpi::detect().unwrap_or_else(|e| launch_error(&e));
     let env_names = mpi::shmem_env_names();
-    let argv = mpi::launcher_argv(&mpi::MpiJob {
+    let job = mpi::MpiJob {
         mpi: &mpi,
         npes,
         is_root: mpi::is_root(),
         hosts: &hosts,
         env_names: &env_names,
+        tcp: opts.tcp,
         program: &program,
         args: &args,
-    });
+    };
+    mpi::check_job(&job).unwrap_or_else(|e| launch_error(&e));
+    let argv = mpi::launcher_argv(&job);
     match mpi::launch(&argv, opts.dry_run) {
         Ok(()) => std::process::exit(0),
         Err(e) => launch_error(&e),

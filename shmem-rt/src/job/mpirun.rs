@@ -1,11 +1,12 @@
-//! `shmemrun --mpi`: hands the job to the MPI launcher on this machine instead of starting
-//! the PEs itself. Which MPI `mpirun` is decides the flags: Open MPI's `mpirun` or
-//! MPICH's Hydra (`mpiexec`).
+//! How a job starts under an MPI launcher: which MPI `mpirun` is (Open MPI's `mpirun` or
+//! MPICH's Hydra, `mpiexec`) decides the flags. The one place that knows them:
+//! `shmemrun --mpi` (and its `--dry-run`), the test kit and the benchmark all build their
+//! launcher command here.
 //!
 //! The pure part, tested below: reading a launcher's `--version` output ([`identify`]),
 //! `--hosts` ([`parse_hosts`]), the launcher's command line ([`launcher_argv`]) and its
-//! shell-quoted form for `--dry-run` ([`shell_line`]). The rest runs `--version` and
-//! execs the launcher ([`launch`]).
+//! shell-quoted form for `--dry-run` ([`shell_line`]). The rest runs `--version`
+//! ([`detect`]) and execs the launcher ([`launch`]).
 
 use std::fmt;
 use std::os::unix::process::CommandExt;
@@ -13,7 +14,7 @@ use std::process::{Command, Stdio};
 
 /// The MPI implementations whose launchers `shmemrun --mpi` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MpiKind {
+pub enum MpiKind {
     /// Open MPI's `mpirun` (ORTE in 4.x, PRRTE in 5.x).
     OpenMpi,
     /// MPICH's process manager, Hydra (`mpiexec`, also installed as `mpirun`).
@@ -31,16 +32,19 @@ impl fmt::Display for MpiKind {
 
 /// A release number: `4.1.4`, `5.0.0rc12` (suffixes dropped), `4.0` (patch 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Version {
-    pub(crate) major: u32,
-    pub(crate) minor: u32,
-    pub(crate) patch: u32,
+pub struct Version {
+    /// The major release.
+    pub major: u32,
+    /// The minor release.
+    pub minor: u32,
+    /// The patch release.
+    pub patch: u32,
 }
 
 impl Version {
     /// Parses `MAJOR[.MINOR[.PATCH]]`, each part's leading digits; `None` unless the
     /// word starts with a digit.
-    pub(crate) fn parse(word: &str) -> Option<Version> {
+    pub fn parse(word: &str) -> Option<Version> {
         let mut parts = word.split('.').map(|part| {
             let digits = part.len() - part.trim_start_matches(|c: char| c.is_ascii_digit()).len();
             part[..digits].parse::<u32>().ok()
@@ -64,17 +68,19 @@ impl fmt::Display for Version {
 
 /// An MPI found on this machine: what it is, and the command that launches its jobs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Mpi {
-    pub(crate) kind: MpiKind,
-    pub(crate) version: Version,
+pub struct Mpi {
+    /// Which MPI.
+    pub kind: MpiKind,
+    /// Its release.
+    pub version: Version,
     /// `mpirun` or `mpiexec`, run through `PATH`.
-    pub(crate) launcher: String,
+    pub launcher: String,
 }
 
 /// What a launcher's `--version` output says it is: `mpirun (Open MPI) 4.1.4` (Open
 /// MPI's `mpiexec` says `(OpenRTE)`), or Hydra's build details with a `Version:` line.
 /// `None` for anything else, or when the version cannot be read.
-pub(crate) fn identify(version_output: &str) -> Option<(MpiKind, Version)> {
+pub fn identify(version_output: &str) -> Option<(MpiKind, Version)> {
     let number_after = |text: &str| text.split_whitespace().find_map(Version::parse);
     for marker in ["(Open MPI)", "(OpenRTE)", "Open MPI"] {
         if let Some(at) = version_output.find(marker) {
@@ -94,9 +100,11 @@ pub(crate) fn identify(version_output: &str) -> Option<(MpiKind, Version)> {
 
 /// One entry of `--hosts`: a host name and, optionally, how many PEs (slots) it takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Host {
-    pub(crate) name: String,
-    pub(crate) slots: Option<usize>,
+pub struct Host {
+    /// The host name.
+    pub name: String,
+    /// The PEs it takes, if given.
+    pub slots: Option<usize>,
 }
 
 impl fmt::Display for Host {
@@ -110,7 +118,7 @@ impl fmt::Display for Host {
 
 /// Parses `--hosts H1:S1,H2:S2,...` (`:S` optional, S at least 1), the syntax both Open
 /// MPI's `--host` and Hydra's `-hosts` take.
-pub(crate) fn parse_hosts(text: &str) -> Result<Vec<Host>, String> {
+pub fn parse_hosts(text: &str) -> Result<Vec<Host>, String> {
     let bad = |why: String| format!("invalid --hosts {text:?}: {why} (expected H1:S1,H2:S2,...)");
     if text.trim().is_empty() {
         return Err(bad("no host given".into()));
@@ -148,7 +156,7 @@ pub(crate) fn parse_hosts(text: &str) -> Result<Vec<Host>, String> {
 
 /// The PEs `hosts` hold when every entry says its slots (the PE count `--hosts` alone
 /// implies), else `None`.
-pub(crate) fn total_slots(hosts: &[Host]) -> Option<usize> {
+pub fn total_slots(hosts: &[Host]) -> Option<usize> {
     if hosts.is_empty() {
         return None;
     }
@@ -157,23 +165,31 @@ pub(crate) fn total_slots(hosts: &[Host]) -> Option<usize> {
 
 /// Everything the launcher's command line depends on.
 #[derive(Clone, Debug)]
-pub(crate) struct MpiJob<'a> {
-    pub(crate) mpi: &'a Mpi,
-    pub(crate) npes: usize,
+pub struct MpiJob<'a> {
+    /// The MPI that launches it.
+    pub mpi: &'a Mpi,
+    /// Ranks (PEs).
+    pub npes: usize,
     /// Running as root (effective uid 0): Open MPI refuses unless told.
-    pub(crate) is_root: bool,
+    pub is_root: bool,
     /// `--hosts`; empty: the launcher's default (this machine).
-    pub(crate) hosts: &'a [Host],
+    pub hosts: &'a [Host],
     /// Names of the variables to forward to every PE (the `SHMEM_*` ones set).
-    pub(crate) env_names: &'a [String],
-    pub(crate) program: &'a str,
-    pub(crate) args: &'a [String],
+    pub env_names: &'a [String],
+    /// Every pair of ranks talks over TCP, even on one node (Open MPI only: `ob1` with
+    /// `btl self,tcp`): how the tests and the benchmark make every peer a network peer.
+    pub tcp: bool,
+    /// The program the ranks run.
+    pub program: &'a str,
+    /// Its arguments.
+    pub args: &'a [String],
 }
 
 /// The launcher's command line, the launcher first.
 ///
-/// Open MPI: `mpirun -np N [--host H] --bind-to none --oversubscribe [--mca osc pt2pt]
-/// [--allow-run-as-root] [-x VAR ...] PROGRAM ARGS...`
+/// Open MPI: `mpirun -np N [--host H] --bind-to none --oversubscribe [--mca pml ob1
+/// --mca btl self,tcp] [--mca osc pt2pt] [--allow-run-as-root] [-x VAR ...] PROGRAM
+/// ARGS...`
 /// * `--bind-to none`: Open MPI binds each rank to a core (or socket) by default; with
 ///   more PEs than cores, several PEs waiting for each other share one core while others
 ///   idle, and latency grows by orders of magnitude (500x measured here).
@@ -184,12 +200,29 @@ pub(crate) struct MpiJob<'a> {
 /// * `--mca osc pt2pt` for Open MPI up to 4.x: 4.1.4's default one-sided component,
 ///   osc/rdma, crashes in `MPI_Compare_and_swap` and fails in `MPI_Win_allocate` over
 ///   TCP. Open MPI 5 has no pt2pt component (and a rewritten osc/rdma), so not there.
+/// * `--mca pml ob1 --mca btl self,tcp` with [`MpiJob::tcp`]: TCP between every pair of
+///   ranks, no shared memory.
 /// * `-x VAR` forwards each variable; `--allow-run-as-root` when root.
 ///
 /// Hydra: `mpiexec -n N [-hosts H] [-genvlist VAR,...] PROGRAM ARGS...` (Hydra binds
-/// nothing by default, does not limit processes to slots, and runs as root).
-pub(crate) fn launcher_argv(job: &MpiJob<'_>) -> Vec<String> {
-    let mut argv = vec![job.mpi.launcher.clone()];
+/// nothing by default, does not limit processes to slots, and runs as root); it has no
+/// flag for [`MpiJob::tcp`], which [`check_job`] refuses.
+pub fn launcher_argv(job: &MpiJob<'_>) -> Vec<String> {
+    let count = match job.mpi.kind {
+        MpiKind::OpenMpi => "-np",
+        MpiKind::Hydra => "-n",
+    };
+    let mut argv = vec![job.mpi.launcher.clone(), count.into(), job.npes.to_string()];
+    argv.extend(launcher_flags(job));
+    argv.push(job.program.to_owned());
+    argv.extend(job.args.iter().cloned());
+    argv
+}
+
+/// The launcher's flags for `job` between the rank count and the program (see
+/// [`launcher_argv`]).
+pub fn launcher_flags(job: &MpiJob<'_>) -> Vec<String> {
+    let mut flags = Vec::new();
     let hosts = job
         .hosts
         .iter()
@@ -198,39 +231,87 @@ pub(crate) fn launcher_argv(job: &MpiJob<'_>) -> Vec<String> {
         .join(",");
     match job.mpi.kind {
         MpiKind::OpenMpi => {
-            argv.extend(["-np".into(), job.npes.to_string()]);
             if !hosts.is_empty() {
-                argv.extend(["--host".into(), hosts]);
+                flags.extend(["--host".into(), hosts]);
             }
-            argv.extend(["--bind-to", "none", "--oversubscribe"].map(String::from));
+            flags.extend(["--bind-to", "none", "--oversubscribe"].map(String::from));
+            if job.tcp {
+                flags.extend(["--mca", "pml", "ob1", "--mca", "btl", "self,tcp"].map(String::from));
+            }
             if job.mpi.version.major <= 4 {
-                argv.extend(["--mca", "osc", "pt2pt"].map(String::from));
+                flags.extend(["--mca", "osc", "pt2pt"].map(String::from));
             }
             if job.is_root {
-                argv.push("--allow-run-as-root".into());
+                flags.push("--allow-run-as-root".into());
             }
             for name in job.env_names {
-                argv.extend(["-x".into(), name.clone()]);
+                flags.extend(["-x".into(), name.clone()]);
             }
         }
         MpiKind::Hydra => {
-            argv.extend(["-n".into(), job.npes.to_string()]);
             if !hosts.is_empty() {
-                argv.extend(["-hosts".into(), hosts]);
+                flags.extend(["-hosts".into(), hosts]);
             }
             if !job.env_names.is_empty() {
-                argv.extend(["-genvlist".into(), job.env_names.join(",")]);
+                flags.extend(["-genvlist".into(), job.env_names.join(",")]);
             }
         }
     }
-    argv.push(job.program.to_owned());
-    argv.extend(job.args.iter().cloned());
-    argv
+    flags
+}
+
+/// Refuses what the launcher of `job` cannot do: [`MpiJob::tcp`] under Hydra.
+pub fn check_job(job: &MpiJob<'_>) -> Result<(), String> {
+    if job.tcp && job.mpi.kind == MpiKind::Hydra {
+        return Err(format!(
+            "--tcp is known for Open MPI only; {} {} has no launcher flag for it",
+            job.mpi.kind, job.mpi.version
+        ));
+    }
+    Ok(())
+}
+
+/// The MPI on this machine ([`detect`], once per process).
+pub fn this_machine() -> Result<&'static Mpi, String> {
+    static MPI: std::sync::OnceLock<Result<Mpi, String>> = std::sync::OnceLock::new();
+    MPI.get_or_init(detect).as_ref().map_err(Clone::clone)
+}
+
+/// A job of `npes` ranks on this machine's MPI (no `--hosts`), with `-x` for each of
+/// `env_names`, checked ([`check_job`]); its program is empty.
+fn local_job(npes: usize, tcp: bool, env_names: &[String]) -> Result<MpiJob<'_>, String> {
+    let job = MpiJob {
+        mpi: this_machine()?,
+        npes,
+        is_root: is_root(),
+        hosts: &[],
+        env_names,
+        tcp,
+        program: "",
+        args: &[],
+    };
+    check_job(&job)?;
+    Ok(job)
+}
+
+/// The command line of a job of `npes` ranks on this machine, up to the program (which
+/// follows, with its arguments): what `shmemrun --mpi [--tcp] --dry-run -n NPES` prints
+/// before the program, with `-x` for each of `env_names`.
+pub fn local_command(npes: usize, tcp: bool, env_names: &[String]) -> Result<Vec<String>, String> {
+    let mut argv = launcher_argv(&local_job(npes, tcp, env_names)?);
+    argv.pop();
+    Ok(argv)
+}
+
+/// The flags of a job on this machine, between the rank count and the program (for a
+/// script that writes `mpirun FLAGS -np N PROGRAM` itself).
+pub fn local_flags(tcp: bool) -> Result<Vec<String>, String> {
+    Ok(launcher_flags(&local_job(1, tcp, &[])?))
 }
 
 /// `argv` as one line a POSIX shell reads back into the same words: words of only safe
 /// characters as they are, others in single quotes (`'` as `'\''`).
-pub(crate) fn shell_line(argv: &[String]) -> String {
+pub fn shell_line(argv: &[String]) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-+=:,./@%".contains(c);
     argv.iter()
         .map(|word| {
@@ -245,7 +326,7 @@ pub(crate) fn shell_line(argv: &[String]) -> String {
 }
 
 /// The names of the `SHMEM_*` variables set in this process's environment, sorted.
-pub(crate) fn shmem_env_names() -> Vec<String> {
+pub fn shmem_env_names() -> Vec<String> {
     let mut names: Vec<String> = std::env::vars_os()
         .filter_map(|(name, _)| name.into_string().ok())
         .filter(|name| name.starts_with("SHMEM_"))
@@ -273,7 +354,7 @@ fn version_output(command: &str) -> Result<Option<String>, String> {
 
 /// Finds the MPI on this machine: Open MPI if `mpirun --version` says so, else Hydra if
 /// `mpiexec --version` (or `mpirun --version`) says so.
-pub(crate) fn detect() -> Result<Mpi, String> {
+pub fn detect() -> Result<Mpi, String> {
     let mpirun = version_output("mpirun")?;
     if let Some((MpiKind::OpenMpi, version)) = mpirun.as_deref().and_then(identify) {
         return Ok(Mpi {
@@ -320,14 +401,14 @@ pub(crate) fn detect() -> Result<Mpi, String> {
 }
 
 /// True when running with effective uid 0.
-pub(crate) fn is_root() -> bool {
+pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions, cannot fail and touches no memory of ours.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// Prints `argv` (`dry_run`) or replaces this process with it, so the launcher's exit
 /// status is shmemrun's and signals reach it directly. Returns only on failure.
-pub(crate) fn launch(argv: &[String], dry_run: bool) -> Result<(), String> {
+pub fn launch(argv: &[String], dry_run: bool) -> Result<(), String> {
     if dry_run {
         println!("{}", shell_line(argv));
         return Ok(());
@@ -382,6 +463,7 @@ mod tests {
             is_root,
             hosts: &hosts,
             env_names: &env_names,
+            tcp: false,
             program: "./prog",
             args: &args,
         };
@@ -421,6 +503,32 @@ mod tests {
         );
         // Before 5, pt2pt is there (and osc/rdma the default).
         assert!(line(&open_mpi("3.1.6"), 2, false, "", &[], &[]).contains("--mca osc pt2pt"));
+    }
+
+    #[test]
+    fn tcp_between_every_pair_on_open_mpi_only() {
+        let env_names = strings(&["SHMEM_A"]);
+        let mut job = MpiJob {
+            mpi: &open_mpi("4.1.4"),
+            npes: 2,
+            is_root: true,
+            hosts: &[],
+            env_names: &env_names,
+            tcp: true,
+            program: "./prog",
+            args: &[],
+        };
+        assert_eq!(
+            launcher_argv(&job).join(" "),
+            "mpirun -np 2 --bind-to none --oversubscribe --mca pml ob1 --mca btl self,tcp \
+             --mca osc pt2pt --allow-run-as-root -x SHMEM_A ./prog"
+        );
+        assert_eq!(check_job(&job), Ok(()));
+        let hydra = hydra();
+        job.mpi = &hydra;
+        assert!(check_job(&job)
+            .unwrap_err()
+            .contains("--tcp is known for Open MPI only"));
     }
 
     #[test]
