@@ -166,7 +166,7 @@ fn run_job_into(
 /// messages, three of one), the atomics' word, their alignment, and room for the
 /// runtime's own use and the copies-alone floors.
 fn heap_needed(args: &Args) -> usize {
-    let align = crate::ours::BUFFER_ALIGN;
+    let align = crate::page_buffer::BUFFER_ALIGN;
     (args.npes + 3) * (args.max + align) + 2 * align + (16 << 20)
 }
 

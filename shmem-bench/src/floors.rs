@@ -10,8 +10,7 @@ use std::time::Instant;
 use shmem_typed::prelude::*;
 
 use crate::ops::Op;
-use crate::ours::BUFFER_ALIGN;
-use crate::page_buffer::PageBuffer;
+use crate::page_buffer::{PageBuffer, BUFFER_ALIGN};
 use crate::timing::{self, Timer};
 
 /// Round trips per timed batch.

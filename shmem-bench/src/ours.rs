@@ -6,11 +6,7 @@ use shmem_typed::prelude::*;
 use shmem_typed::SymRange;
 
 use crate::ops::Op;
-use crate::page_buffer::PageBuffer;
-
-/// Alignment of every benchmark buffer (see bench/c/README.md: misaligned copies run up
-/// to 4× slower on this machine, and the baselines align theirs too).
-pub(crate) const BUFFER_ALIGN: usize = 4096;
+use crate::page_buffer::{PageBuffer, BUFFER_ALIGN};
 
 /// The buffers of every operation, sized for the largest message.
 pub(crate) struct Buffers {

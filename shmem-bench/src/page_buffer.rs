@@ -4,7 +4,9 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
-use crate::ours::BUFFER_ALIGN;
+/// Alignment of every benchmark buffer (see bench/c/README.md: misaligned copies run up
+/// to 4× slower on this machine, and the baselines align theirs too).
+pub(crate) const BUFFER_ALIGN: usize = 4096;
 
 /// A zeroed heap buffer of `len` bytes aligned to [`BUFFER_ALIGN`], owned by this
 /// process alone.

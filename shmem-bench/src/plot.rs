@@ -13,7 +13,7 @@ use crate::cli::Transport;
 use crate::ops::{Op, Sizes};
 use crate::output::bytes_label;
 use crate::report::Report;
-use crate::scaling::{Point, Scaling};
+use crate::scaling_points::{Point, Scaling};
 
 const OURS: RGBColor = RGBColor(214, 39, 40);
 const OSHMEM: RGBColor = RGBColor(31, 119, 180);

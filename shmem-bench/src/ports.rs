@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::program_runs::{median_of, printed_by, RUNS};
 use crate::timing::ms;
-use crate::workloads::{median_of, printed_by, RUNS};
 
 /// PE counts of the parallel runs (beside 1 PE).
 const PE_COUNTS: [usize; 2] = [2, 8];

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::output::{bytes_label, opt};
-use crate::scaling::{Point, Scaling};
+use crate::scaling_points::{Point, Scaling};
 use crate::targets::{self, Check};
 
 /// The run's conditions in one line.
