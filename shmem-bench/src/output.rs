@@ -114,6 +114,11 @@ fn cells(columns: &[&Column], row: &Row) -> Vec<String> {
     columns.iter().map(|c| (c.cell)(row)).collect()
 }
 
+/// The MPI launch flags, as one line (or why there are none).
+fn launch_flags_text() -> String {
+    mpirun::launch_flags().map_or_else(|e| format!("(no MPI: {e})"), |f| f.join(" "))
+}
+
 /// The run's conditions in one line.
 fn floors_line(report: &Report) -> String {
     if report.transport == Transport::Mpi {
@@ -122,7 +127,7 @@ fn floors_line(report: &Report) -> String {
              (SHMEM_MPI_ONNODE=0) and raw MPI, both under mpirun {}",
             report.npes,
             report.cpus,
-            mpirun::launch_flags().map_or_else(|e| format!("(no MPI: {e})"), |f| f.join(" "))
+            launch_flags_text()
         );
     }
     let memcpy = report
@@ -463,7 +468,12 @@ mod tests {
             ["op", "bytes", "ours µs", "GB/s", "MPI µs", "/MPI", "targets"]
         );
         assert!(table.contains("✓ /MPI ≤ 1.15") && table.contains("✗ /MPI 1.500 > 1.15"));
-        assert!(table.contains("raw MPI, both under mpirun --allow-run-as-root"));
+        let flags =
+            mpirun::launch_flags().map_or_else(|e| format!("(no MPI: {e})"), |f| f.join(" "));
+        assert!(
+            table.contains(&format!("raw MPI, both under mpirun {flags}")),
+            "{table}"
+        );
         assert!(targets_summary(&report).contains("1 met, 1 missed"));
         assert_eq!(
             file_path(Path::new("d"), report.transport, 2, "svg"),
