@@ -1094,10 +1094,10 @@ impl Call {
                 during,
                 set_key,
             } => match self.set {
-                Some(set) => ShmemError::NotInActiveSet {
+                Some(_) => ShmemError::NotInActiveSet {
                     pe,
                     op: self.op,
-                    set: Box::new(set),
+                    set_key,
                 },
                 None => RtError::NotInSet {
                     pe,

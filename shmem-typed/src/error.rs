@@ -17,8 +17,6 @@ use std::panic::Location;
 
 pub use shmem_rt::{AllocMismatch, CollectiveError, PeEnd, RtError};
 
-use crate::active_set::ActiveSet;
-
 /// Everything a SHMEM call can fail with.
 ///
 /// `Debug` prints the same text as `Display`, so that `fn main() -> Result<(),
@@ -59,14 +57,17 @@ pub enum ShmemError {
         args: Box<SplitArguments>,
     },
     /// This PE called a collective on an active set it is not a member of.
-    #[error("PE {pe} called {op} on {set}, which it is not a member of")]
+    #[error(
+        "PE {pe} called {op} on {}, which it is not a member of",
+        shmem_rt::describe_set_key(*set_key)
+    )]
     NotInActiveSet {
         /// The calling PE.
         pe: usize,
         /// The collective.
         op: &'static str,
-        /// The set.
-        set: Box<ActiveSet>,
+        /// The set, by its key (the message describes it).
+        set_key: u64,
     },
     /// The target cannot hold the collective's result.
     #[error("{op}: the target holds {capacity} elements but the result needs {needed}")]
