@@ -17,6 +17,7 @@ impl Span {
 
     /// Whether the first `len_a` elements of `self` and the first `len_b` of `other`
     /// (elements of `size` bytes) share a byte.
+    #[inline]
     pub(crate) fn overlaps(&self, len_a: usize, other: &Span, len_b: usize, size: usize) -> bool {
         let (a0, a1) = (self.off, self.off + len_a * size);
         let (b0, b1) = (other.off, other.off + len_b * size);

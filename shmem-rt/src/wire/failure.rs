@@ -25,6 +25,7 @@ pub(crate) fn encode(pe: usize, end: PeEnd) -> u64 {
 }
 
 /// Unpacks a failure record (0: none).
+#[inline]
 pub(crate) fn decode(word: u64) -> Option<(usize, PeEnd)> {
     if word == 0 {
         return None;

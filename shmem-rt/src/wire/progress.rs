@@ -19,11 +19,13 @@ pub(crate) fn rounds_word(epoch: u64, round: u64, fault: Option<usize>) -> u64 {
 }
 
 /// The call a progress word is about.
+#[inline]
 pub(crate) fn epoch_of(word: u64) -> u64 {
     word >> EPOCH_SHIFT
 }
 
 /// The fault mark of a progress word.
+#[inline]
 pub(crate) fn fault_of(word: u64) -> Option<usize> {
     match word & FAULT_MASK {
         0 => None,

@@ -12,6 +12,7 @@ pub(crate) const fn pack(start: usize, stride: usize, size: usize) -> u64 {
 }
 
 /// The fields of a key made by [`pack`]: start, stride, size.
+#[inline]
 pub(crate) fn fields(key: u64) -> (u64, u64, u64) {
     let packed = key.wrapping_sub(1);
     let field = |n: u32| (packed >> (n * FIELD_BITS)) & ((1 << FIELD_BITS) - 1);
