@@ -1,5 +1,6 @@
-//! `shmemrun --help` and `--version`, and the one list of `SHMEM_*` variables: the help
-//! names every variable the runtime reads, and the README's table names the same set.
+//! `shmemrun --help`, `--version` and `--mpi --dry-run`, and the one list of `SHMEM_*`
+//! variables: the help names every variable the runtime reads, and the README's table
+//! names the same set.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -105,4 +106,55 @@ fn the_readme_table_names_the_same_variables() {
         listed(),
         "README tables vs USER_VARIABLES"
     );
+}
+
+/// `shmemrun --mpi --dry-run` prints the command the test kit and the benchmark use
+/// (`__private::mpirun::local_command`), followed by the program; `--tcp` needs `--mpi`.
+#[test]
+fn the_dry_run_prints_the_command_the_tools_use() {
+    let out = Command::new(env!("CARGO_BIN_EXE_shmemrun"))
+        .args(["--tcp", "./prog"])
+        .output()
+        .expect("shmemrun starts");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tcp needs --mpi"));
+
+    let out = Command::new(env!("CARGO_BIN_EXE_shmemrun"))
+        .args([
+            "--mpi",
+            "--tcp",
+            "--dry-run",
+            "-n",
+            "3",
+            "--",
+            "./prog",
+            "a b",
+        ])
+        .env("SHMEM_CHECKED", "1")
+        .output()
+        .expect("shmemrun starts");
+    let env_names: Vec<String> = std::env::vars()
+        .map(|(name, _)| name)
+        .filter(|name| name.starts_with("SHMEM_"))
+        .chain(["SHMEM_CHECKED".to_string()])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    match shmem_rt::__private::mpirun::local_command(3, true, &env_names) {
+        Ok(words) => {
+            assert!(out.status.success(), "{out:?}");
+            let mut argv = words;
+            argv.extend(["./prog".to_string(), "a b".to_string()]);
+            let expected = shmem_rt::__private::mpirun::shell_line(&argv);
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), expected);
+            assert!(expected.contains("-x SHMEM_CHECKED"), "{expected}");
+        }
+        Err(why) => {
+            assert_eq!(out.status.code(), Some(2), "{out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(&why),
+                "{out:?}"
+            );
+        }
+    }
 }
