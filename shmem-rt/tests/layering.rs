@@ -70,7 +70,11 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         &["coll"],
     ),
     ("algorithms", "one module per algorithm family", &["coll/*"]),
-    ("launch", "the supervisor and self-start", &["job", "job/*"]),
+    (
+        "launch",
+        "the supervisor, self-start, the MPI launcher's command",
+        &["job", "job/*"],
+    ),
     (
         "runtime",
         "a PE's state and the calls the façade makes",
