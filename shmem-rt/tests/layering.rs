@@ -1,8 +1,9 @@
 //! The runtime's layers, written down once and checked: every module of `src/` belongs
 //! to one layer by its path ([`LAYERS`], bottom first), and a module may use only modules
 //! of its own layer or of layers below (`crate::`, `super::` and `self::` paths, and a
-//! folder module's paths into its own children). The module graph has no cycles. The
-//! README's module tree lists exactly the files of `src/`, each under its layer.
+//! folder module's paths into its own children; a folder re-exporting a child is not a
+//! use). The module graph has no cycles but those [`FOLDER_CYCLES`] names. The README's
+//! module tree lists exactly the files of `src/`, each under its layer.
 //!
 //! Std only: the paths are read from the source text (comments, strings and each file's
 //! `#[cfg(test)] mod tests` left out), not from the compiler.
@@ -99,6 +100,15 @@ const PENDING: &[(&str, &str)] = &[
     ("transport/mpi/collectives", "job/state"),
     ("transport/mpi/collectives", "sync/wait"),
 ];
+
+/// Folder modules whose `mod.rs` uses its own children while they use it: the cycles
+/// the test allows, only between such a folder and its children. `transport/mod.rs`
+/// holds both the trait its transports implement and the enum that dispatches over them
+/// (being restructured with the network transports); `runtime/mod.rs` holds `Runtime`
+/// with its children's state, and each child adds `Runtime`'s calls of one kind (one
+/// type, its methods in several files). An entry whose folder no longer uses a child
+/// fails the test.
+const FOLDER_CYCLES: &[&str] = &["transport", "runtime"];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -543,7 +553,17 @@ fn uses_point_down_the_layers() {
 
 #[test]
 fn the_module_graph_has_no_cycles() {
-    assert_acyclic(&graph());
+    let mut graph = graph();
+    for folder in FOLDER_CYCLES {
+        let uses = graph.get_mut(*folder).unwrap();
+        let before = uses.len();
+        uses.retain(|t| !t.starts_with(&format!("{folder}/")));
+        assert!(
+            uses.len() < before,
+            "{folder} no longer uses its children: remove it from FOLDER_CYCLES"
+        );
+    }
+    assert_acyclic(&graph);
 }
 
 /// The benchmark (`shmem-bench`, a binary of its own) has no layers written down, but
@@ -577,10 +597,7 @@ fn assert_acyclic(graph: &BTreeMap<String, BTreeSet<String>>) {
         }
         state.insert(m, false);
         stack.push(m);
-        // A folder module naming its own children (declaring, re-exporting or
-        // dispatching over them) is the folder's façade, not a dependency.
-        let below = |t: &String| m == "lib" || t.starts_with(&format!("{m}/"));
-        for t in graph.get(m).into_iter().flatten().filter(|t| !below(t)) {
+        for t in graph.get(m).into_iter().flatten() {
             if let Some(c) = visit(t, graph, state, stack) {
                 return Some(c);
             }
