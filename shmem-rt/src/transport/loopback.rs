@@ -45,6 +45,7 @@ impl LoopbackTransport {
 
 impl Transport for LoopbackTransport {
     type Place = Remote;
+    type Groups = super::network::NoGroups;
 
     fn me(&self) -> usize {
         self.shm.me()

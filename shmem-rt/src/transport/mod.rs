@@ -5,16 +5,20 @@
 //! runtime dispatches on it once per call ([`with_transport!`]).
 //!
 //! - `shm`: the job's memfd mapped by every PE of one node; loads and stores.
-//! - `mpi` (feature `mpi`): the ranks of an MPI job, over MPI-3 one-sided communication
-//!   between nodes and the node's shared memory within one.
+//! - `mpi` (feature `mpi`): the ranks of an MPI job: the [`hybrid`] transport over MPI-3
+//!   one-sided communication between nodes and the node's shared memory within one.
 //! - `loopback` (feature `loopback-transport`, for tests): the same mapping, but every
 //!   access to another PE's memory goes through the transport's word and bulk calls,
 //!   never a direct pointer — the shape of a transport that has none (MPI RMA).
 //!
-//! A new transport implements [`Transport`], adds a variant to [`Transports`] and a
-//! `SHMEM_TRANSPORT` name in [`Transports::join`]; the algorithms do not change.
+//! A new network (UCX, OFI) implements [`network::Network`] (remote memory on (PE,
+//! offset)) and, if it has collectives of its own, [`network::GroupCollectives`]; the
+//! [`hybrid`] transport composes it with the node mapping. It adds a variant to
+//! [`Transports`] and its start in [`Transports::join`]; the algorithms do not change.
 
 pub(crate) mod amo;
+pub(crate) mod hybrid;
+pub(crate) mod network;
 pub(crate) mod shm;
 
 #[cfg(feature = "loopback-transport")]
@@ -28,6 +32,7 @@ use std::time::Duration;
 use crate::error::RtResult;
 use crate::memory::layout::Region;
 use amo::{AtomicOp, AtomicWidth};
+use network::GroupCollectives;
 
 /// What a PE needs from its transport. Offsets are symmetric offsets (inside a
 /// partition); places are resolved once per call and reused.
@@ -41,6 +46,9 @@ pub(crate) trait Transport: Sized + 'static {
     /// A place in a PE's partition, ready for repeated access: a direct address where
     /// the partition is mapped here, otherwise what the transport's calls need.
     type Place: Copy;
+    /// The group-collectives capability of the transport's network
+    /// ([`network::NoGroups`] where there is none).
+    type Groups: GroupCollectives;
 
     /// This PE.
     fn me(&self) -> usize;
@@ -145,6 +153,12 @@ pub(crate) trait Transport: Sized + 'static {
     fn wake_sleepers(&self, pe: usize);
     /// Lets the transport move data for others while this PE waits.
     fn progress(&self);
+
+    /// The network's group collectives, if it has them (see `coll::select::offloaded`).
+    #[inline]
+    fn groups(&self) -> Option<&Self::Groups> {
+        None
+    }
 }
 
 /// The transport a PE runs on, chosen at init.
@@ -205,7 +219,12 @@ impl Transports {
     /// Completes leaving the job after finalize (MPI: frees the window, `MPI_Finalize`).
     pub(crate) fn finish(&self) -> RtResult<()> {
         #[cfg(feature = "mpi")]
-        mpi::finish()?;
+        {
+            if let Transports::Mpi(t) = self {
+                t.network().close()?;
+            }
+            mpi::finish()?;
+        }
         Ok(())
     }
 

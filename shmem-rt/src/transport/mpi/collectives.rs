@@ -220,16 +220,18 @@ impl Call<'_> {
         // exchange, which completes in the wait below before either is dropped (an
         // error there ends the job: `fatal` or the job's failure, never a return with
         // the exchange in flight — see `wait_agreement`).
+        let mut request = std::ptr::null_mut();
         let rc = unsafe {
-            ffi::shmem_mpi_agree_start(
+            ffi::shmem_mpi_iallgather_start(
                 comm,
                 send.as_ptr().cast(),
                 (block * 8) as c_int,
                 blocks.as_mut_ptr().cast(),
+                &mut request,
             )
         };
         check(rc, "MPI_Iallgather")?;
-        self.wait_agreement(call)?;
+        self.wait_agreement(call, request)?;
         let descs: Vec<Descriptor> = blocks
             .chunks_exact(block)
             .map(|w| {
@@ -263,7 +265,7 @@ impl Call<'_> {
     /// Waits that wait for each other end it, whatever their kind (agreements on other
     /// sets, the runtime's protocol, the allocation barrier, a slot claim): the
     /// deadlock watch of call number `call` on the set follows the members' records.
-    fn wait_agreement(&self, call: u64) -> RtResult<()> {
+    fn wait_agreement(&self, call: u64, request: *mut c_void) -> RtResult<()> {
         let t = self.t;
         let mut failed = None;
         let mut polls = 0u32;
@@ -280,7 +282,7 @@ impl Call<'_> {
         let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
             let mut done: c_int = 0;
             // SAFETY: the exchange started in `agree` is in flight; a valid out-pointer.
-            let rc = unsafe { ffi::shmem_mpi_agree_test(&mut done) };
+            let rc = unsafe { ffi::shmem_mpi_iallgather_test(request, &mut done) };
             if let Err(err) = check(rc, "MPI_Test") {
                 failed = Some(err);
                 return true;
@@ -351,7 +353,7 @@ impl Call<'_> {
     pub(crate) fn barrier(&mut self) -> RtResult<()> {
         let mine = Descriptor::new(Operation::Barrier, self.set.key());
         self.agree(&mine, None)?;
-        self.t.sync_memory();
+        self.t.quiet();
         Ok(())
     }
 
