@@ -25,6 +25,7 @@ pub(crate) mod deadlock;
 pub(crate) mod descriptor;
 mod faults;
 pub(crate) mod gather;
+pub(crate) mod offload;
 pub(crate) mod reduce;
 mod scan;
 pub(crate) mod select;

@@ -1,12 +1,11 @@
 //! The errors a call's descriptors earn, built in one place: by the runtime's own
 //! protocol, which reads the members' descriptors one by one as they arrive, and by a
-//! transport with its own collectives (MPI's), which gathers every member's descriptor
+//! network with its own collectives (`coll::offload`), which gathers every member's descriptor
 //! at once and judges them all ([`judge`]) before any data moves. Both report the same
 //! error for the same arguments.
 
-use super::descriptor::Descriptor;
-#[cfg(feature = "mpi")]
-use super::{descriptor::disagreement, sets::SetSpec};
+use super::descriptor::{disagreement, Descriptor};
+use super::sets::SetSpec;
 use crate::error::{CollectiveError, Field, Operation, Unable};
 
 /// Member `pe` cannot take part, for reason `why`; `set_size` completes a root out of
@@ -74,7 +73,6 @@ pub(crate) fn capacities_hold(
 /// first, then the others' in member order. A collect's total must also fit every
 /// member's target. Every member judges the same descriptors, so all reach the same
 /// verdict.
-#[cfg(feature = "mpi")]
 pub(crate) fn judge(
     during: &'static str,
     set: &SetSpec,

@@ -36,9 +36,9 @@ pub struct Runtime {
     part_size: usize,
     heap: HeapState,
     sets: SetTable,
-    /// The communicators of MPI's own collectives, per set (MPI transport only).
-    #[cfg(feature = "mpi")]
-    comms: crate::transport::mpi::collectives::SetComms,
+    /// The communicators of the network's group collectives, per set (offloaded calls
+    /// only, see `coll::offload`).
+    comms: crate::coll::offload::SetComms,
 }
 
 impl Runtime {
@@ -53,7 +53,7 @@ impl Runtime {
     /// and hands neither the runtime nor a way to choose raw offsets to other code.
     /// `shmem_typed::Pe` is that caller.
     pub unsafe fn init() -> RtResult<Runtime> {
-        if !crate::config::is_pe() {
+        if !crate::transport::is_pe() {
             return Err(RtError::NotLaunched);
         }
         if INITIALISED.swap(true, Ordering::SeqCst) {
@@ -75,9 +75,9 @@ impl Runtime {
             checked: crate::config::checked_from_env(),
             select: Selection::from_env(npes, cpus)?,
         };
-        // MPI's communicators are made per set at its first use on a PE: its sets keep
-        // their slots.
-        let reclaims = transport.name() != "mpi";
+        // A network's communicators are made per set at its first use on a PE: where
+        // calls are offloaded, sets keep their slots.
+        let reclaims = with_transport!(&transport, t => t.groups().is_none());
         let mut rt = Runtime {
             transport,
             env,
@@ -87,8 +87,7 @@ impl Runtime {
             part_size,
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
-            #[cfg(feature = "mpi")]
-            comms: crate::transport::mpi::collectives::SetComms::new(),
+            comms: crate::coll::offload::SetComms::new(),
         };
         rt.place_statics()?;
         with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));

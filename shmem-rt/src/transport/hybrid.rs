@@ -23,6 +23,7 @@ use super::amo::{AtomicOp, AtomicWidth};
 use super::network::{Completion, Network};
 use super::shm::Mapping;
 use super::Transport;
+use crate::error::RtResult;
 use crate::memory::layout::{self, Region};
 
 /// Reads of node memory per call into the network's progress (see `get`).
@@ -98,9 +99,9 @@ impl<N: Network> Hybrid<N> {
         }
     }
 
-    /// The network.
-    pub(crate) fn network(&self) -> &N {
-        &self.net
+    /// Releases the network's resources at finalize (see [`Network::close`]).
+    pub(crate) fn close(&self) -> RtResult<()> {
+        self.net.close()
     }
 
     /// The address of `at` if its PE shares this PE's node.

@@ -1,5 +1,5 @@
 //! What a network transport implements: remote memory on (PE, symmetric offset) pairs,
-//! and optionally collectives over groups of PEs. Everything else a PE needs — the
+//! and optionally collectives over groups of PEs ([`super::groups`]). Everything else a PE needs — the
 //! node's shared memory for on-node peers, own-word loads, copies between two places,
 //! waits — is the [`Hybrid`](super::hybrid::Hybrid) transport's, written once for every
 //! network.
@@ -8,6 +8,7 @@
 //! recover from ends the job (naming the call), as a bus error would on shared memory.
 
 use super::amo::{AtomicOp, AtomicWidth};
+use super::groups::GroupCollectives;
 use crate::error::RtResult;
 
 /// When a put returns.
@@ -26,7 +27,8 @@ pub(crate) enum Completion {
 /// offsets; its own come from the layout). A clone is the same network (its state is
 /// shared), as the panic hook holds one.
 pub(crate) trait Network: Clone + Send + Sync + 'static {
-    /// The group-collectives capability ([`NoGroups`] for a network without one).
+    /// The group-collectives capability ([`super::groups::NoGroups`] for a network
+    /// without one).
     type Groups: GroupCollectives;
 
     /// This PE.
@@ -72,130 +74,14 @@ pub(crate) trait Network: Clone + Send + Sync + 'static {
     /// while it waits).
     fn progress(&self);
 
+    /// Releases what the network holds for this PE, at finalize (collective over the
+    /// job); no call follows.
+    fn close(&self) -> RtResult<()> {
+        Ok(())
+    }
+
     /// The group-collectives capability, if this network offers one.
     fn groups(&self) -> Option<&Self::Groups> {
         None
-    }
-}
-
-/// The operations a group-collectives capability may offer (see
-/// [`GroupCollectives::supports`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum GroupOp {
-    /// [`GroupCollectives::start_allgather`] and [`GroupCollectives::test`].
-    Iallgather,
-    /// [`GroupCollectives::allgather`].
-    Allgather,
-    /// [`GroupCollectives::allgatherv`].
-    Allgatherv,
-    /// [`GroupCollectives::bcast`].
-    Bcast,
-}
-
-/// A communicator: a group of PEs, named by the capability that made it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Comm(pub(crate) i64);
-
-/// Collectives over groups of PEs that a network runs itself (MPI's). The collectives
-/// layer asks [`GroupCollectives::supports`] per operation and runs its own protocol
-/// over remote memory for what is not offered. Blocks are bytes; counts fit an `i32`
-/// (the caller checks).
-pub(crate) trait GroupCollectives {
-    /// An exchange in flight.
-    type Request;
-
-    /// Whether this capability offers `op`.
-    fn supports(&self, op: GroupOp) -> bool;
-
-    /// The communicator of the PEs `members` (in member order), collective over those
-    /// PEs only; `tag` tells apart groups made at once by overlapping members.
-    fn comm(&self, members: &[usize], tag: u32) -> RtResult<Comm>;
-
-    /// Starts gathering `send.len()` bytes of every member into `recv` (member order).
-    ///
-    /// # Safety
-    /// `recv` must hold `send.len()` bytes per member; both buffers must stay valid and
-    /// untouched until [`GroupCollectives::test`] says the exchange is complete.
-    unsafe fn start_allgather(
-        &self,
-        comm: Comm,
-        send: &[u8],
-        recv: *mut u8,
-    ) -> RtResult<Self::Request>;
-
-    /// Whether the exchange has completed (then `request` is spent).
-    fn test(&self, request: &mut Self::Request) -> RtResult<bool>;
-
-    /// `len` bytes at `buf` of member `root` into every other member's `buf`.
-    ///
-    /// # Safety
-    /// `buf` must be valid for `len` bytes (read at the root, written elsewhere).
-    unsafe fn bcast(&self, comm: Comm, buf: *mut u8, len: usize, root: usize) -> RtResult<()>;
-
-    /// `len` bytes of every member into `recv`, in member order; `send` null: in place
-    /// (this member's block of `recv` holds its part).
-    ///
-    /// # Safety
-    /// `send` must be null or valid for `len` bytes, `recv` for `len` per member.
-    unsafe fn allgather(
-        &self,
-        comm: Comm,
-        send: *const u8,
-        len: i32,
-        recv: *mut u8,
-    ) -> RtResult<()>;
-
-    /// Member `i`'s `counts[i]` bytes to `recv + displs[i]`; `len` is this member's count.
-    ///
-    /// # Safety
-    /// `send` must be valid for `len` bytes, `recv` for every member's count at its
-    /// displacement.
-    unsafe fn allgatherv(
-        &self,
-        comm: Comm,
-        send: *const u8,
-        len: i32,
-        recv: *mut u8,
-        counts: &[i32],
-        displs: &[i32],
-    ) -> RtResult<()>;
-}
-
-/// The capability of a network without one: offers nothing, so the collectives layer
-/// never calls it (it cannot be made).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum NoGroups {}
-
-impl GroupCollectives for NoGroups {
-    type Request = NoGroups;
-
-    fn supports(&self, _op: GroupOp) -> bool {
-        match *self {}
-    }
-    fn comm(&self, _members: &[usize], _tag: u32) -> RtResult<Comm> {
-        match *self {}
-    }
-    unsafe fn start_allgather(&self, _: Comm, _: &[u8], _: *mut u8) -> RtResult<NoGroups> {
-        match *self {}
-    }
-    fn test(&self, _request: &mut NoGroups) -> RtResult<bool> {
-        match *self {}
-    }
-    unsafe fn bcast(&self, _: Comm, _: *mut u8, _: usize, _: usize) -> RtResult<()> {
-        match *self {}
-    }
-    unsafe fn allgather(&self, _: Comm, _: *const u8, _: i32, _: *mut u8) -> RtResult<()> {
-        match *self {}
-    }
-    unsafe fn allgatherv(
-        &self,
-        _: Comm,
-        _: *const u8,
-        _: i32,
-        _: *mut u8,
-        _: &[i32],
-        _: &[i32],
-    ) -> RtResult<()> {
-        match *self {}
     }
 }

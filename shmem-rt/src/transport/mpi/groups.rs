@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use super::ffi::{self, check};
 use super::MpiNet;
 use crate::error::RtResult;
-use crate::transport::network::{Comm, GroupCollectives, GroupOp};
+use crate::transport::groups::{Comm, GroupCollectives, GroupOp};
 
 /// An `MPI_Iallgather` in flight: the request the shim allocated, released by the test
 /// that finds it complete.
@@ -28,7 +28,7 @@ impl GroupCollectives for MpiNet {
         }
     }
 
-    fn comm(&self, members: &[usize], tag: u32) -> RtResult<Comm> {
+    fn comm(&self, members: &[usize], tag: u64) -> RtResult<Comm> {
         let ranks: Vec<c_int> = members.iter().map(|&pe| pe as c_int).collect();
         let mut comm: c_int = 0;
         // SAFETY: `ranks` holds `members.len()` world ranks; a valid out-pointer.
@@ -79,6 +79,11 @@ impl GroupCollectives for MpiNet {
             request.0 = None;
         }
         Ok(done != 0)
+    }
+
+    fn abandon(&self, code: i32) -> ! {
+        super::abort_job(code);
+        std::process::exit(code)
     }
 
     unsafe fn bcast(&self, comm: Comm, buf: *mut u8, len: usize, root: usize) -> RtResult<()> {

@@ -13,7 +13,7 @@
 //!   [`MpiNet`], this rank's window (`MPI_Win_create`) and MPI's collectives: words are
 //!   MPI atomics, data to other nodes `MPI_Put`/`MPI_Get`, progress `MPI_Iprobe` and
 //!   `MPI_Win_sync`.
-//! - **Ending.** [`MpiNet::close`] frees the window and [`finish`] leaves MPI at
+//! - **Ending.** The network's `close` frees the window and [`finish`] leaves MPI at
 //!   finalize; a panic ends the job with `MPI_Abort` ([`abort_job`]); an MPI error in a
 //!   call that cannot return one aborts the job with MPI's message.
 //!
@@ -23,9 +23,8 @@
 //! Settings: `SHMEM_MPI_ONNODE=0` treats every peer as remote; `SHMEM_MPI_NODE_RANKS=k`
 //! cuts nodes into groups of `k` ranks (several "nodes" on one machine, for tests).
 
-pub(crate) mod collectives;
 mod ffi;
-pub(crate) mod groups;
+mod groups;
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -272,8 +271,8 @@ impl Nodes {
         }
         let mapping = match created {
             Some((mapping, fd)) => {
-                // SAFETY: the node's other ranks open the descriptor before this barrier.
                 check(
+                    // SAFETY: the node's other ranks open the descriptor before this barrier.
                     unsafe { ffi::shmem_mpi_node_barrier(self.comm) },
                     "MPI_Barrier",
                 )?;
@@ -283,8 +282,8 @@ impl Nodes {
             None => {
                 let path = format!("/proc/{}/fd/{}", announce[1], announce[2]);
                 let opened = open_shared(&path);
-                // SAFETY: every rank of the node reaches this barrier, whatever it opened.
                 check(
+                    // SAFETY: every rank of the node reaches this barrier, whatever it opened.
                     unsafe { ffi::shmem_mpi_node_barrier(self.comm) },
                     "MPI_Barrier",
                 )?;
@@ -385,16 +384,6 @@ impl MpiNet {
     #[inline]
     fn raw(&self) -> *mut ffi::NetHandle {
         self.window.0.as_ptr()
-    }
-
-    /// Frees the window (at finalize, collective over the world): later RMA calls fail
-    /// and end the job.
-    pub(crate) fn close(&self) -> RtResult<()> {
-        // SAFETY: the instance is alive; the shim frees its window once.
-        check(
-            unsafe { ffi::shmem_mpi_win_free(self.raw()) },
-            "MPI_Win_free",
-        )
     }
 
     #[inline]
@@ -516,6 +505,16 @@ impl Network for MpiNet {
             unsafe { ffi::shmem_mpi_win_sync(self.raw()) },
             "MPI_Win_sync",
         );
+    }
+
+    /// Frees the window (collective over the world): later RMA calls fail and end the
+    /// job.
+    fn close(&self) -> RtResult<()> {
+        check(
+            // SAFETY: the instance is alive; the shim frees its window once.
+            unsafe { ffi::shmem_mpi_win_free(self.raw()) },
+            "MPI_Win_free",
+        )
     }
 
     #[inline]
