@@ -59,7 +59,8 @@ impl Runtime {
         if INITIALISED.swap(true, Ordering::SeqCst) {
             return Err(RtError::AlreadyInitialised);
         }
-        let transport = Transports::join()?;
+        // Every PE must choose each collective's algorithm alike.
+        let transport = Transports::join(&crate::coll::select::crossovers_from_env()?)?;
         let (me, npes, region, part_size, cpus) = with_transport!(&transport, t => {
             (t.me(), t.npes(), t.region(), t.part_size(), t.cpus())
         });

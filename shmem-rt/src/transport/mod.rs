@@ -191,16 +191,22 @@ pub(crate) enum Transports {
     Mpi(mpi::MpiTransport),
 }
 
+/// A setting every PE of a job must share (a variable's name and value, if set).
+pub(crate) type Setting = (&'static str, Option<usize>);
+
 impl Transports {
     /// Joins the job this process was started in, on the transport `SHMEM_TRANSPORT`
     /// names (default `shm`).
     /// A process started by an MPI launcher joins the MPI job instead (builds with the
-    /// `mpi` feature; see [`crate::config::mpi_job`]).
-    pub(crate) fn join() -> RtResult<Transports> {
+    /// `mpi` feature; see [`crate::config::mpi_job`]). `shared` are settings every PE
+    /// must share, compared between PEs where they may differ (the ranks of an MPI job
+    /// may be started with different environments; a supervisor's PEs inherit one).
+    pub(crate) fn join(shared: &[Setting]) -> RtResult<Transports> {
         #[cfg(feature = "mpi")]
         if let Some(launch) = crate::config::mpi_job() {
-            return mpi::join(launch);
+            return mpi::join(launch, shared);
         }
+        let _ = shared;
         let transport = std::env::var(crate::config::env::TRANSPORT);
         match transport.as_deref() {
             Err(_) | Ok("" | "shm") => {}

@@ -36,7 +36,7 @@ use super::amo::{AtomicOp, AtomicWidth};
 use super::hybrid::Hybrid;
 use super::network::{Completion, Network};
 use super::shm::{Mapping, ShmTransport};
-use super::Transports;
+use super::{Setting, Transports};
 use crate::config::{self, env, MpiLaunch};
 use crate::error::{RtError, RtResult};
 use crate::memory::layout::Region;
@@ -45,9 +45,10 @@ use crate::memory::layout::Region;
 pub(crate) type MpiTransport = Hybrid<MpiNet>;
 
 /// Joins the MPI job this process is a rank of: initialises MPI, checks that every rank
-/// has the same settings and that MPI's job size is the launcher's, maps the node's
-/// partitions, and returns the transport (shared memory when the job is one node).
-pub(crate) fn join(launch: MpiLaunch) -> RtResult<Transports> {
+/// has the same settings (the transport's and `shared`) and that MPI's job size is the
+/// launcher's, maps the node's partitions, and returns the transport (shared memory when
+/// the job is one node).
+pub(crate) fn join(launch: MpiLaunch, shared: &[Setting]) -> RtResult<Transports> {
     let (mut rank, mut size, mut provided): (c_int, c_int, c_int) = (0, 0, 0);
     check(
         // SAFETY: three valid out-pointers; MPI is initialised at most once per process
@@ -84,11 +85,12 @@ pub(crate) fn join(launch: MpiLaunch) -> RtResult<Transports> {
         (env::ACTIVE_SETS, sets as u64),
         (env::MPI_NODE_RANKS, group as u64),
     ];
-    // Every rank must choose each collective's algorithm alike: an unset crossover
-    // variable counts as u64::MAX, which no set one parses to.
-    let crossovers = crate::coll::select::crossovers_from_env()?;
+    // The caller's settings (each collective's algorithm, which every rank must choose
+    // alike): an unset one counts as u64::MAX, which no set one parses to.
     settings.extend(
-        crossovers.map(|(name, value)| (name, value.map_or(UNSET, |v| (v as u64).min(UNSET - 1)))),
+        shared
+            .iter()
+            .map(|&(name, value)| (name, value.map_or(UNSET, |v| (v as u64).min(UNSET - 1)))),
     );
     agree_on_settings(&settings)?;
 
