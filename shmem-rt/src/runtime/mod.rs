@@ -158,6 +158,25 @@ impl Runtime {
         });
     }
 
+    /// Runs the transport contract's steps (see `transport::contract`) on this job's
+    /// transport, a barrier between consecutive steps, in a scratch block allocated
+    /// for them and freed after; returns what this PE found wrong (nothing when the
+    /// transport keeps its contract). Collective over the world: every PE runs every
+    /// step, whatever an earlier one found. For the test suites.
+    #[doc(hidden)]
+    pub fn check_transport_contract(&mut self) -> RtResult<Vec<String>> {
+        use crate::transport::contract;
+        let base = self.alloc(contract::SCRATCH_BYTES, layout::CACHE_LINE)?;
+        let mut wrong = Vec::new();
+        for step in 0..contract::STEPS {
+            self.barrier_all()?;
+            wrong.extend(with_transport!(&self.transport, t => contract::run_step(t, base, step)));
+        }
+        self.barrier_all()?;
+        self.free(base)?;
+        Ok(wrong)
+    }
+
     /// `shmem_barrier_all`: every PE has arrived, and all earlier stores and remote
     /// updates of every PE are complete and visible.
     pub fn barrier_all(&mut self) -> RtResult<()> {

@@ -20,6 +20,7 @@
 //! [`Transports`] and its start in [`Transports::join`]; the algorithms do not change.
 
 pub(crate) mod amo;
+pub(crate) mod contract;
 pub(crate) mod groups;
 pub(crate) mod shm;
 
