@@ -6,8 +6,9 @@
 #                                    as an MPI job: one node (the shared-memory path),
 #                                    every peer remote (SHMEM_MPI_ONNODE=0), and "nodes"
 #                                    of two ranks (SHMEM_MPI_NODE_RANKS=2)
-#   scripts/mpi-tests.sh suites      the typed suites with every peer remote (and
-#                                    tests/mpi_waits.rs in release and debug)
+#   scripts/mpi-tests.sh suites      the typed suites with every peer remote, the
+#                                    transport contract with nodes of two ranks too
+#                                    (and tests/mpi_waits.rs in release and debug)
 #   scripts/mpi-tests.sh two-hosts   the examples across two network-namespace hosts
 #                                    (scripts/mpi-two-hosts.sh; needs root)
 #   scripts/mpi-tests.sh all         all three
@@ -36,7 +37,7 @@ fi
 SUITES=(alltoall atomics collectives collectives_errors collectives_props collective_errors_every_size
   random_collectives_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
   overflow_props panics rma failed_free_and_set_barrier soundness statics teams team_hand_overs wait_family
-  scans lock_arrays local_collectives)
+  scans lock_arrays local_collectives transport_contract)
 
 examples() {
   step "examples, one node (shared memory under mpirun)"
@@ -53,6 +54,10 @@ suites() {
   for s in "${SUITES[@]}"; do args+=(--test "$s"); done
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
     cargo test --release -p shmem-typed --features shmem-typed/mpi "${args[@]}"
+  step "the transport contract, nodes of two ranks (on-node and remote peers at once)"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_NODE_RANKS=2 \
+    cargo test --release -p shmem-typed --features shmem-typed/mpi --test transport_contract \
+    -- three_pes four_pes
   # One test at a time: they time how soon a job ends after its mismatched calls.
   step "waits of every kind, every peer remote: release (with the pair matrix)"
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \

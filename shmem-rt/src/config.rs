@@ -22,7 +22,8 @@ pub mod env {
     /// `1` turns checked mode on, `0` off (default: on in debug builds).
     pub const CHECKED: &str = "SHMEM_CHECKED";
     /// The transport: `shm` (default), `mpi` in builds with the `mpi` feature (the
-    /// default under an MPI launcher), or `loopback` in builds with the test transport.
+    /// default under an MPI launcher), or `loopback` or `hybrid` in builds with the test
+    /// transports.
     pub const TRANSPORT: &str = "SHMEM_TRANSPORT";
     /// Distinct active sets (of two or more PEs) each PE may use.
     pub const ACTIVE_SETS: &str = "SHMEM_ACTIVE_SETS";
@@ -59,7 +60,7 @@ pub mod env {
         (
             TRANSPORT,
             "shm",
-            "the transport: shm, mpi (feature `mpi`), loopback (feature `loopback-transport`)",
+            "the transport: shm, mpi (feature `mpi`), loopback and hybrid (feature `loopback-transport`)",
         ),
         (
             "SHMEM_BARRIER_FLAT_MAX",
@@ -97,12 +98,6 @@ pub mod env {
             "MPI: groups of this many consecutive ranks share memory",
         ),
     ];
-}
-
-/// True when this process was started as a PE: by a supervisor, or (in builds with the
-/// `mpi` feature) as a rank of an MPI job.
-pub fn is_pe() -> bool {
-    std::env::var_os(env::HEAP_FD).is_some() || (cfg!(feature = "mpi") && mpi_job().is_some())
 }
 
 /// A process an MPI launcher started: its rank and the job size as the launcher

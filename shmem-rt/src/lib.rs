@@ -44,11 +44,11 @@ mod sync;
 mod transport;
 mod wire;
 
-pub use config::is_pe;
 pub use error::{
     deadlock_field, describe_set_key, describe_wait_site, AllocMismatch, ArgValue, CollectiveError,
     Field, Operation, PeEnd, ReduceOp, RtError, RtResult, Unable, WaitSite,
 };
+pub use transport::is_pe;
 
 /// What `shmem-typed` (and the project's own tools: `shmemrun`, the test kit, the
 /// benchmark) use. Not part of the public API: no stability, no documentation promises.

@@ -174,6 +174,15 @@ pub mod __private {
         pub use bytemuck::{Pod, Zeroable};
     }
 
+    /// Runs the runtime's transport contract (words, atomics, put/get/copy, fence/quiet
+    /// ordering, sleep/wake) on `pe`'s transport: what this PE found wrong. Collective
+    /// over the world. For the `transport_contract` suite.
+    pub fn check_transport_contract(pe: &mut crate::Pe) -> Result<Vec<String>, String> {
+        pe.rt_mut()
+            .check_transport_contract()
+            .map_err(|e| e.to_string())
+    }
+
     /// PEs a program starts when run directly without `SHMEM_NPES` or `npes = N`.
     pub fn default_npes() -> usize {
         shmem_rt::__private::default_npes()

@@ -83,9 +83,9 @@ pub(crate) enum Awaited {
         /// Symmetric offset of the word in the waiter's partition.
         word: usize,
     },
-    /// Every member of the set with key `key` to enter its MPI agreement exchange number
-    /// `call` on the set; the PE awaited is the first member that has not.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    /// Every member of the set with key `key` to enter its agreement exchange number
+    /// `call` on the set (`coll::offload`); the PE awaited is the first member that has
+    /// not.
     Agreement {
         /// The set's key.
         key: u64,
@@ -129,7 +129,7 @@ impl Awaited {
     }
 }
 
-/// The MPI agreement exchanges `pe` has entered on the set with key `key`: the count in
+/// The agreement exchanges (`coll::offload`) `pe` has entered on the set with key `key`: the count in
 /// its slot for the set (0 before it claimed one).
 pub(crate) fn agreements_entered<T: Transport>(t: &T, pe: usize, key: u64) -> u64 {
     match sets::find(t, pe, key) {
@@ -138,10 +138,9 @@ pub(crate) fn agreements_entered<T: Transport>(t: &T, pe: usize, key: u64) -> u6
     }
 }
 
-/// Publishes that this PE enters its MPI agreement exchange number `call` on the set
+/// Publishes that this PE enters its agreement exchange number `call` on the set
 /// with key `key` (before the exchange starts; `call` grows by one per call). A set of
 /// one member has no slot: its exchange waits for no other PE.
-#[cfg(feature = "mpi")]
 pub(crate) fn enter_agreement<T: Transport>(t: &T, key: u64, call: u64) {
     if let Some(slot) = sets::find(t, t.me(), key) {
         let word = t.region().slot(slot) + sync::OWNER_AGREED;
@@ -176,7 +175,7 @@ const WAITING: u64 = 1;
 /// Record state: waiting, and in a cycle of waits.
 const IN_CYCLE: u64 = 2;
 
-/// Record kind of a wait in an MPI agreement (0: a word, 1: a claim).
+/// Record kind of a wait in an agreement exchange (0: a word, 1: a claim).
 const AGREEMENT: u64 = 2;
 
 /// Record kind of a wait for a handover.

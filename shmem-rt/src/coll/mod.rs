@@ -23,6 +23,7 @@ pub(crate) mod broadcast;
 pub(crate) mod ctx;
 pub(crate) mod deadlock;
 pub(crate) mod gather;
+pub(crate) mod offload;
 pub(crate) mod reduce;
 mod scan;
 pub(crate) mod select;

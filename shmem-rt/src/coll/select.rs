@@ -14,9 +14,57 @@
 //! | `SHMEM_REDUCE_ONE_SHOT_READ_MAX` | 16K | … while `bytes × (members − 1)` stays up to this; above, scatter–gather |
 //!
 //! Data up to [`INLINE_BYTES`] always travels inline in the arrival line.
+//!
+//! Before any of these, [`path`] chooses between the runtime's own protocol and the
+//! network's group collectives (`coll::offload`), per call, from the transport's
+//! capability alone.
 
-use crate::error::{RtError, RtResult};
+use crate::error::{Operation, RtError, RtResult};
 use crate::memory::layout::INLINE_BYTES;
+use crate::transport::groups::{GroupCollectives, GroupOp};
+use crate::transport::Transport;
+
+/// Which protocol a collective call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// The runtime's own protocol over the transport's words and copies.
+    Own,
+    /// The network's group collectives agree on the call (`offload::Call::agree_on_kind`),
+    /// then the runtime's own protocol moves the data.
+    Agreed,
+    /// The network's group collectives agree and move the data (`coll::offload`).
+    Offloaded,
+}
+
+/// The protocol of a call of `op` on transport `t`: offloaded where the transport's
+/// network has group collectives with a non-blocking allgather (the agreement) and the
+/// operation that moves `op`'s data; their agreement alone where it has no such
+/// operation (alltoall and scans always: the runtime's protocol moves their data);
+/// the runtime's own elsewhere, and for the allocation barrier. The answer depends on the transport alone, so every
+/// member of a set chooses alike.
+#[inline]
+pub(crate) fn path<T: Transport>(t: &T, op: Operation) -> Path {
+    let Some(groups) = t.groups() else {
+        return Path::Own;
+    };
+    if !groups.supports(GroupOp::Iallgather) {
+        return Path::Own;
+    }
+    let moves = match op {
+        Operation::Barrier => true,
+        Operation::Broadcast => groups.supports(GroupOp::Bcast),
+        Operation::Fcollect | Operation::Reduce(_) => groups.supports(GroupOp::Allgather),
+        Operation::Collect => groups.supports(GroupOp::Allgatherv),
+        Operation::Alltoall | Operation::Inscan(_) | Operation::Exscan(_) => false,
+        // Its barrier runs on the world set's own sync words (see `Operation::Allocation`).
+        Operation::Allocation => return Path::Own,
+    };
+    if moves {
+        Path::Offloaded
+    } else {
+        Path::Agreed
+    }
+}
 
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line,
 /// and checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉

@@ -1,15 +1,12 @@
 //! The errors a call's descriptors earn, built in one place: by the runtime's own
 //! protocol, which reads the members' descriptors one by one as they arrive, and by a
-//! transport with its own collectives (MPI's), which gathers every member's descriptor
+//! network with its own collectives (`coll::offload`), which gathers every member's descriptor
 //! at once and judges them all ([`judge`]) before any data moves. Both report the same
 //! error for the same arguments.
 
-#[cfg(feature = "mpi")]
 use super::sets::SetSpec;
 use crate::error::{CollectiveError, Field, Operation, Unable};
-#[cfg(feature = "mpi")]
-use crate::wire::descriptor::disagreement;
-use crate::wire::descriptor::Descriptor;
+use crate::wire::descriptor::{disagreement, Descriptor};
 
 /// Member `pe` cannot take part, for reason `why`; `set_size` completes a root out of
 /// range (the set's size does not travel in a descriptor).
@@ -76,7 +73,6 @@ pub(crate) fn capacities_hold(
 /// first, then the others' in member order. A collect's total must also fit every
 /// member's target. Every member judges the same descriptors, so all reach the same
 /// verdict.
-#[cfg(feature = "mpi")]
 pub(crate) fn judge(
     during: &'static str,
     set: &SetSpec,

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use super::Runtime;
 use crate::coll::ctx::{CallEnv, SetCtx, StageArea, SyncAt};
 use crate::coll::deadlock::{Awaited, Watch};
+use crate::coll::select::{self, Path};
 use crate::coll::sets::{self, SetSpec};
 use crate::coll::{self, Blocks, Combine, RootTarget, Span};
-use crate::error::{CollectiveError, ReduceOp, RtError, RtResult, WaitSite};
+use crate::error::{CollectiveError, Operation, ReduceOp, RtError, RtResult, WaitSite};
 use crate::memory::layout::{self, SLOT_STAGE, STAGE_BYTES};
 use crate::sync::wait::{self, Blocker};
 use crate::transport::{with_transport, Transport};
@@ -207,36 +208,51 @@ macro_rules! run_call {
     }};
 }
 
-/// On the MPI transport, runs `$native` (with `$call` the call's
-/// `mpi::collectives::Call`, see [`Runtime::mpi_call`]) and returns its result: the
-/// call is made with MPI's own collectives. Nothing on other transports.
-macro_rules! on_mpi {
-    ($rt:expr, $set:expr, $work:expr, $during:expr, |$call:ident| $native:expr) => {
-        #[cfg(feature = "mpi")]
-        #[allow(unused_mut)]
-        if let Some(mut $call) = $rt.mpi_call($set, $work, $during)? {
-            return $native;
+/// Where `coll::select::path` offloads a call of `$op` on this PE's transport, runs
+/// `$native` with `$call` the call's `coll::offload::Call` (see
+/// [`Runtime::enter_offloaded`]) and gives `Some` of its result; `None` where the call
+/// runs the runtime's own protocol alone.
+macro_rules! offloaded {
+    ($rt:expr, $set:expr, $work:expr, $during:expr, $op:expr, $path:pat, |$call:ident| $native:expr) => {{
+        let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
+        let path = with_transport!(&$rt.transport, t => select::path(t, $op));
+        if matches!(path, $path) {
+            let index = $rt.enter_offloaded(set, work, during)?;
+            let rt = &mut *$rt;
+            Some(with_transport!(&rt.transport, t => match t.groups() {
+                Some(groups) => {
+                    #[allow(unused_mut)]
+                    let mut $call = coll::offload::Call {
+                        t,
+                        groups,
+                        comms: &mut rt.comms,
+                        env: &rt.env,
+                        set: *set,
+                        index,
+                        during,
+                    };
+                    $native
+                }
+                None => unreachable!("an offloaded call on a transport without group collectives"),
+            }))
+        } else {
+            None
         }
-    };
+    }};
 }
 
-#[cfg(feature = "mpi")]
 impl Runtime {
-    /// On the MPI transport, this PE's part of a call on `set` with MPI's own
-    /// collectives; `None` on other transports. A program's work array is checked and
-    /// otherwise not needed. At the set's first call the runtime's own join runs first:
-    /// it waits for every member's first call on the set and finds calls on other sets
-    /// that wait in a cycle, so the set's communicator is made by members that all
-    /// reached it.
-    fn mpi_call(
+    /// Prepares this PE's part of an offloaded call on `set` (see `coll::offload`): a
+    /// program's work array is checked and otherwise not needed. At the set's first call
+    /// the runtime's own join runs first: it waits for every member's first call on the
+    /// set and finds calls on other sets that wait in a cycle, so the set's communicator
+    /// is made by members that all reached it. Returns this PE's index in the set.
+    fn enter_offloaded(
         &mut self,
         set: &SetSpec,
         work: Work,
         during: &'static str,
-    ) -> RtResult<Option<crate::transport::mpi::collectives::Call<'_>>> {
-        if !matches!(self.transport, crate::transport::Transports::Mpi(_)) {
-            return Ok(None);
-        }
+    ) -> RtResult<usize> {
         let index = self.member_index(set, during)?;
         if let Work::Explicit { offset, stage, .. } = work {
             self.check_work(offset, stage)?;
@@ -244,17 +260,7 @@ impl Runtime {
         if !self.comms.knows(set) {
             self.prepare(set, index, Work::Implicit, during)?;
         }
-        let crate::transport::Transports::Mpi(t) = &self.transport else {
-            return Ok(None);
-        };
-        Ok(Some(crate::transport::mpi::collectives::Call {
-            t,
-            comms: &mut self.comms,
-            env: &self.env,
-            set: *set,
-            index,
-            during,
-        }))
+        Ok(index)
     }
 }
 
@@ -580,7 +586,17 @@ impl Runtime {
     /// local store and remote update of every member is then complete and visible.
     pub fn barrier(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
         with_transport!(&self.transport, t => t.complete_for_barrier());
-        on_mpi!(self, set, work, "barrier", |call| call.barrier());
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "barrier",
+            Operation::Barrier,
+            Path::Offloaded,
+            |call| call.barrier()
+        ) {
+            return result;
+        }
         run_call!(self, set, work, "barrier", |ctx| coll::barrier(&ctx))
     }
 
@@ -619,7 +635,17 @@ impl Runtime {
     /// program orders them with `quiet`, or sees them through waits). Members' calls
     /// match each other's barriers: a barrier is a quiet and a sync.
     pub fn sync(&mut self, set: &SetSpec, work: Work) -> RtResult<()> {
-        on_mpi!(self, set, work, "sync", |call| call.barrier());
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "sync",
+            Operation::Barrier,
+            Path::Offloaded,
+            |call| call.barrier()
+        ) {
+            return result;
+        }
         run_call!(self, set, work, "sync", |ctx| coll::barrier(&ctx))
     }
 
@@ -637,13 +663,17 @@ impl Runtime {
         root_target: RootTarget,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
-        on_mpi!(self, set, work, "broadcast", |call| call.broadcast(
-            elem,
-            root,
-            target,
-            source,
-            root_target
-        ));
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "broadcast",
+            Operation::Broadcast,
+            Path::Offloaded,
+            |call| call.broadcast(elem, root, target, source, root_target)
+        ) {
+            return result;
+        }
         run_call!(self, set, work, "broadcast", |ctx| coll::broadcast(
             &ctx,
             elem,
@@ -665,10 +695,20 @@ impl Runtime {
         source: Span,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
-        on_mpi!(self, set, work, "fcollect", |call| {
-            call.gather(crate::error::Operation::Fcollect, elem, target, source)
-                .map(drop)
-        });
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "fcollect",
+            Operation::Fcollect,
+            Path::Offloaded,
+            |call| {
+                call.gather(Operation::Fcollect, elem, target, source)
+                    .map(drop)
+            }
+        ) {
+            return result;
+        }
         run_call!(self, set, work, "fcollect", |ctx| coll::fcollect(
             &ctx, elem, target, source
         ))
@@ -685,12 +725,17 @@ impl Runtime {
         source: Span,
     ) -> RtResult<usize> {
         self.check_spans(elem, [target, source])?;
-        on_mpi!(self, set, work, "collect", |call| call.gather(
-            crate::error::Operation::Collect,
-            elem,
-            target,
-            source
-        ));
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "collect",
+            Operation::Collect,
+            Path::Offloaded,
+            |call| call.gather(Operation::Collect, elem, target, source)
+        ) {
+            return result;
+        }
         run_call!(self, set, work, "collect", |ctx| coll::collect(
             &ctx, elem, target, source
         ))
@@ -709,10 +754,16 @@ impl Runtime {
         blocks: Blocks,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
-        #[cfg(feature = "mpi")]
-        if let Some(mut call) = self.mpi_call(set, work, "alltoall")? {
-            // No MPI collective for it: the agreement step, then the runtime's protocol.
-            call.agree_on_kind(crate::error::Operation::Alltoall, elem)?;
+        if let Some(agreed) = offloaded!(
+            self,
+            set,
+            work,
+            "alltoall",
+            Operation::Alltoall,
+            Path::Agreed,
+            |call| call.agree_on_kind(Operation::Alltoall, elem)
+        ) {
+            agreed?;
         }
         run_call!(self, set, work, "alltoall", |ctx| coll::alltoall(
             &ctx, elem, target, source, blocks
@@ -736,8 +787,17 @@ impl Runtime {
             Work::Explicit { max_nelems, .. } => max_nelems,
             Work::Implicit => usize::MAX,
         };
-        on_mpi!(self, set, work, "reduce", |call| call
-            .reduce::<C>(op, elem, target, source, max_nelems));
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "reduce",
+            Operation::Reduce(op),
+            Path::Offloaded,
+            |call| call.reduce::<C>(op, elem, target, source, max_nelems)
+        ) {
+            return result;
+        }
         run_call!(self, set, work, "reduce", |ctx| coll::reduce::<_, C>(
             &ctx, op, elem, target, source, max_nelems
         ))
@@ -759,10 +819,17 @@ impl Runtime {
         let during = prefix.name();
         check_combine::<C>(during, elem)?;
         self.check_spans(elem, [target, source])?;
-        #[cfg(feature = "mpi")]
-        if let Some(mut call) = self.mpi_call(set, Work::Implicit, during)? {
-            // No MPI collective for it: the agreement step, then the runtime's protocol.
-            call.agree_on_kind(prefix.operation(op), elem)?;
+        let operation = prefix.operation(op);
+        if let Some(agreed) = offloaded!(
+            self,
+            set,
+            Work::Implicit,
+            during,
+            operation,
+            Path::Agreed,
+            |call| call.agree_on_kind(operation, elem)
+        ) {
+            agreed?;
         }
         run_call!(self, set, Work::Implicit, during, |ctx| coll::scan::<_, C>(
             &ctx, op, prefix, elem, target, source

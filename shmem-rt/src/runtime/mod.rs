@@ -37,9 +37,9 @@ pub struct Runtime {
     part_size: usize,
     heap: HeapState,
     sets: SetTable,
-    /// The communicators of MPI's own collectives, per set (MPI transport only).
-    #[cfg(feature = "mpi")]
-    comms: crate::transport::mpi::collectives::SetComms,
+    /// The communicators of the network's group collectives, per set (offloaded calls
+    /// only, see `coll::offload`).
+    comms: crate::coll::offload::SetComms,
 }
 
 impl Runtime {
@@ -54,13 +54,14 @@ impl Runtime {
     /// and hands neither the runtime nor a way to choose raw offsets to other code.
     /// `shmem_typed::Pe` is that caller.
     pub unsafe fn init() -> RtResult<Runtime> {
-        if !crate::config::is_pe() {
+        if !crate::transport::is_pe() {
             return Err(RtError::NotLaunched);
         }
         if INITIALISED.swap(true, Ordering::SeqCst) {
             return Err(RtError::AlreadyInitialised);
         }
-        let transport = Transports::join()?;
+        // Every PE must choose each collective's algorithm alike.
+        let transport = Transports::join(&crate::coll::select::crossovers_from_env()?)?;
         let (me, npes, region, part_size, cpus) = with_transport!(&transport, t => {
             (t.me(), t.npes(), t.region(), t.part_size(), t.cpus())
         });
@@ -76,9 +77,9 @@ impl Runtime {
             checked: crate::config::checked_from_env(),
             select: Selection::from_env(npes, cpus)?,
         };
-        // MPI's communicators are made per set at its first use on a PE: its sets keep
-        // their slots.
-        let reclaims = transport.name() != "mpi";
+        // A network's communicators are made per set at its first use on a PE: where
+        // calls are offloaded, sets keep their slots.
+        let reclaims = with_transport!(&transport, t => t.groups().is_none());
         let mut rt = Runtime {
             transport,
             env,
@@ -88,8 +89,7 @@ impl Runtime {
             part_size,
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
-            #[cfg(feature = "mpi")]
-            comms: crate::transport::mpi::collectives::SetComms::new(),
+            comms: crate::coll::offload::SetComms::new(),
         };
         rt.place_statics()?;
         with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));
@@ -157,6 +157,25 @@ impl Runtime {
         with_transport!(&self.transport, t => {
             state::record_failure(t, self.me, end);
         });
+    }
+
+    /// Runs the transport contract's steps (see `transport::contract`) on this job's
+    /// transport, a barrier between consecutive steps, in a scratch block allocated
+    /// for them and freed after; returns what this PE found wrong (nothing when the
+    /// transport keeps its contract). Collective over the world: every PE runs every
+    /// step, whatever an earlier one found. For the test suites.
+    #[doc(hidden)]
+    pub fn check_transport_contract(&mut self) -> RtResult<Vec<String>> {
+        use crate::transport::contract;
+        let base = self.alloc(contract::SCRATCH_BYTES, layout::CACHE_LINE)?;
+        let mut wrong = Vec::new();
+        for step in 0..contract::STEPS {
+            self.barrier_all()?;
+            wrong.extend(with_transport!(&self.transport, t => contract::run_step(t, base, step)));
+        }
+        self.barrier_all()?;
+        self.free(base)?;
+        Ok(wrong)
     }
 
     /// `shmem_barrier_all`: every PE has arrived, and all earlier stores and remote

@@ -2,12 +2,16 @@
 //! and every access — words, bulk copies — is a call that resolves it anew, as an RMA
 //! transport's calls would. It runs over the shared-memory mapping, so it needs nothing
 //! but the ordinary launcher; running the collective tests on it shows that the
-//! algorithms use nothing but the [`Transport`] calls.
+//! algorithms use nothing but the [`Transport`] calls. [`LoopbackNet`] is the same
+//! mapping as a network, for the hybrid transport.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::amo::{AtomicOp, AtomicWidth};
+use super::groups::NoGroups;
+use super::hybrid::Hybrid;
+use super::network::{Completion, Network};
 use super::shm::ShmTransport;
 use super::Transport;
 use crate::memory::layout::Region;
@@ -45,6 +49,7 @@ impl LoopbackTransport {
 
 impl Transport for LoopbackTransport {
     type Place = Remote;
+    type Groups = NoGroups;
 
     fn me(&self) -> usize {
         self.shm.me()
@@ -161,4 +166,76 @@ impl Transport for LoopbackTransport {
         self.shm.wake_sleepers(pe)
     }
     fn progress(&self) {}
+}
+
+/// A network over the shared-memory mapping: every partition reached by copies and the
+/// processor's atomics, as a network's calls would reach it. Under the
+/// [hybrid transport](super::hybrid) (`SHMEM_TRANSPORT=hybrid`) it runs the job as nodes
+/// of [`HYBRID_NODE_PES`] PEs, so that the hybrid's routing — on-node peers through the
+/// mapping, the others through the network — is tested without an MPI.
+#[derive(Clone)]
+pub(crate) struct LoopbackNet {
+    shm: ShmTransport,
+}
+
+/// PEs per node of the hybrid transport over [`LoopbackNet`].
+pub(crate) const HYBRID_NODE_PES: usize = 2;
+
+impl LoopbackNet {
+    /// The hybrid transport over the loopback network of a joined shared-memory
+    /// transport: PEs `k * HYBRID_NODE_PES ..` share node `k`.
+    pub(crate) fn hybrid(shm: ShmTransport) -> Hybrid<LoopbackNet> {
+        let npes = shm.npes();
+        let node_of = (0..npes).map(|pe| pe / HYBRID_NODE_PES).collect();
+        Hybrid::new(
+            shm.mapping(),
+            shm.me(),
+            node_of,
+            (0..npes).collect(),
+            LoopbackNet { shm },
+        )
+    }
+
+    /// The address of `len` bytes at `off` of PE `pe`, checked to lie inside the
+    /// partition.
+    fn address(&self, pe: usize, off: usize, len: usize) -> *mut u8 {
+        let end = off.checked_add(len).expect("offset overflow");
+        assert!(end <= self.shm.part_size(), "access outside the partition");
+        self.shm.mapping().partition(pe).wrapping_add(off)
+    }
+}
+
+impl Network for LoopbackNet {
+    type Groups = NoGroups;
+
+    fn me(&self) -> usize {
+        self.shm.me()
+    }
+    unsafe fn get(&self, pe: usize, off: usize, to: *mut u8, len: usize) {
+        let src = self.address(pe, off, len);
+        // SAFETY: `src` holds `len` bytes (checked); `to` is valid for them (the caller's
+        // contract).
+        unsafe { crate::memory::copy::copy(src, to, len) }
+    }
+    unsafe fn put(&self, from: *const u8, pe: usize, off: usize, len: usize, _: Completion) {
+        let dst = self.address(pe, off, len);
+        // SAFETY: as in `get`, the other way round.
+        unsafe { crate::memory::copy::copy(from, dst, len) }
+    }
+    fn atomic(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) -> u64 {
+        let address = self.address(pe, off, width.bytes());
+        assert_eq!(address as usize % width.bytes(), 0, "misaligned atomic");
+        // SAFETY: inside the partition (checked above) and aligned; the mapping's memory
+        // is only ever accessed atomically or with race-tolerant copies.
+        unsafe { super::amo::apply(address, width, op) }
+    }
+    fn flush(&self) {
+        // Puts complete on return.
+    }
+    fn sync_memory(&self) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+    fn progress(&self) {
+        // Nothing moves but by the calls themselves.
+    }
 }

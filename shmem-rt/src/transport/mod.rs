@@ -5,17 +5,29 @@
 //! runtime dispatches on it once per call ([`with_transport!`]).
 //!
 //! - `shm`: the job's memfd mapped by every PE of one node; loads and stores.
-//! - `mpi` (feature `mpi`): the ranks of an MPI job, over MPI-3 one-sided communication
-//!   between nodes and the node's shared memory within one.
+//! - `mpi` (feature `mpi`): the ranks of an MPI job: the `hybrid` transport over MPI-3
+//!   one-sided communication between nodes and the node's shared memory within one.
 //! - `loopback` (feature `loopback-transport`, for tests): the same mapping, but every
 //!   access to another PE's memory goes through the transport's word and bulk calls,
 //!   never a direct pointer — the shape of a transport that has none (MPI RMA).
+//! - `hybrid` (feature `loopback-transport`, for tests): the `hybrid` transport over the
+//!   same mapping as a network (`loopback::LoopbackNet`), in nodes of two PEs — the MPI
+//!   transport's routing without an MPI.
 //!
-//! A new transport implements [`Transport`], adds a variant to [`Transports`] and a
-//! `SHMEM_TRANSPORT` name in [`Transports::join`]; the algorithms do not change.
+//! A new network (UCX, OFI) implements `network::Network` (remote memory on (PE,
+//! offset)) and, if it has collectives of its own, [`groups::GroupCollectives`]; the
+//! `hybrid` transport composes it with the node mapping. It adds a variant to
+//! [`Transports`] and its start in [`Transports::join`]; the algorithms do not change.
 
 pub(crate) mod amo;
+pub(crate) mod contract;
+pub(crate) mod groups;
 pub(crate) mod shm;
+
+#[cfg(any(feature = "mpi", feature = "loopback-transport"))]
+pub(crate) mod hybrid;
+#[cfg(any(feature = "mpi", feature = "loopback-transport"))]
+pub(crate) mod network;
 
 #[cfg(feature = "loopback-transport")]
 pub(crate) mod loopback;
@@ -28,6 +40,7 @@ use std::time::Duration;
 use crate::error::RtResult;
 use crate::memory::layout::Region;
 use amo::{AtomicOp, AtomicWidth};
+use groups::GroupCollectives;
 
 /// What a PE needs from its transport. Offsets are symmetric offsets (inside a
 /// partition); places are resolved once per call and reused.
@@ -41,6 +54,9 @@ pub(crate) trait Transport: Sized + 'static {
     /// A place in a PE's partition, ready for repeated access: a direct address where
     /// the partition is mapped here, otherwise what the transport's calls need.
     type Place: Copy;
+    /// The group-collectives capability of the transport's network
+    /// ([`groups::NoGroups`] where there is none).
+    type Groups: GroupCollectives;
 
     /// This PE.
     fn me(&self) -> usize;
@@ -145,6 +161,19 @@ pub(crate) trait Transport: Sized + 'static {
     fn wake_sleepers(&self, pe: usize);
     /// Lets the transport move data for others while this PE waits.
     fn progress(&self);
+
+    /// The network's group collectives, if it has them (see `coll::select::offloaded`).
+    #[inline]
+    fn groups(&self) -> Option<&Self::Groups> {
+        None
+    }
+}
+
+/// True when this process was started as a PE: by a supervisor, or (in builds with the
+/// `mpi` feature) as a rank of an MPI job.
+pub fn is_pe() -> bool {
+    std::env::var_os(crate::config::env::HEAP_FD).is_some()
+        || (cfg!(feature = "mpi") && crate::config::mpi_job().is_some())
 }
 
 /// The transport a PE runs on, chosen at init.
@@ -155,26 +184,35 @@ pub(crate) enum Transports {
     /// Shared memory reached only through the transport's calls (tests).
     #[cfg(feature = "loopback-transport")]
     Loopback(loopback::LoopbackTransport),
+    /// The hybrid transport over the loopback network (tests).
+    #[cfg(feature = "loopback-transport")]
+    Hybrid(hybrid::Hybrid<loopback::LoopbackNet>),
     /// An MPI job spanning several nodes.
     #[cfg(feature = "mpi")]
     Mpi(mpi::MpiTransport),
 }
 
+/// A setting every PE of a job must share (a variable's name and value, if set).
+pub(crate) type Setting = (&'static str, Option<usize>);
+
 impl Transports {
     /// Joins the job this process was started in, on the transport `SHMEM_TRANSPORT`
     /// names (default `shm`).
     /// A process started by an MPI launcher joins the MPI job instead (builds with the
-    /// `mpi` feature; see [`crate::config::mpi_job`]).
-    pub(crate) fn join() -> RtResult<Transports> {
+    /// `mpi` feature; see [`crate::config::mpi_job`]). `shared` are settings every PE
+    /// must share, compared between PEs where they may differ (the ranks of an MPI job
+    /// may be started with different environments; a supervisor's PEs inherit one).
+    pub(crate) fn join(shared: &[Setting]) -> RtResult<Transports> {
         #[cfg(feature = "mpi")]
         if let Some(launch) = crate::config::mpi_job() {
-            return mpi::join(launch);
+            return mpi::join(launch, shared);
         }
+        let _ = shared;
         let transport = std::env::var(crate::config::env::TRANSPORT);
         match transport.as_deref() {
             Err(_) | Ok("" | "shm") => {}
             #[cfg(feature = "loopback-transport")]
-            Ok("loopback") => {}
+            Ok("loopback" | "hybrid") => {}
             Ok("mpi") if cfg!(feature = "mpi") => {
                 return Err(crate::error::RtError::Config(
                     "SHMEM_TRANSPORT=mpi, but this PE was started by shmemrun or as its own \
@@ -187,7 +225,7 @@ impl Transports {
                     "SHMEM_TRANSPORT={name:?} is not a transport of this build (shm{}{})",
                     if cfg!(feature = "mpi") { ", mpi" } else { "" },
                     if cfg!(feature = "loopback-transport") {
-                        ", loopback"
+                        ", loopback, hybrid"
                     } else {
                         ""
                     }
@@ -198,12 +236,24 @@ impl Transports {
         match transport.as_deref() {
             #[cfg(feature = "loopback-transport")]
             Ok("loopback") => Ok(Transports::Loopback(loopback::LoopbackTransport::new(shm))),
+            #[cfg(feature = "loopback-transport")]
+            Ok("hybrid") => Ok(Transports::Hybrid(loopback::LoopbackNet::hybrid(shm))),
             _ => Ok(Transports::Shm(shm)),
         }
     }
 
-    /// Completes leaving the job after finalize (MPI: frees the window, `MPI_Finalize`).
+    /// Completes leaving the job after finalize: closes a hybrid transport's network
+    /// (MPI: frees the window), then leaves MPI if this process is inside it.
     pub(crate) fn finish(&self) -> RtResult<()> {
+        match self {
+            Transports::Shm(_) => {}
+            #[cfg(feature = "loopback-transport")]
+            Transports::Loopback(_) => {}
+            #[cfg(feature = "loopback-transport")]
+            Transports::Hybrid(t) => t.close()?,
+            #[cfg(feature = "mpi")]
+            Transports::Mpi(t) => t.close()?,
+        }
         #[cfg(feature = "mpi")]
         mpi::finish()?;
         Ok(())
@@ -224,6 +274,8 @@ impl Transports {
             Transports::Shm(_) => "shm",
             #[cfg(feature = "loopback-transport")]
             Transports::Loopback(_) => "loopback",
+            #[cfg(feature = "loopback-transport")]
+            Transports::Hybrid(_) => "hybrid",
             #[cfg(feature = "mpi")]
             Transports::Mpi(_) => "mpi",
         }
@@ -238,6 +290,8 @@ macro_rules! with_transport {
             $crate::transport::Transports::Shm($t) => $body,
             #[cfg(feature = "loopback-transport")]
             $crate::transport::Transports::Loopback($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            $crate::transport::Transports::Hybrid($t) => $body,
             #[cfg(feature = "mpi")]
             $crate::transport::Transports::Mpi($t) => $body,
         }

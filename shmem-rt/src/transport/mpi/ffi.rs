@@ -1,12 +1,23 @@
 //! The calls of `shim.c` (compiled with the MPI's `mpicc`), and their errors as
-//! [`RtError::Mpi`]. The shim keeps MPI's handles on the C side: the window is its one
-//! world window, communicators are named by their Fortran handles.
+//! [`RtError::Mpi`]. The shim keeps MPI's handles on the C side: a network instance's
+//! window lives in a [`NetHandle`] the Rust side holds by pointer, communicators are
+//! named by their Fortran handles, a non-blocking exchange by a pointer the shim made.
 
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::error::{RtError, RtResult};
 
+/// The shim's `struct shmem_mpi_net` (opaque here).
+#[repr(C)]
+pub(super) struct NetHandle {
+    _opaque: [u8; 0],
+}
+
 extern "C" {
+    pub(super) fn shmem_mpi_net_new() -> *mut NetHandle;
+    pub(super) fn shmem_mpi_net_free(net: *mut NetHandle);
+    pub(super) fn shmem_mpi_win_free(net: *mut NetHandle) -> c_int;
+    pub(super) fn shmem_mpi_comm_free(handle: c_int) -> c_int;
     fn shmem_mpi_error_string(code: c_int, buf: *mut c_char, len: c_int) -> c_int;
     fn shmem_mpi_library_version(buf: *mut c_char, len: c_int);
     pub(super) fn shmem_mpi_init(rank: *mut c_int, size: *mut c_int, provided: *mut c_int)
@@ -17,22 +28,32 @@ extern "C" {
         node_size: *mut c_int,
         leaders: *mut c_int,
         indexes: *mut c_int,
+        node_handle: *mut c_int,
     ) -> c_int;
-    pub(super) fn shmem_mpi_node_bcast(buf: *mut c_void, len: c_int) -> c_int;
-    pub(super) fn shmem_mpi_node_barrier() -> c_int;
+    pub(super) fn shmem_mpi_node_bcast(node_handle: c_int, buf: *mut c_void, len: c_int) -> c_int;
+    pub(super) fn shmem_mpi_node_barrier(node_handle: c_int) -> c_int;
     pub(super) fn shmem_mpi_allreduce_u64(values: *mut u64, count: c_int, max: c_int) -> c_int;
     pub(super) fn shmem_mpi_connect_all() -> c_int;
-    pub(super) fn shmem_mpi_win_create(base: *mut c_void, len: usize) -> c_int;
-    pub(super) fn shmem_mpi_win_unified(unified: *mut c_int) -> c_int;
+    pub(super) fn shmem_mpi_win_create(net: *mut NetHandle, base: *mut c_void, len: usize)
+        -> c_int;
+    pub(super) fn shmem_mpi_win_unified(net: *mut NetHandle, unified: *mut c_int) -> c_int;
     pub(super) fn shmem_mpi_put(
+        net: *mut NetHandle,
         src: *const c_void,
         len: usize,
         pe: c_int,
         off: usize,
         completion: c_int,
     ) -> c_int;
-    pub(super) fn shmem_mpi_get(dst: *mut c_void, len: usize, pe: c_int, off: usize) -> c_int;
+    pub(super) fn shmem_mpi_get(
+        net: *mut NetHandle,
+        dst: *mut c_void,
+        len: usize,
+        pe: c_int,
+        off: usize,
+    ) -> c_int;
     pub(super) fn shmem_mpi_amo(
+        net: *mut NetHandle,
         bytes: c_int,
         code: c_int,
         operand: u64,
@@ -41,8 +62,8 @@ extern "C" {
         off: usize,
         old: *mut u64,
     ) -> c_int;
-    pub(super) fn shmem_mpi_flush_all() -> c_int;
-    pub(super) fn shmem_mpi_win_sync() -> c_int;
+    pub(super) fn shmem_mpi_flush_all(net: *mut NetHandle) -> c_int;
+    pub(super) fn shmem_mpi_win_sync(net: *mut NetHandle) -> c_int;
     pub(super) fn shmem_mpi_progress() -> c_int;
     pub(super) fn shmem_mpi_comm_create(
         ranks: *const c_int,
@@ -50,13 +71,14 @@ extern "C" {
         tag: c_int,
         handle: *mut c_int,
     ) -> c_int;
-    pub(super) fn shmem_mpi_agree_start(
+    pub(super) fn shmem_mpi_iallgather_start(
         handle: c_int,
         send: *const c_void,
         len: c_int,
         recv: *mut c_void,
+        request: *mut *mut c_void,
     ) -> c_int;
-    pub(super) fn shmem_mpi_agree_test(done: *mut c_int) -> c_int;
+    pub(super) fn shmem_mpi_iallgather_test(request: *mut c_void, done: *mut c_int) -> c_int;
     pub(super) fn shmem_mpi_bcast(
         handle: c_int,
         buf: *mut c_void,

@@ -3,7 +3,8 @@
  * pointers. MPI's handles (MPI_Comm, MPI_Op, MPI_Datatype, MPI_Win) are macros or
  * link-time objects whose representation differs between MPIs (pointers in Open MPI,
  * integers in MPICH), so they never cross into Rust: this file is compiled by the
- * MPI's own `mpicc`, keeps the window and the communicators on its side, and names
+ * MPI's own `mpicc`, keeps the window of each network instance in a `struct
+ * shmem_mpi_net` the Rust side holds by pointer (no window lives in a global), and names
  * communicators by their Fortran handles (MPI_Comm_c2f), which are ints everywhere.
  *
  * Every function returns an MPI error code (MPI_SUCCESS = 0); the world communicator
@@ -11,6 +12,7 @@
  */
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mpi.h>
@@ -18,9 +20,23 @@
 /* Bytes moved by one MPI call: counts are ints. */
 #define CHUNK ((size_t)1 << 30)
 
-static MPI_Win window = MPI_WIN_NULL;
-static MPI_Comm node_comm = MPI_COMM_NULL;
-static int window_locked = 0;
+/* One network instance: its window, locked towards every rank while it exists. */
+struct shmem_mpi_net {
+    MPI_Win window;
+    int locked;
+};
+
+struct shmem_mpi_net *shmem_mpi_net_new(void) {
+    struct shmem_mpi_net *net = malloc(sizeof *net);
+    if (net) {
+        net->window = MPI_WIN_NULL;
+        net->locked = 0;
+    }
+    return net;
+}
+
+/* Releases an instance whose window is freed (or was never made). */
+void shmem_mpi_net_free(struct shmem_mpi_net *net) { free(net); }
 
 int shmem_mpi_error_string(int code, char *buf, int len) {
     int out = 0;
@@ -79,12 +95,13 @@ void shmem_mpi_library_version(char *buf, int len) {
  * Splits the world into nodes: the ranks that share memory, cut further into groups of
  * `group` consecutive ranks when `group` > 0 (to test several "nodes" on one machine).
  * `leaders[r]` is set to the world rank of rank r's node leader (node rank 0) and
- * `indexes[r]` to r's rank within its node, for every world rank r.
+ * `indexes[r]` to r's rank within its node, for every world rank r; `*node_handle` to
+ * the node's communicator (free it with shmem_mpi_comm_free).
  */
 int shmem_mpi_node_split(int group, int *node_rank, int *node_size, int *leaders,
-                         int *indexes) {
+                         int *indexes, int *node_handle) {
     int rank, rc;
-    MPI_Comm shared;
+    MPI_Comm shared, node_comm;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
                              &shared);
@@ -101,6 +118,7 @@ int shmem_mpi_node_split(int group, int *node_rank, int *node_size, int *leaders
         node_comm = shared;
     }
     MPI_Comm_set_errhandler(node_comm, MPI_ERRORS_RETURN);
+    *node_handle = (int)MPI_Comm_c2f(node_comm);
     MPI_Comm_rank(node_comm, node_rank);
     MPI_Comm_size(node_comm, node_size);
     int leader = rank;
@@ -116,11 +134,18 @@ int shmem_mpi_node_split(int group, int *node_rank, int *node_size, int *leaders
 }
 
 /* Broadcasts `len` bytes from the node leader to the node's ranks. */
-int shmem_mpi_node_bcast(void *buf, int len) {
-    return MPI_Bcast(buf, len, MPI_BYTE, 0, node_comm);
+int shmem_mpi_node_bcast(int node_handle, void *buf, int len) {
+    return MPI_Bcast(buf, len, MPI_BYTE, 0, MPI_Comm_f2c((MPI_Fint)node_handle));
 }
 
-int shmem_mpi_node_barrier(void) { return MPI_Barrier(node_comm); }
+int shmem_mpi_node_barrier(int node_handle) {
+    return MPI_Barrier(MPI_Comm_f2c((MPI_Fint)node_handle));
+}
+
+int shmem_mpi_comm_free(int handle) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    return MPI_Comm_free(&comm);
+}
 
 /* In place over the world: `max` != 0 takes the maximum, else the minimum. */
 int shmem_mpi_allreduce_u64(uint64_t *values, int count, int max) {
@@ -148,32 +173,48 @@ int shmem_mpi_connect_all(void) {
     return MPI_SUCCESS;
 }
 
-/* The world window over `len` bytes at `base`, locked (shared) towards every rank. */
-int shmem_mpi_win_create(void *base, size_t len) {
-    int rc = MPI_Win_create(base, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window);
+/* The instance's world window over `len` bytes at `base`, locked (shared) towards every
+ * rank. */
+int shmem_mpi_win_create(struct shmem_mpi_net *net, void *base, size_t len) {
+    int rc = MPI_Win_create(base, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &net->window);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
-    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+    MPI_Win_set_errhandler(net->window, MPI_ERRORS_RETURN);
+    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, net->window);
     if (rc == MPI_SUCCESS) {
-        window_locked = 1;
+        net->locked = 1;
     }
     return rc;
 }
 
+/* Unlocks and frees the instance's window (collective over the world). */
+int shmem_mpi_win_free(struct shmem_mpi_net *net) {
+    if (net->window == MPI_WIN_NULL) {
+        return MPI_SUCCESS;
+    }
+    if (net->locked) {
+        MPI_Win_unlock_all(net->window);
+        net->locked = 0;
+    }
+    return MPI_Win_free(&net->window);
+}
+
 /* The window's memory model: 1 when unified (local and remote views are one). */
-int shmem_mpi_win_unified(int *unified) {
+int shmem_mpi_win_unified(struct shmem_mpi_net *net, int *unified) {
     int *model = NULL;
     int found = 0;
-    int rc = MPI_Win_get_attr(window, MPI_WIN_MODEL, &model, &found);
+    int rc = MPI_Win_get_attr(net->window, MPI_WIN_MODEL, &model, &found);
     *unified = rc == MPI_SUCCESS && found && *model == MPI_WIN_UNIFIED;
     return rc;
 }
 
 /* Completion after a put: 0 none (until the next flush), 1 local (the source may be
  * reused), 2 remote (delivered at the target). */
-int shmem_mpi_put(const void *src, size_t len, int pe, size_t off, int completion) {
+int shmem_mpi_put(struct shmem_mpi_net *net, const void *src, size_t len, int pe, size_t off,
+                  int completion) {
+    MPI_Win window = net->window;
     const char *from = src;
     while (len > 0) {
         size_t n = len < CHUNK ? len : CHUNK;
@@ -195,7 +236,8 @@ int shmem_mpi_put(const void *src, size_t len, int pe, size_t off, int completio
 }
 
 /* Complete on return. */
-int shmem_mpi_get(void *dst, size_t len, int pe, size_t off) {
+int shmem_mpi_get(struct shmem_mpi_net *net, void *dst, size_t len, int pe, size_t off) {
+    MPI_Win window = net->window;
     char *to = dst;
     while (len > 0) {
         size_t n = len < CHUNK ? len : CHUNK;
@@ -217,8 +259,9 @@ enum { AMO_FETCH, AMO_SET, AMO_SWAP, AMO_CSWAP, AMO_ADD, AMO_AND, AMO_OR, AMO_XO
  * One atomic operation on the `bytes`-byte (4 or 8) word at `off` of PE `pe`, complete
  * (remotely) on return; `*old` receives the value it held before (0 for a set).
  */
-int shmem_mpi_amo(int bytes, int code, uint64_t operand, uint64_t cond, int pe, size_t off,
-                  uint64_t *old) {
+int shmem_mpi_amo(struct shmem_mpi_net *net, int bytes, int code, uint64_t operand,
+                  uint64_t cond, int pe, size_t off, uint64_t *old) {
+    MPI_Win window = net->window;
     MPI_Datatype type = bytes == 4 ? MPI_UINT32_T : MPI_UINT64_T;
     union {
         uint32_t w32;
@@ -272,9 +315,9 @@ int shmem_mpi_amo(int bytes, int code, uint64_t operand, uint64_t cond, int pe, 
     return rc;
 }
 
-int shmem_mpi_flush_all(void) { return MPI_Win_flush_all(window); }
+int shmem_mpi_flush_all(struct shmem_mpi_net *net) { return MPI_Win_flush_all(net->window); }
 
-int shmem_mpi_win_sync(void) { return MPI_Win_sync(window); }
+int shmem_mpi_win_sync(struct shmem_mpi_net *net) { return MPI_Win_sync(net->window); }
 
 /* Lets MPI move data for others (passive-target operations aimed at this rank). */
 int shmem_mpi_progress(void) {
@@ -320,18 +363,32 @@ int shmem_mpi_comm_create(const int *ranks, int n, int tag, int *handle) {
     return MPI_SUCCESS;
 }
 
-/* The one agreement exchange in flight (a rank is in at most one collective). */
-static MPI_Request agreement = MPI_REQUEST_NULL;
-
-/* Starts gathering `len` bytes of every member into `recv` (member order). */
-int shmem_mpi_agree_start(int handle, const void *send, int len, void *recv) {
+/* Starts gathering `len` bytes of every member into `recv` (member order); `*request`
+ * receives the exchange, which shmem_mpi_iallgather_test releases once complete. */
+int shmem_mpi_iallgather_start(int handle, const void *send, int len, void *recv,
+                               void **request) {
     MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
-    return MPI_Iallgather(send, len, MPI_BYTE, recv, len, MPI_BYTE, comm, &agreement);
+    MPI_Request *req = malloc(sizeof *req);
+    if (!req) {
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = MPI_Iallgather(send, len, MPI_BYTE, recv, len, MPI_BYTE, comm, req);
+    if (rc != MPI_SUCCESS) {
+        free(req);
+        return rc;
+    }
+    *request = req;
+    return MPI_SUCCESS;
 }
 
-/* Whether the agreement exchange has completed. */
-int shmem_mpi_agree_test(int *done) {
-    return MPI_Test(&agreement, done, MPI_STATUS_IGNORE);
+/* Whether the exchange has completed (then `request` is released). */
+int shmem_mpi_iallgather_test(void *request, int *done) {
+    MPI_Request *req = request;
+    int rc = MPI_Test(req, done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && *done) {
+        free(req);
+    }
+    return rc;
 }
 
 int shmem_mpi_bcast(int handle, void *buf, size_t len, int root) {
@@ -363,24 +420,20 @@ int shmem_mpi_allgatherv(int handle, const void *send, int len, void *recv, cons
     return MPI_Allgatherv(send, len, MPI_BYTE, recv, counts, displs, MPI_BYTE, comm);
 }
 
-void shmem_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
-
-/* Releases the window and leaves MPI (collective over the world). */
-int shmem_mpi_finalize(void) {
-    int finalized = 0;
+/* Whether this process is inside MPI: initialised and not finalised. */
+static int running(void) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
-    if (finalized) {
-        return MPI_SUCCESS;
-    }
-    if (window != MPI_WIN_NULL) {
-        if (window_locked) {
-            MPI_Win_unlock_all(window);
-            window_locked = 0;
-        }
-        MPI_Win_free(&window);
-    }
-    if (node_comm != MPI_COMM_NULL) {
-        MPI_Comm_free(&node_comm);
-    }
-    return MPI_Finalize();
+    return initialized && !finalized;
 }
+
+/* Ends the whole job if this process is inside MPI; returns otherwise. */
+void shmem_mpi_abort(int code) {
+    if (running()) {
+        MPI_Abort(MPI_COMM_WORLD, code);
+    }
+}
+
+/* Leaves MPI if this process is inside it (collective over the world). */
+int shmem_mpi_finalize(void) { return running() ? MPI_Finalize() : MPI_SUCCESS; }

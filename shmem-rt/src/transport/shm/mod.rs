@@ -88,6 +88,7 @@ impl ShmTransport {
 
 impl Transport for ShmTransport {
     type Place = *mut u8;
+    type Groups = super::groups::NoGroups;
 
     #[inline]
     fn me(&self) -> usize {

@@ -1,48 +1,50 @@
-//! MPI's own collectives for the calls of a job over several nodes: one communicator per
-//! set of PEs (created at the set's first call, cached), and every call in two steps.
+//! The offloaded collective path: a call made with a network's own group collectives
+//! (its [`GroupCollectives`] capability, MPI's on the MPI transport) where
+//! `select::offloaded` chooses it. One communicator per set of PEs (created at the set's
+//! first call, cached), and every call in two steps.
 //!
 //! 1. **Agreement.** Every member gathers every member's block with one non-blocking
-//!    `MPI_Iallgather`, waited for as every other wait (a failed job ends it): the
-//!    runtime's descriptor of the call (operation, set, element type, counts, root,
-//!    capacity, and the faults of its own arguments), then up to [`inline_bytes`] of
-//!    the member's data when it fits. Every member judges all descriptors ([`judge`])
-//!    and reaches the same verdict, so a mismatch or a bad argument is an error on every
-//!    member and no target is written.
+//!    allgather, waited for as every other wait (a failed job ends it): the runtime's
+//!    descriptor of the call (operation, set, element type, counts, root, capacity, and
+//!    the faults of its own arguments), then up to [`inline_bytes`] of the member's data
+//!    when it fits. Every member judges all descriptors ([`judge`]) and reaches the same
+//!    verdict, so a mismatch or a bad argument is an error on every member and no target
+//!    is written.
 //! 2. **Data.** When every member's part came inline, it is copied from the gathered
-//!    blocks: the call took one MPI collective. Otherwise it moves straight between the
-//!    members' symmetric buffers: broadcast — `MPI_Bcast` from the root's source into
-//!    the others' targets; fcollect — `MPI_Allgather` (in place when the source is this
-//!    member's block); collect — `MPI_Allgatherv` with the counts from the descriptors;
-//!    reductions — `MPI_Allgather` of the sources into private memory. Barrier needs
-//!    nothing more (the agreement is one). Reductions combine left to right in member
-//!    order, so results are bit for bit those of the runtime's own reduction (MPI's
-//!    reductions may combine in any order), and no type or operator needs an MPI
-//!    counterpart. Not `MPI_Allreduce` even for integers, whose result does not depend
-//!    on the order: tried, Open MPI 4.1.4 saturates 8- and 16-bit sums (its AVX
-//!    operators; open-mpi/ompi#8045, "wontfix"), which the property tests caught, and
-//!    it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong (ompi#10648, pmodels/mpich#6083).
+//!    blocks: the call took one collective of the network. Otherwise it moves straight
+//!    between the members' symmetric buffers: broadcast — the network's bcast from the
+//!    root's source into the others' targets; fcollect — its allgather (in place when the
+//!    source is this member's block); collect — its allgatherv with the counts from the
+//!    descriptors; reductions — its allgather of the sources into private memory.
+//!    Barrier needs nothing more (the agreement is one). Reductions combine left to right
+//!    in member order, so results are bit for bit those of the runtime's own reduction
+//!    (a network's reductions may combine in any order), and no type or operator needs a
+//!    counterpart in the network. Not `MPI_Allreduce` even for integers, whose result
+//!    does not depend on the order: tried, Open MPI 4.1.4 saturates 8- and 16-bit sums
+//!    (its AVX operators; open-mpi/ompi#8045, "wontfix"), which the property tests
+//!    caught, and it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong (ompi#10648,
+//!    pmodels/mpich#6083).
 //!
-//! A program's work array is accepted (checked, then not needed). Alltoall keeps the
-//! runtime's protocol, after the agreement step on its operation and element type: every
-//! member then makes the same kind of call, and a member in an MPI collective never
+//! A program's work array is accepted (checked, then not needed). Alltoall and scans keep
+//! the runtime's protocol, after the agreement step on their operation and element type
+//! ([`Call::agree_on_kind`]); so does a data step the capability does not offer. Every
+//! member then makes the same kind of call, and a member in a network collective never
 //! waits for one in the runtime's protocol.
 
 use std::collections::HashMap;
-use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant};
 
-use super::ffi::{self, check};
-use super::MpiTransport;
-use crate::coll::ctx::CallEnv;
-use crate::coll::deadlock::{self, Awaited, Watch};
-use crate::coll::reduce::Combine;
-use crate::coll::sets::SetSpec;
-use crate::coll::verdict::judge;
-use crate::coll::{broadcast, gather, reduce, RootTarget, Span};
+use super::ctx::CallEnv;
+use super::deadlock::{self, Awaited, Watch};
+use super::reduce::Combine;
+use super::sets::SetSpec;
+use super::verdict::judge;
+use super::{broadcast, gather, reduce, RootTarget, Span};
 use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
+use crate::transport::groups::{Comm, GroupCollectives};
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType};
 
@@ -76,7 +78,7 @@ fn inline_bytes(n: usize) -> usize {
 /// kept from call to call (a fresh buffer of 128 KiB or more is a fresh mapping, whose
 /// page faults cost more than the reduction).
 pub(crate) struct SetComms {
-    comms: HashMap<u64, (c_int, u64)>,
+    comms: HashMap<u64, (Comm, u64)>,
     scratch: Vec<Unit>,
 }
 
@@ -120,7 +122,12 @@ impl SetComms {
     /// created at the set's first call (collective over its members) and kept, at most
     /// the PE's set slots (`SHMEM_ACTIVE_SETS`) of them; and the call's number on the set
     /// (from 1), published for the deadlock watch of the members.
-    fn enter(&mut self, t: &MpiTransport, set: &SetSpec) -> RtResult<(c_int, u64)> {
+    fn enter<T: Transport>(
+        &mut self,
+        t: &T,
+        groups: &T::Groups,
+        set: &SetSpec,
+    ) -> RtResult<(Comm, u64)> {
         let key = set.key();
         if let Some((comm, calls)) = self.comms.get_mut(&key) {
             *calls += 1;
@@ -131,18 +138,8 @@ impl SetComms {
         if self.comms.len() >= max && set.size() > 1 {
             return Err(RtError::TooManySets { pe: t.me(), max });
         }
-        let ranks: Vec<c_int> = set.members().map(|pe| pe as c_int).collect();
-        let mut comm: c_int = 0;
-        // SAFETY: `ranks` holds `set.size()` world ranks; a valid out-pointer.
-        let rc = unsafe {
-            ffi::shmem_mpi_comm_create(
-                ranks.as_ptr(),
-                ranks.len() as c_int,
-                (key % 32_749) as c_int,
-                &mut comm,
-            )
-        };
-        check(rc, "MPI_Comm_create_group")?;
+        let members: Vec<usize> = set.members().collect();
+        let comm = groups.comm(&members, key)?;
         self.comms.insert(key, (comm, 1));
         deadlock::enter_agreement(t, key, 1);
         Ok((comm, 1))
@@ -158,7 +155,7 @@ struct Agreed {
     blocks: Vec<u64>,
     block: usize,
     inline: usize,
-    comm: c_int,
+    comm: Comm,
 }
 
 impl Agreed {
@@ -181,8 +178,9 @@ impl Agreed {
 }
 
 /// One member's view of a call on its set.
-pub(crate) struct Call<'a> {
-    pub(crate) t: &'a MpiTransport,
+pub(crate) struct Call<'a, T: Transport> {
+    pub(crate) t: &'a T,
+    pub(crate) groups: &'a T::Groups,
     pub(crate) comms: &'a mut SetComms,
     pub(crate) env: &'a CallEnv,
     pub(crate) set: SetSpec,
@@ -191,12 +189,12 @@ pub(crate) struct Call<'a> {
     pub(crate) during: &'static str,
 }
 
-impl Call<'_> {
+impl<T: Transport> Call<'_, T> {
     /// The agreement step: gathers every member's descriptor, with `data` (bytes at an
     /// offset of this PE's partition) inline when it fits [`inline_bytes`], and judges
     /// the descriptors.
     fn agree(&mut self, mine: &Descriptor, data: Option<(usize, usize)>) -> RtResult<Agreed> {
-        let (comm, call) = self.comms.enter(self.t, &self.set)?;
+        let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
         let n = self.set.size();
         let inline = inline_bytes(n);
         let block = DESC_WORDS + inline / 8;
@@ -216,20 +214,18 @@ impl Call<'_> {
             };
         }
         let mut blocks = vec![0u64; n * block];
-        // SAFETY: `send` holds one block, `blocks` one per member; both outlive the
+        // SAFETY: the bytes of `send`'s words, which it holds while this view lives.
+        let send_bytes =
+            unsafe { std::slice::from_raw_parts(send.as_ptr().cast::<u8>(), block * 8) };
+        // SAFETY: `send_bytes` holds one block, `blocks` one per member; both outlive the
         // exchange, which completes in the wait below before either is dropped (an
-        // error there ends the job: `fatal` or the job's failure, never a return with
-        // the exchange in flight — see `wait_agreement`).
-        let rc = unsafe {
-            ffi::shmem_mpi_agree_start(
-                comm,
-                send.as_ptr().cast(),
-                (block * 8) as c_int,
-                blocks.as_mut_ptr().cast(),
-            )
+        // error there ends the job, never a return with the exchange in flight — see
+        // `wait_agreement`).
+        let mut request = unsafe {
+            self.groups
+                .start_allgather(comm, send_bytes, blocks.as_mut_ptr().cast())?
         };
-        check(rc, "MPI_Iallgather")?;
-        self.wait_agreement(call)?;
+        self.wait_agreement(call, &mut request)?;
         let descs: Vec<Descriptor> = blocks
             .chunks_exact(block)
             .map(|w| {
@@ -263,7 +259,11 @@ impl Call<'_> {
     /// Waits that wait for each other end it, whatever their kind (agreements on other
     /// sets, the runtime's protocol, the allocation barrier, a slot claim): the
     /// deadlock watch of call number `call` on the set follows the members' records.
-    fn wait_agreement(&self, call: u64) -> RtResult<()> {
+    fn wait_agreement(
+        &self,
+        call: u64,
+        request: &mut <T::Groups as GroupCollectives>::Request,
+    ) -> RtResult<()> {
         let t = self.t;
         let mut failed = None;
         let mut polls = 0u32;
@@ -278,15 +278,13 @@ impl Call<'_> {
         };
         let mut stuck = Watch::new(t, self.during, site, Awaited::Agreement { key, call });
         let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
-            let mut done: c_int = 0;
-            // SAFETY: the exchange started in `agree` is in flight; a valid out-pointer.
-            let rc = unsafe { ffi::shmem_mpi_agree_test(&mut done) };
-            if let Err(err) = check(rc, "MPI_Test") {
-                failed = Some(err);
-                return true;
-            }
-            if done != 0 {
-                return true;
+            match self.groups.test(request) {
+                Err(err) => {
+                    failed = Some(err);
+                    return true;
+                }
+                Ok(true) => return true,
+                Ok(false) => {}
             }
             polls = polls.wrapping_add(1);
             if let Some(err) = stuck.poll() {
@@ -325,8 +323,7 @@ impl Call<'_> {
             RtError::PeFailed { end, .. } => end.exit_code(),
             _ => 1,
         };
-        super::abort_job(code);
-        std::process::exit(code)
+        self.groups.abandon(code)
     }
 
     /// The address of `span` in this PE's own partition.
@@ -351,7 +348,7 @@ impl Call<'_> {
     pub(crate) fn barrier(&mut self) -> RtResult<()> {
         let mine = Descriptor::new(Operation::Barrier, self.set.key());
         self.agree(&mine, None)?;
-        self.t.sync_memory();
+        self.t.quiet();
         Ok(())
     }
 
@@ -394,13 +391,10 @@ impl Call<'_> {
             return Ok(());
         }
         let buf = self.local(if is_root { source.off } else { target.off });
-        check(
-            // SAFETY: the root's source and every other member's target hold `bytes` bytes of
-            // the member's own partition (checked by the runtime and by the agreement); MPI
-            // reads the root's and writes the others'.
-            unsafe { ffi::shmem_mpi_bcast(agreed.comm, buf.cast(), bytes, root as c_int) },
-            "MPI_Bcast",
-        )?;
+        // SAFETY: the root's source and every other member's target hold `bytes` bytes of
+        // the member's own partition (checked by the runtime and by the agreement); the
+        // network reads the root's and writes the others'.
+        unsafe { self.groups.bcast(agreed.comm, buf, bytes, root)? };
         if is_root && writes_target {
             // SAFETY: this PE's own source and target, `bytes` long and not overlapping
             // (the agreement refused an overlap other than equality).
@@ -446,23 +440,20 @@ impl Call<'_> {
                 self.during
             ))
         };
-        let int = |v: usize| c_int::try_from(v).map_err(|_| too_large());
+        let int = |v: usize| i32::try_from(v).map_err(|_| too_large());
         if op == Operation::Fcollect {
             let in_place = gather::in_place(op, self.index, elem, target, source);
-            let send: *const c_void = if in_place {
+            let send: *const u8 = if in_place {
                 std::ptr::null()
             } else {
                 self.local(source.off).cast_const().cast()
             };
             let len = int(source.len * size)?;
             int(total)?;
-            check(
-                // SAFETY: the source holds `len` bytes (or is this member's block of the
-                // target), the target `n * len` (checked by the agreement), both in this PE's
-                // own partition.
-                unsafe { ffi::shmem_mpi_allgather(agreed.comm, send, len, recv.cast()) },
-                "MPI_Allgather",
-            )?;
+            // SAFETY: the source holds `len` bytes (or is this member's block of the
+            // target), the target `n * len` (checked by the agreement), both in this PE's
+            // own partition.
+            unsafe { self.groups.allgather(agreed.comm, send, len, recv)? };
         } else {
             let mut displs = Vec::with_capacity(n);
             let mut at = 0usize;
@@ -470,24 +461,21 @@ impl Call<'_> {
                 displs.push(int(at)?);
                 at += c;
             }
-            let counts: Vec<c_int> = counts.iter().map(|&c| int(c)).collect::<Result<_, _>>()?;
+            let counts: Vec<i32> = counts.iter().map(|&c| int(c)).collect::<Result<_, _>>()?;
             let send = self.local(source.off);
-            check(
-                // SAFETY: the source holds this member's count, the target the total (checked
-                // by the agreement: every capacity holds it); the counts and displacements
-                // come from the same descriptors on every member.
-                unsafe {
-                    ffi::shmem_mpi_allgatherv(
-                        agreed.comm,
-                        send.cast_const().cast(),
-                        counts[self.index],
-                        recv.cast(),
-                        counts.as_ptr(),
-                        displs.as_ptr(),
-                    )
-                },
-                "MPI_Allgatherv",
-            )?;
+            // SAFETY: the source holds this member's count, the target the total (checked
+            // by the agreement: every capacity holds it); the counts and displacements come
+            // from the same descriptors on every member.
+            unsafe {
+                self.groups.allgatherv(
+                    agreed.comm,
+                    send.cast_const(),
+                    counts[self.index],
+                    recv,
+                    &counts,
+                    &displs,
+                )?
+            };
         }
         Ok(total / size.max(1))
     }
@@ -537,19 +525,16 @@ impl Call<'_> {
                     };
                 }
             } else {
-                let len = c_int::try_from(k * size).expect("a chunk is at most 4 MiB");
+                let len = i32::try_from(k * size).expect("a chunk is at most 4 MiB");
                 // SAFETY: the source holds `count` elements of this PE's own partition, so
                 // `k` from `done`; `gathered` holds `n * k` elements.
                 unsafe {
                     let send = self.local(source.off + done * size);
-                    check(
-                        ffi::shmem_mpi_allgather(
-                            agreed.comm,
-                            send.cast_const().cast(),
-                            len,
-                            gathered.as_mut_ptr().cast(),
-                        ),
-                        "MPI_Allgather",
+                    self.groups.allgather(
+                        agreed.comm,
+                        send.cast_const(),
+                        len,
+                        gathered.as_mut_ptr().cast(),
                     )?;
                 }
             }

@@ -1,0 +1,87 @@
+//! What a network transport implements: remote memory on (PE, symmetric offset) pairs,
+//! and optionally collectives over groups of PEs ([`super::groups`]). Everything else a PE needs — the
+//! node's shared memory for on-node peers, own-word loads, copies between two places,
+//! waits — is the [`Hybrid`](super::hybrid::Hybrid) transport's, written once for every
+//! network.
+//!
+//! A network's calls cannot fail back to the caller: an error the network cannot
+//! recover from ends the job (naming the call), as a bus error would on shared memory.
+
+use super::amo::{AtomicOp, AtomicWidth};
+use super::groups::GroupCollectives;
+use crate::error::RtResult;
+
+/// When a put returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// The source may be reused; the data is delivered by the next [`Network::flush`].
+    Local,
+    /// Delivered at the target.
+    Remote,
+}
+
+/// Remote memory of the job's PEs: every PE's partition, reached by (PE, offset).
+///
+/// Contract for every method taking `pe` and `off`: `pe` is a PE of the job and the
+/// bytes accessed lie inside its partition (the hybrid transport's callers check user
+/// offsets; its own come from the layout). A clone is the same network (its state is
+/// shared), as the panic hook holds one.
+pub(crate) trait Network: Clone + Send + Sync + 'static {
+    /// The group-collectives capability ([`super::groups::NoGroups`] for a network
+    /// without one).
+    type Groups: GroupCollectives;
+
+    /// This PE.
+    fn me(&self) -> usize;
+
+    /// Copies `len` bytes at `off` of PE `pe` into private memory at `to`; complete on
+    /// return.
+    ///
+    /// # Safety
+    /// `to` must be valid for writes of `len` bytes.
+    unsafe fn get(&self, pe: usize, off: usize, to: *mut u8, len: usize);
+
+    /// Copies `len` bytes of private memory at `from` to `off` of PE `pe`, complete as
+    /// `completion` says when it returns.
+    ///
+    /// # Safety
+    /// `from` must be valid for reads of `len` bytes.
+    unsafe fn put(
+        &self,
+        from: *const u8,
+        pe: usize,
+        off: usize,
+        len: usize,
+        completion: Completion,
+    );
+
+    /// Performs `op` on the `width`-byte word at `off` of PE `pe` (aligned to its size),
+    /// complete at the target on return, and returns the value it held before (see
+    /// [`super::amo::apply`]). Atomic with respect to every other PE's atomics on the
+    /// word made through this network — and only those: the hybrid transport sends every
+    /// word operation here, on-node and own words included, except loads of this PE's own
+    /// words (which the network must make visible after [`Network::sync_memory`]).
+    fn atomic(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) -> u64;
+
+    /// Completes every put made with [`Completion::Local`] so far.
+    fn flush(&self);
+
+    /// Makes what the network wrote into this PE's memory visible to its loads, and its
+    /// stores to the network (a memory barrier between the two views).
+    fn sync_memory(&self);
+
+    /// Lets the network serve other PEs' operations aimed at this one (a PE calls it
+    /// while it waits).
+    fn progress(&self);
+
+    /// Releases what the network holds for this PE, at finalize (collective over the
+    /// job); no call follows.
+    fn close(&self) -> RtResult<()> {
+        Ok(())
+    }
+
+    /// The group-collectives capability, if this network offers one.
+    fn groups(&self) -> Option<&Self::Groups> {
+        None
+    }
+}
