@@ -84,27 +84,10 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ("root", "the crate's façade", &["lib"]),
 ];
 
-/// Edges that run up the layers today and are being moved: the MPI transport's own
-/// collective path and its crossover settings (they move into the collectives layer).
-/// An entry that no longer matches an edge fails the test, so the list only shrinks.
-const PENDING: &[(&str, &str)] = &[
-    ("transport/mpi", "coll/select"),
-    ("transport/mpi/collectives", "coll"),
-    ("transport/mpi/collectives", "coll/broadcast"),
-    ("transport/mpi/collectives", "coll/ctx"),
-    ("transport/mpi/collectives", "coll/deadlock"),
-    ("transport/mpi/collectives", "coll/gather"),
-    ("transport/mpi/collectives", "coll/reduce"),
-    ("transport/mpi/collectives", "coll/sets"),
-    ("transport/mpi/collectives", "coll/verdict"),
-    ("transport/mpi/collectives", "job/state"),
-    ("transport/mpi/collectives", "sync/wait"),
-];
-
 /// Folder modules whose `mod.rs` uses its own children while they use it: the cycles
 /// the test allows, only between such a folder and its children. `transport/mod.rs`
-/// holds both the trait its transports implement and the enum that dispatches over them
-/// (being restructured with the network transports); `runtime/mod.rs` holds `Runtime`
+/// holds both the trait its transports implement and the enum that dispatches over them;
+/// `runtime/mod.rs` holds `Runtime`
 /// with its children's state, and each child adds `Runtime`'s calls of one kind (one
 /// type, its methods in several files). An entry whose folder no longer uses a child
 /// fails the test.
@@ -519,20 +502,15 @@ fn every_module_has_a_layer() {
 fn uses_point_down_the_layers() {
     let graph = graph();
     let mut upward = Vec::new();
-    let mut pending_seen = BTreeSet::new();
     for (m, targets) in &graph {
         let from = layer_of(m).unwrap();
         for t in targets {
             let to = layer_of(t).unwrap();
             if to > from {
-                if PENDING.contains(&(m.as_str(), t.as_str())) {
-                    pending_seen.insert((m.as_str(), t.as_str()));
-                } else {
-                    upward.push(format!(
-                        "{m} ({}) uses {t} ({})",
-                        LAYERS[from].0, LAYERS[to].0
-                    ));
-                }
+                upward.push(format!(
+                    "{m} ({}) uses {t} ({})",
+                    LAYERS[from].0, LAYERS[to].0
+                ));
             }
         }
     }
@@ -540,14 +518,6 @@ fn uses_point_down_the_layers() {
         upward.is_empty(),
         "uses that run up the layers:\n{}",
         upward.join("\n")
-    );
-    let stale: Vec<_> = PENDING
-        .iter()
-        .filter(|e| !pending_seen.contains(*e))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "PENDING lists edges that are gone (remove them): {stale:?}"
     );
 }
 
