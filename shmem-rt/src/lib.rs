@@ -12,7 +12,8 @@
 //! - `sync`: futex primitives and the wait every blocking call uses;
 //! - `coll`: the call context, algorithm selection, and one module per algorithm family;
 //! - `transport`: the seam — `shm` (one node, loads and stores), and a test transport;
-//! - `runtime`: a PE's state and the calls the façade makes.
+//! - `runtime`: a PE's state and the calls the façade makes;
+//! - `observe`: where every PE is (the table), and opt-in, the timeline and statistics.
 //!
 //! Memory model: PEs are processes that access each other's partitions through the
 //! transport. Synchronization words are atomics (release on publish, acquire on
@@ -30,6 +31,7 @@ mod config;
 mod error;
 mod job;
 mod memory;
+mod observe;
 mod runtime;
 mod sync;
 mod transport;
@@ -67,6 +69,12 @@ pub mod __private {
     pub use crate::memory::layout::{
         ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,
     };
+    /// Seeing a job: the hook every call of the typed layer goes through, and what
+    /// `shmemrun --trace-svg` makes of a trace.
+    pub mod observe {
+        pub use crate::observe::timeline::{summary, svg};
+        pub use crate::observe::{watch, STATS_VAR, TRACE_VAR, WATCHDOG_VAR};
+    }
     pub use crate::memory::statics::{StaticOffset, StaticSlot, SYMMETRIC_STATICS};
     pub use crate::runtime::{
         check_statics_fit, Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,

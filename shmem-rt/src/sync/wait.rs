@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::error::{PeEnd, RtError, RtResult};
 use crate::job::state::{self, state_of};
 use crate::memory::layout::{self, ControlLine, PeState};
+use crate::observe;
 use crate::transport::Transport;
 
 /// Who can satisfy a wait: used to fail fast when that PE has left the program.
@@ -126,7 +127,25 @@ pub(crate) fn wait_for<T: Transport>(
     if ready() {
         return Ok(());
     }
+    if observe::on() {
+        return wait_timed(t, policy, blocker, during, &mut ready);
+    }
     wait_spinning(t, policy, blocker, during, &mut ready)
+}
+
+/// [`wait_spinning`] with observation on: tells the call's event how long it waited.
+#[cold]
+fn wait_timed<T: Transport>(
+    t: &T,
+    policy: WaitPolicy,
+    blocker: Blocker,
+    during: &'static str,
+    ready: &mut dyn FnMut() -> bool,
+) -> RtResult<()> {
+    let from = observe::now_ns();
+    let result = wait_spinning(t, policy, blocker, during, ready);
+    observe::waited(from, observe::now_ns());
+    result
 }
 
 /// The spin phase, then (if needed) the slow phases; adapts the spin budget.
@@ -340,6 +359,9 @@ impl StallWatch {
 /// put the others wait for: the job is aborted naming it, as for a skipped collective.
 fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> RtError {
     let me = t.me();
+    if stuck.is_none() {
+        observe::table::print_once(t, "every PE waits, and none can release another");
+    }
     match stuck {
         Some(pe) => {
             state::record_failure(t, pe, PeEnd::LeftEarly);
