@@ -5,9 +5,10 @@
 //! One mechanism feeds all of them: the wait record each blocked PE publishes for the
 //! deadlock watch (`coll::deadlock`), and a call record beside it (`record`) that says
 //! which call of the program a PE is in and where the program made it. The typed layer
-//! reports every call through [`watch`]. Off (the default), that is one store of the
-//! call site's address and one branch on a flag read once; the call record is then
-//! written only when a wait lasts long enough to publish its wait record.
+//! reports every call through [`watch`]. Off (the default), that is one branch on a
+//! flag read once, a nesting count, and for an outermost call one store of the call
+//! site's address; the call record is then written only when a wait lasts long enough
+//! to publish its wait record.
 
 pub(crate) mod record;
 pub(crate) mod table;
@@ -15,7 +16,7 @@ pub(crate) mod timeline;
 pub(crate) mod trace;
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 /// The variable that turns the timeline on: the path of the trace to write.
 pub const TRACE_VAR: &str = "SHMEM_TRACE";
@@ -29,9 +30,24 @@ pub const WATCHDOG_VAR: &str = "SHMEM_WATCHDOG";
 /// when the PE joins its job.
 static ON: AtomicBool = AtomicBool::new(false);
 
-/// The call site of this process's latest call through [`watch`] (null before the
-/// first): read when a wait publishes its record, so that the table can name the line.
+/// The call site of this process's latest outermost call through [`watch`] (null before
+/// the first): read when a wait publishes its record, so that the table can name the
+/// line.
 static SITE: AtomicPtr<Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Calls through [`watch`] in progress in this process: an API call made inside another
+/// (whose site is the library's) leaves [`SITE`] to the program's.
+static DEPTH: AtomicU32 = AtomicU32::new(0);
+
+/// Restores [`DEPTH`] when a call ends, also by a panic.
+struct Depth(u32);
+
+impl Drop for Depth {
+    #[inline(always)]
+    fn drop(&mut self) {
+        DEPTH.store(self.0, Ordering::Relaxed);
+    }
+}
 
 /// Whether observation is on in this process.
 #[inline(always)]
@@ -121,11 +137,16 @@ pub fn watch<T, E>(
     site: &'static Location<'static>,
     body: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
-    SITE.store(
-        site as *const Location<'static> as *mut _,
-        Ordering::Relaxed,
-    );
     if !on() {
+        let depth = DEPTH.load(Ordering::Relaxed);
+        if depth == 0 {
+            SITE.store(
+                site as *const Location<'static> as *mut _,
+                Ordering::Relaxed,
+            );
+        }
+        DEPTH.store(depth + 1, Ordering::Relaxed);
+        let _restore = Depth(depth);
         return body();
     }
     watched(call, site, body)
