@@ -36,7 +36,6 @@ use crate::error::{CollectiveError, Field, Operation, RtError, RtResult, WaitSit
 use crate::memory::layout::{
     sync, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS, FAULT_WORDS, SLOT_BYTES,
 };
-use crate::observe;
 use crate::sync::wait::{self, Blocker, WaitPolicy};
 use crate::transport::Transport;
 
@@ -191,9 +190,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         let mut ctx = Self::inspect(t, env, set, index, at, during);
         ctx.epoch += 1;
         t.store_relaxed(own(sync::OWNER_EPOCH), ctx.epoch);
-        if observe::on() {
-            observe::collective(set.key(), ctx.epoch, 0, 0);
-        }
         Ok(ctx)
     }
 
@@ -558,9 +554,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// the line just written is owned — a cache-line transfer on the critical path.
     #[inline]
     pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
-        if observe::on() {
-            observe::collective(self.set.key(), self.epoch, desc.elem().size, desc.nelems());
-        }
         desc.set_past(self.history.get(), self.fault_known.get());
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);

@@ -6,9 +6,9 @@
 //! deadlock watch (`coll::deadlock`), and a call record beside it (`record`) that says
 //! which call of the program a PE is in and where the program made it. The typed layer
 //! reports every call through [`watch`]. Off (the default), that is one branch on a
-//! flag read once, a nesting count, and for an outermost call one store of the call
-//! site's address; the call record is then written only when a wait lasts long enough
-//! to publish its wait record.
+//! flag read once (and one more where a wait has to spin); the call record then only
+//! says which operation a PE waits in, written when the wait publishes its wait record,
+//! and the table has no source lines. On, the call record is rewritten at every call.
 
 pub(crate) mod record;
 pub(crate) mod table;
@@ -16,7 +16,9 @@ pub(crate) mod timeline;
 pub(crate) mod trace;
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+
+use crate::memory::layout::Region;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The variable that turns the timeline on: the path of the trace to write.
 pub const TRACE_VAR: &str = "SHMEM_TRACE";
@@ -30,36 +32,10 @@ pub const WATCHDOG_VAR: &str = "SHMEM_WATCHDOG";
 /// when the PE joins its job.
 static ON: AtomicBool = AtomicBool::new(false);
 
-/// The call site of this process's latest outermost call through [`watch`] (null before
-/// the first): read when a wait publishes its record, so that the table can name the
-/// line.
-static SITE: AtomicPtr<Location<'static>> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Calls through [`watch`] in progress in this process: an API call made inside another
-/// (whose site is the library's) leaves [`SITE`] to the program's.
-static DEPTH: AtomicU32 = AtomicU32::new(0);
-
-/// Restores [`DEPTH`] when a call ends, also by a panic.
-struct Depth(u32);
-
-impl Drop for Depth {
-    #[inline(always)]
-    fn drop(&mut self) {
-        DEPTH.store(self.0, Ordering::Relaxed);
-    }
-}
-
 /// Whether observation is on in this process.
 #[inline(always)]
 pub(crate) fn on() -> bool {
     ON.load(Ordering::Relaxed)
-}
-
-/// The site of this process's latest call, if any.
-pub(crate) fn latest_site() -> Option<&'static Location<'static>> {
-    let site = SITE.load(Ordering::Relaxed);
-    // SAFETY: SITE holds null or a pointer made from a `&'static Location` in `watch`.
-    unsafe { site.as_ref() }
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the machine, so
@@ -76,8 +52,8 @@ pub(crate) fn now_ns() -> u64 {
 
 /// Reads the observation variables once, when this PE joins its job as PE `me` of
 /// `npes`; `own` is this PE's partition where it can address it directly.
-pub(crate) fn init(me: usize, npes: usize, own: Option<*mut u8>) {
-    record::init(own);
+pub(crate) fn init(me: usize, npes: usize, own: Option<*mut u8>, region: Region) {
+    record::init(own, region);
     let settings = trace::Settings::from_env();
     if settings.any() {
         trace::start(me, npes, settings);
@@ -119,16 +95,6 @@ pub(crate) fn waited(from: u64, to: u64) {
     trace::waited(from, to);
 }
 
-/// This PE's current call entered its collective number `epoch` on the set with key
-/// `key`, contributing `nelems` elements of `size` bytes (0: none).
-#[cold]
-pub(crate) fn collective(key: u64, epoch: u64, size: u32, nelems: u64) {
-    trace::collective(key, epoch);
-    if size > 0 {
-        trace::data(size, nelems);
-    }
-}
-
 /// Runs `body`, the call `call` that the program made at `site`, and observes it if
 /// observation is on. The typed layer wraps every call of its API in this.
 #[inline(always)]
@@ -138,15 +104,6 @@ pub fn watch<T, E>(
     body: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
     if !on() {
-        let depth = DEPTH.load(Ordering::Relaxed);
-        if depth == 0 {
-            SITE.store(
-                site as *const Location<'static> as *mut _,
-                Ordering::Relaxed,
-            );
-        }
-        DEPTH.store(depth + 1, Ordering::Relaxed);
-        let _restore = Depth(depth);
         return body();
     }
     watched(call, site, body)

@@ -4,9 +4,13 @@
 
 use std::mem::offset_of;
 use std::panic::Location;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use crate::memory::layout::{self, CallRecord};
+use crate::coll::descriptor::Descriptor;
+use crate::coll::sets;
+use crate::memory::layout::{
+    self, sync, CallRecord, ControlLine, Region, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS,
+};
 
 /// Offset of a field of a call record.
 macro_rules! field {
@@ -29,10 +33,61 @@ const IN_CALL: u64 = 1;
 /// is not written).
 static OWN: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Remembers this PE's partition and stamps the record as joined now.
-pub(crate) fn init(own: Option<*mut u8>) {
+/// Active set slots of this job's runtime region (to find this PE's latest call).
+static SETS: AtomicUsize = AtomicUsize::new(0);
+
+/// Remembers this PE's partition and the job's layout, and stamps the record as joined
+/// now.
+pub(crate) fn init(own: Option<*mut u8>, region: Region) {
     OWN.store(own.unwrap_or(std::ptr::null_mut()), Ordering::Relaxed);
+    SETS.store(region.sets(), Ordering::Relaxed);
     write(|w| w(field!(done_ns), super::now_ns()));
+}
+
+/// A word of this PE's partition (None: not addressable directly).
+fn own_word(off: usize) -> Option<u64> {
+    let own = OWN.load(Ordering::Relaxed);
+    // SAFETY: as in `write`: `off` lies in the runtime region of this PE's partition,
+    // which only the runtime accesses, atomically.
+    (!own.is_null())
+        .then(|| unsafe { AtomicU64::from_ptr(own.add(off).cast()) }.load(Ordering::Acquire))
+}
+
+/// This PE's latest collective call on the runtime's set slots: the set's key and the
+/// call's number on it (0, 0: none yet, or not readable).
+pub(crate) fn latest_collective() -> (u64, u64) {
+    let Some(key) = own_word(layout::control(offset_of!(ControlLine, current_set))) else {
+        return (0, 0);
+    };
+    let region = Region::new(SETS.load(Ordering::Relaxed));
+    let load = |off: usize| own_word(off).unwrap_or(0);
+    match sets::find_with(&load, region, key) {
+        Some(slot) if key != 0 => (key, load(region.slot(slot) + sync::OWNER_EPOCH)),
+        _ => (0, 0),
+    }
+}
+
+/// Element size and count of this PE's call number `epoch` on the set with key `key`,
+/// from its arrival line if the line still holds that call.
+pub(crate) fn published_data(key: u64, epoch: u64) -> Option<(u32, u64)> {
+    let region = Region::new(SETS.load(Ordering::Relaxed));
+    let load = |off: usize| own_word(off).unwrap_or(0);
+    let base = region.slot(sets::find_with(&load, region, key)?);
+    arrival_data(&|off| load(base + off), epoch)
+}
+
+/// Element size and count of call `epoch` in the arrival lines of the sync words that
+/// `load` reads (by offset from their start), if its line holds that call.
+pub(crate) fn arrival_data(load: &dyn Fn(usize) -> u64, epoch: u64) -> Option<(u32, u64)> {
+    let line = (epoch % ARRIVAL_LINES as u64) as usize;
+    if epoch == 0 || load(sync::epoch(line)) != epoch {
+        return None;
+    }
+    let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|i| load(sync::head(line, i)));
+    let tail: [u64; DESC_TAIL_WORDS] = std::array::from_fn(|i| load(sync::tail(line, i)));
+    let desc = Descriptor::from_words(head, tail);
+    let elem = desc.elem();
+    (elem.size > 0).then(|| (elem.size, desc.nelems()))
 }
 
 /// Rewrites words of this PE's record under its sequence lock: `fill` stores through
@@ -111,14 +166,14 @@ pub(crate) fn end(now: u64) {
 }
 
 /// Called when a wait of the operation `name` publishes its wait record: with
-/// observation off, the call record learns the call's site only now.
+/// observation off, the call record learns of the call only now (not its site).
 pub(crate) fn note_waiting(name: &str) {
     if super::on() {
         return;
     }
     write(|w| {
         w(field!(state), IN_CALL);
-        store_call(w, name, super::latest_site());
+        store_call(w, name, None);
     });
 }
 

@@ -9,12 +9,9 @@ use std::mem::offset_of;
 
 use super::record;
 use crate::coll::deadlock::{self, Awaited, Reading, Snapshot};
-use crate::coll::descriptor::Descriptor;
 use crate::coll::sets::SetSpec;
 use crate::job::state;
-use crate::memory::layout::{
-    self, sync, ControlLine, PeState, Region, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS,
-};
+use crate::memory::layout::{self, ControlLine, PeState, Region};
 use crate::transport::Transport;
 
 /// Reads of a record that its owner keeps rewriting before the table gives up on it.
@@ -189,15 +186,7 @@ fn describe_wait(npes: usize, _pe: usize, w: &Snapshot, own: &dyn Fn(usize) -> u
 /// if it holds that call.
 fn published_data(w: &Snapshot, own: &dyn Fn(usize) -> u64) -> Option<(u32, u64)> {
     let base = usize::try_from(w.site.sync).ok()?;
-    let line = (w.site.epoch % ARRIVAL_LINES as u64) as usize;
-    if own(base + sync::epoch(line)) != w.site.epoch {
-        return None;
-    }
-    let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|i| own(base + sync::head(line, i)));
-    let tail: [u64; DESC_TAIL_WORDS] = std::array::from_fn(|i| own(base + sync::tail(line, i)));
-    let desc = Descriptor::from_words(head, tail);
-    let elem = desc.elem();
-    (elem.size > 0).then(|| (elem.size, desc.nelems()))
+    record::arrival_data(&|off| own(base + off), w.site.epoch)
 }
 
 /// Whoever prints the table of a job first marks it shown in `shown`, PE 0's word:

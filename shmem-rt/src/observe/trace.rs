@@ -55,8 +55,8 @@ pub(crate) struct Event {
     pub(crate) wait_ns: u64,
     pub(crate) wait_from: u64,
     pub(crate) wait_to: u64,
-    /// Its first collective: the set's key and the call's number on the set's sync
-    /// words (0: none).
+    /// Its (last) collective on the runtime's set slots: the set's key and the call's
+    /// number on the set (0: none).
     pub(crate) set_key: u64,
     pub(crate) epoch: u64,
     /// Element size and count this PE contributed (0: none).
@@ -83,6 +83,8 @@ struct Recorder {
     /// Calls in progress (an API call made through another counts once).
     depth: u32,
     current: Option<Event>,
+    /// This PE's latest collective (set key, call number) when the current call began.
+    before: (u64, u64),
     events: Vec<Event>,
     totals: BTreeMap<&'static str, Totals>,
 }
@@ -110,6 +112,7 @@ pub(crate) fn start(me: usize, _npes: usize, settings: Settings) {
         calls: 0,
         depth: 0,
         current: None,
+        before: (0, 0),
         events,
         totals: BTreeMap::new(),
     });
@@ -125,6 +128,7 @@ pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) -> boo
         r.calls += 1;
         let now = now_ns();
         record::begin(name, site, r.calls, now);
+        r.before = record::latest_collective();
         r.current = Some(Event {
             name,
             site,
@@ -159,6 +163,15 @@ pub(crate) fn end(outer: bool, ok: bool) {
         };
         event.end = now;
         event.ok = ok;
+        let (key, epoch) = record::latest_collective();
+        if key != 0 && (key, epoch) != r.before {
+            event.set_key = key;
+            event.epoch = epoch;
+            if let Some((size, n)) = record::published_data(key, epoch) {
+                event.elem_size = size;
+                event.nelems = n;
+            }
+        }
         if r.settings.stats {
             let t = r.totals.entry(event.name).or_default();
             t.calls += 1;
@@ -175,26 +188,6 @@ pub(crate) fn end(outer: bool, ok: bool) {
     if failed {
         write_part();
     }
-}
-
-/// The current call entered its collective number `epoch` on the set with key `key`.
-pub(crate) fn collective(key: u64, epoch: u64) {
-    with(|r| {
-        if let Some(e) = r.current.as_mut().filter(|e| e.epoch == 0) {
-            e.set_key = key;
-            e.epoch = epoch;
-        }
-    });
-}
-
-/// The current call contributes `nelems` elements of `size` bytes.
-pub(crate) fn data(size: u32, nelems: u64) {
-    with(|r| {
-        if let Some(e) = r.current.as_mut().filter(|e| e.elem_size == 0) {
-            e.elem_size = size;
-            e.nelems = nelems;
-        }
-    });
 }
 
 /// The current call waited from `from` to `to`.

@@ -70,7 +70,7 @@ impl Runtime {
             );
         });
         install_panic_hook(&transport);
-        with_transport!(&transport, t => crate::observe::init(me, npes, t.direct(me)));
+        with_transport!(&transport, t => crate::observe::init(me, npes, t.direct(me), region));
         let env = CallEnv {
             policy: WaitPolicy::for_job(npes, cpus),
             checked: crate::config::checked_from_env(),
