@@ -110,14 +110,15 @@ pub fn watch<T, E>(
 }
 
 /// [`watch`] with observation on.
+#[cold]
 #[inline(never)]
 fn watched<T, E>(
     call: &'static str,
     site: &'static Location<'static>,
     body: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
-    let outer = trace::begin(call, site);
+    trace::begin(call, site);
     let result = body();
-    trace::end(outer, result.is_ok());
+    trace::end(result.is_ok());
     result
 }

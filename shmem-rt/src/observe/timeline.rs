@@ -270,7 +270,8 @@ fn colour(name: &str) -> String {
 }
 
 /// The trace at `path` as an SVG picture: PEs as rows, time as columns, calls coloured
-/// by operation, the waits inside them hatched.
+/// by operation, the waits inside them hatched (a call's waits drawn as one stretch
+/// ending where its last wait ended).
 pub fn svg(path: &Path) -> Result<String, String> {
     let calls = read_calls(path)?;
     if calls.is_empty() {
@@ -320,28 +321,46 @@ pub fn svg(path: &Path) -> Result<String, String> {
             y + row - 1.0
         );
     }
-    for c in &calls {
-        let y = top + c.pe as f64 * row + 3.0;
+    // Calls and waits closer than half a pixel to the previous one of their row (and,
+    // for calls, of the same operation) are drawn as one: a picture, not a list.
+    let mut spans: Vec<(usize, &str, f64, f64)> = Vec::new();
+    let mut waits: Vec<(usize, f64, f64)> = Vec::new();
+    let mut ordered: Vec<&Call> = calls.iter().collect();
+    ordered.sort_by_key(|c| (c.pe, c.start));
+    for c in ordered {
         let (x0, x1) = (x(c.start), x(c.end.max(c.start)));
-        let _ = writeln!(
-            out,
-            "<rect x=\"{x0:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"><title>{} at {}</title></rect>",
-            (x1 - x0).max(0.3),
-            row - 8.0,
-            colour(&c.name),
-            xml(&c.name),
-            xml(&c.site)
-        );
+        match spans.last_mut() {
+            Some(s) if s.0 == c.pe && s.1 == c.name && x0 - s.3 < 0.5 => s.3 = s.3.max(x1),
+            _ => spans.push((c.pe, &c.name, x0, x1)),
+        }
         if c.wait_ns > 0 && c.wait_to > c.start {
             let from = c.wait_to.saturating_sub(c.wait_ns).max(c.start);
             let (w0, w1) = (x(from), x(c.wait_to.min(c.end)));
-            let _ = writeln!(
-                out,
-                "<rect x=\"{w0:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"url(#wait)\"/>",
-                (w1 - w0).max(0.3),
-                row - 8.0
-            );
+            match waits.last_mut() {
+                Some(w) if w.0 == c.pe && w0 - w.2 < 0.5 => w.2 = w.2.max(w1),
+                _ => waits.push((c.pe, w0, w1)),
+            }
         }
+    }
+    for (pe, name, x0, x1) in spans {
+        let y = top + pe as f64 * row + 3.0;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{x0:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
+            (x1 - x0).max(0.3),
+            row - 8.0,
+            colour(name),
+            xml(name)
+        );
+    }
+    for (pe, w0, w1) in waits {
+        let y = top + pe as f64 * row + 3.0;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{w0:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"url(#wait)\"/>",
+            (w1 - w0).max(0.3),
+            row - 8.0
+        );
     }
     let legend = top + npes as f64 * row + 20.0;
     for (i, name) in names.iter().enumerate() {

@@ -118,12 +118,13 @@ pub(crate) fn start(me: usize, _npes: usize, settings: Settings) {
     });
 }
 
-/// A call `name` made at `site` begins; returns whether it is an outermost call.
-pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) -> bool {
+/// A call `name` made at `site` begins (an API call made inside another is not one of
+/// the program's: only the outermost call is recorded).
+pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) {
     with(|r| {
         r.depth += 1;
         if r.depth > 1 {
-            return false;
+            return;
         }
         r.calls += 1;
         let now = now_ns();
@@ -143,17 +144,19 @@ pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) -> boo
             nelems: 0,
             ok: true,
         });
-        true
-    })
-    .unwrap_or(false)
+    });
 }
 
-/// The call that [`begin`] returned `outer` for ends, successfully if `ok`. A failed
-/// call writes this PE's part of the trace as it stands.
-pub(crate) fn end(outer: bool, ok: bool) {
+/// The latest call that began ends, successfully if `ok`. A failed call of the program
+/// writes this PE's part of the trace as it stands.
+pub(crate) fn end(ok: bool) {
     let failed = with(|r| {
-        r.depth = r.depth.saturating_sub(1);
-        if !outer {
+        if r.depth == 0 {
+            // Began before observation was on (the call that joined the job).
+            return false;
+        }
+        r.depth -= 1;
+        if r.depth > 0 {
             return false;
         }
         let now = now_ns();

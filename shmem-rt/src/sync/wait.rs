@@ -127,30 +127,31 @@ pub(crate) fn wait_for<T: Transport>(
     if ready() {
         return Ok(());
     }
-    if observe::on() {
-        return wait_timed(t, policy, blocker, during, &mut ready);
-    }
     wait_spinning(t, policy, blocker, during, &mut ready)
 }
 
-/// [`wait_spinning`] with observation on: tells the call's event how long it waited.
-#[cold]
-fn wait_timed<T: Transport>(
+/// The spin phase, then (if needed) the slow phases; with observation on, tells the
+/// call's event how long it waited.
+#[inline(never)]
+fn wait_spinning<T: Transport>(
     t: &T,
     policy: WaitPolicy,
     blocker: Blocker,
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
 ) -> RtResult<()> {
-    let from = observe::now_ns();
-    let result = wait_spinning(t, policy, blocker, during, ready);
-    observe::waited(from, observe::now_ns());
-    result
+    if observe::on() {
+        let from = observe::now_ns();
+        let result = spin_then_sleep(t, policy, blocker, during, ready);
+        observe::waited(from, observe::now_ns());
+        return result;
+    }
+    spin_then_sleep(t, policy, blocker, during, ready)
 }
 
 /// The spin phase, then (if needed) the slow phases; adapts the spin budget.
-#[inline(never)]
-fn wait_spinning<T: Transport>(
+#[inline(always)]
+fn spin_then_sleep<T: Transport>(
     t: &T,
     policy: WaitPolicy,
     blocker: Blocker,
