@@ -88,6 +88,8 @@ fn ctrl_c_prints_whom_each_pe_waits_for() {
         .signal_supervisor(libc::SIGINT)
         .run(hung_barrier);
     if let Some(r) = report {
+        // Shown by `cargo test -- --nocapture`: the table as printed.
+        println!("{}", r.stderr);
         assert_eq!(r.ended, Ended::Code(130), "{}", r.stderr);
         assert!(
             r.stderr.contains("shmemrun: SIGINT: where every PE is:"),
@@ -107,6 +109,7 @@ fn watchdog_prints_the_table_and_ends_the_job() {
         .env("SHMEM_WATCHDOG", "1")
         .run(hung_barrier);
     if let Some(r) = report {
+        println!("{}", r.stderr);
         assert!(!r.hung, "{}", r.stderr);
         assert_eq!(r.ended, Ended::Code(128 + libc::SIGALRM), "{}", r.stderr);
         assert!(
@@ -189,6 +192,7 @@ fn late_pe_is_named_by_the_trace_summary() {
         "the parts are merged and removed"
     );
     let summary = observe::summary(&path).expect("summary");
+    println!("{summary}");
     let site = format!("barrier_all at {late_line}");
     let block: Vec<&str> = summary
         .lines()
@@ -204,4 +208,62 @@ fn late_pe_is_named_by_the_trace_summary() {
     let svg = observe::svg(&path).expect("picture");
     assert!(svg.starts_with("<svg") && svg.contains(">PE 3<") && svg.contains("url(#wait)"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[shmem_typed::symmetric]
+static FIRST: Lock = Lock::new();
+#[shmem_typed::symmetric]
+static SECOND: Lock = Lock::new();
+
+/// PE 0 takes FIRST then SECOND, PE 1 SECOND then FIRST: the deadlock watch's verdict
+/// prints the table once (from the PE that found the cycle), naming each PE's wait and
+/// the PE it waits for.
+#[test]
+fn hang_verdict_prints_the_table_once() {
+    let npes = 2;
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            let mut pe = Pe::init().expect("init");
+            let me = pe.my_pe();
+            let (mine, theirs) = if me == 0 {
+                (&FIRST, &SECOND)
+            } else {
+                (&SECOND, &FIRST)
+            };
+            mine.set_lock(&mut pe).expect("own lock");
+            pe.barrier_all().expect("barrier");
+            mark_ready();
+            // The cycle is an error on the PEs that find it; a PE that leaves first may
+            // be what the other hears of instead.
+            assert!(theirs.set_lock(&mut pe).is_err());
+            let _ = pe.finalize();
+        });
+    if let Some(r) = report {
+        println!("{}", r.stderr);
+        assert!(!r.hung, "{}", r.stderr);
+        assert_eq!(r.ready_pes, npes);
+        assert!(
+            r.stderr
+                .contains(": hang: a cycle of waits that can never end; where every PE is:"),
+            "{}",
+            r.stderr
+        );
+        for pe in 0..npes {
+            let row = row(&r.stderr, pe);
+            for part in ["set_lock", &format!("PE {}", 1 - pe)] {
+                assert!(
+                    row.contains(part),
+                    "PE {pe}'s row lacks {part:?}:\n{}",
+                    r.stderr
+                );
+            }
+        }
+        assert_eq!(
+            r.stderr.matches("where every PE is:").count(),
+            1,
+            "{}",
+            r.stderr
+        );
+    }
 }

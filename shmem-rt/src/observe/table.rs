@@ -93,7 +93,13 @@ fn row(
             } else {
                 "waiting".into()
             };
-            row.call = describe_wait(npes, pe, &w, &own);
+            row.call = describe_wait(npes, &w, &own);
+            if let Some(c) = call.as_ref().filter(|c| c.in_call && c.calls > 0) {
+                if c.name != w.site.name {
+                    // The program's call, and the operation it waits in.
+                    row.call = format!("{}: {}", c.name, row.call);
+                }
+            }
             row.waits_for = awaited_pe(npes, region, &w.awaited, load);
             row.for_ns = since(w.since_ns);
         }
@@ -165,7 +171,7 @@ fn describe_set(npes: usize, key: u64) -> String {
 
 /// The call a blocked PE waits in: operation, set, call number, and from its arrival
 /// line of that call (if it has published it) the element size and count.
-fn describe_wait(npes: usize, _pe: usize, w: &Snapshot, own: &dyn Fn(usize) -> u64) -> String {
+fn describe_wait(npes: usize, w: &Snapshot, own: &dyn Fn(usize) -> u64) -> String {
     let site = &w.site;
     if site.set_key == 0 {
         return format!("{} (a lock's handover)", site.name);
