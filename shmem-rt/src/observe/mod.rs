@@ -10,6 +10,7 @@
 //! says which operation a PE waits in, written when the wait publishes its wait record,
 //! and the table has no source lines. On, the call record is rewritten at every call.
 
+mod json;
 pub(crate) mod record;
 pub(crate) mod table;
 pub(crate) mod timeline;

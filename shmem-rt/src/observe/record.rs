@@ -61,7 +61,7 @@ pub(crate) fn latest_collective() -> (u64, u64) {
     };
     let region = Region::new(SETS.load(Ordering::Relaxed));
     let load = |off: usize| own_word(off).unwrap_or(0);
-    match sets::find_with(&load, region, key) {
+    match sets::find_with(load, region, key) {
         Some(slot) if key != 0 => (key, load(region.slot(slot) + sync::OWNER_EPOCH)),
         _ => (0, 0),
     }
@@ -72,7 +72,7 @@ pub(crate) fn latest_collective() -> (u64, u64) {
 pub(crate) fn published_data(key: u64, epoch: u64) -> Option<(u32, u64)> {
     let region = Region::new(SETS.load(Ordering::Relaxed));
     let load = |off: usize| own_word(off).unwrap_or(0);
-    let base = region.slot(sets::find_with(&load, region, key)?);
+    let base = region.slot(sets::find_with(load, region, key)?);
     arrival_data(&|off| load(base + off), epoch)
 }
 

@@ -7,18 +7,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use super::json::{self, quoted, Value};
 
 use super::trace::{part_path, Event};
 
 /// Microseconds (Chrome trace time) of `ns`.
 fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
-}
-
-/// `text` as a JSON string.
-fn quoted(text: &str) -> String {
-    Value::String(text.to_string()).to_string()
 }
 
 /// Appends PE `pe`'s event `e` (its call slice, and its wait slice if it waited) as
@@ -139,42 +134,57 @@ pub(crate) fn merge(path: &Path) -> std::io::Result<usize> {
     if parts.is_empty() {
         return Ok(0);
     }
-    let mut events: Vec<Value> = vec![json!({
-        "name": "process_name", "ph": "M", "pid": 0, "args": {"name": "SHMEM job"}
-    })];
+    let bad = |part: &Path, e: String| {
+        std::io::Error::other(format!("{}: not a part of a trace: {e}", part.display()))
+    };
+    // Every event as written, each on a line of its own.
+    let mut lines: Vec<String> =
+        vec![r#"{"name":"process_name","ph":"M","pid":0,"args":{"name":"SHMEM job"}}"#.into()];
+    let mut calls: Vec<Call> = Vec::new();
     for (pe, part) in &parts {
         let text = std::fs::read_to_string(part)?;
-        let mine: Vec<Value> = serde_json::from_str(&text).map_err(std::io::Error::other)?;
-        events.push(json!({
-            "name": "thread_name", "ph": "M", "pid": 0, "tid": pe, "args": {"name": format!("PE {pe}")}
-        }));
-        events.push(json!({
-            "name": "thread_sort_index", "ph": "M", "pid": 0, "tid": pe, "args": {"sort_index": pe}
-        }));
-        events.extend(mine);
+        let events = json::parse(&text).map_err(|e| bad(part, e))?;
+        let events = events
+            .as_array()
+            .ok_or_else(|| bad(part, "not an array".into()))?;
+        calls.extend(events.iter().filter_map(call_of));
+        lines.push(format!(
+            r#"{{"name":"thread_name","ph":"M","pid":0,"tid":{pe},"args":{{"name":"PE {pe}"}}}}"#
+        ));
+        lines.push(format!(
+            r#"{{"name":"thread_sort_index","ph":"M","pid":0,"tid":{pe},"args":{{"sort_index":{pe}}}}}"#
+        ));
+        let body = text.trim().trim_start_matches('[').trim_end_matches(']');
+        lines.extend(
+            body.split(",\n")
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(String::from),
+        );
     }
-    let calls: Vec<Call> = events.iter().filter_map(call_of).collect();
     let mut flow = 0u64;
     for group in collective_groups(&calls) {
         let last = last_arriver(&calls, &group);
         for &i in group.iter().filter(|&&i| i != last && calls[i].wait_to > 0) {
             flow += 1;
             let (from, to) = (&calls[last], &calls[i]);
-            events.push(json!({
-                "name": "released", "cat": "release", "ph": "s", "id": flow, "pid": 0,
-                "tid": from.pe, "ts": us(from.start)
-            }));
-            events.push(json!({
-                "name": "released", "cat": "release", "ph": "f", "bp": "e", "id": flow,
-                "pid": 0, "tid": to.pe, "ts": us(to.wait_to.min(to.end))
-            }));
+            lines.push(format!(
+                r#"{{"name":"released","cat":"release","ph":"s","id":{flow},"pid":0,"tid":{},"ts":{:.3}}}"#,
+                from.pe,
+                us(from.start)
+            ));
+            lines.push(format!(
+                r#"{{"name":"released","cat":"release","ph":"f","bp":"e","id":{flow},"pid":0,"tid":{},"ts":{:.3}}}"#,
+                to.pe,
+                us(to.wait_to.min(to.end))
+            ));
         }
     }
-    let trace = json!({ "traceEvents": events, "displayTimeUnit": "ms" });
-    std::fs::write(
-        path,
-        serde_json::to_vec(&trace).map_err(std::io::Error::other)?,
-    )?;
+    let text = format!(
+        "{{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{}\n]}}\n",
+        lines.join(",\n")
+    );
+    std::fs::write(path, text)?;
     for (_, part) in &parts {
         let _ = std::fs::remove_file(part);
     }
@@ -184,8 +194,7 @@ pub(crate) fn merge(path: &Path) -> std::io::Result<usize> {
 /// The call slices of the merged trace at `path`.
 fn read_calls(path: &Path) -> Result<Vec<Call>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let trace: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let trace = json::parse(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
     let events = trace
         .get("traceEvents")
         .and_then(Value::as_array)
@@ -323,15 +332,27 @@ pub fn svg(path: &Path) -> Result<String, String> {
     }
     // Calls and waits closer than half a pixel to the previous one of their row (and,
     // for calls, of the same operation) are drawn as one: a picture, not a list.
-    let mut spans: Vec<(usize, &str, f64, f64)> = Vec::new();
+    // Slices narrower than a pixel take the colour of the longest call among them.
+    let mut spans: Vec<(usize, &str, f64, f64, u64)> = Vec::new();
     let mut waits: Vec<(usize, f64, f64)> = Vec::new();
     let mut ordered: Vec<&Call> = calls.iter().collect();
     ordered.sort_by_key(|c| (c.pe, c.start));
     for c in ordered {
         let (x0, x1) = (x(c.start), x(c.end.max(c.start)));
+        let took = c.end.saturating_sub(c.start);
         match spans.last_mut() {
-            Some(s) if s.0 == c.pe && s.1 == c.name && x0 - s.3 < 0.5 => s.3 = s.3.max(x1),
-            _ => spans.push((c.pe, &c.name, x0, x1)),
+            Some(s)
+                if s.0 == c.pe
+                    && x0 - s.3 < 0.5
+                    && (s.1 == c.name || s.3 - s.2 < 1.0 || x1 - x0 < 1.0) =>
+            {
+                s.3 = s.3.max(x1);
+                if took > s.4 {
+                    s.1 = &c.name;
+                    s.4 = took;
+                }
+            }
+            _ => spans.push((c.pe, &c.name, x0, x1, took)),
         }
         if c.wait_ns > 0 && c.wait_to > c.start {
             let from = c.wait_to.saturating_sub(c.wait_ns).max(c.start);
@@ -342,7 +363,7 @@ pub fn svg(path: &Path) -> Result<String, String> {
             }
         }
     }
-    for (pe, name, x0, x1) in spans {
+    for (pe, name, x0, x1, _) in spans {
         let y = top + pe as f64 * row + 3.0;
         let _ = writeln!(
             out,

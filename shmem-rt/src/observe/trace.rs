@@ -288,3 +288,14 @@ fn statistics(me: usize, totals: &BTreeMap<&'static str, Totals>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README states the size of an event.
+    #[test]
+    fn an_event_takes_96_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 96);
+    }
+}
