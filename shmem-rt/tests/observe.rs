@@ -30,15 +30,20 @@ fn hung_barrier() {
     let _ = pe.barrier_all(); // the barrier of the table
 }
 
-/// The line of the barrier of [`hung_barrier`] in this file.
-fn barrier_line() -> String {
+/// `file:line` of the line of this file that ends with `marker`.
+fn line_of(marker: &str) -> String {
     let text = include_str!("observe.rs");
     let line = text
         .lines()
-        .position(|l| l.ends_with("// the barrier of the table"))
-        .expect("the barrier's line")
+        .position(|l| l.ends_with(marker) && !l.contains("line_of"))
+        .expect("the marked line")
         + 1;
     format!("shmem-rt/tests/observe.rs:{line}")
+}
+
+/// The line of the barrier of [`hung_barrier`] in this file.
+fn barrier_line() -> String {
+    line_of("// the barrier of the table")
 }
 
 /// The row of the table for PE `pe`.
@@ -80,25 +85,36 @@ fn assert_waiting_rows(stderr: &str, npes: usize, with_line: bool) {
     );
 }
 
-#[test]
-fn ctrl_c_prints_whom_each_pe_waits_for() {
+/// Sends `sig` to the launcher of a hung barrier; checks the table and the exit status.
+fn interrupt_prints_the_table(name: String, sig: i32, sig_name: &str) {
     let npes = 3;
-    let report = FaultCase::new(test_name!(), npes)
+    let report = FaultCase::new(name, npes)
         .via_launcher(SHMEMRUN)
-        .signal_supervisor(libc::SIGINT)
+        .signal_supervisor(sig)
         .run(hung_barrier);
     if let Some(r) = report {
         // Shown by `cargo test -- --nocapture`: the table as printed.
         println!("{}", r.stderr);
-        assert_eq!(r.ended, Ended::Code(130), "{}", r.stderr);
+        assert_eq!(r.ended, Ended::Code(128 + sig), "{}", r.stderr);
         assert!(
-            r.stderr.contains("shmemrun: SIGINT: where every PE is:"),
+            r.stderr
+                .contains(&format!("shmemrun: {sig_name}: where every PE is:")),
             "{}",
             r.stderr
         );
         assert_waiting_rows(&r.stderr, npes, false);
         assert!(row(&r.stderr, LATE).contains("running"), "{}", r.stderr);
     }
+}
+
+#[test]
+fn ctrl_c_prints_whom_each_pe_waits_for() {
+    interrupt_prints_the_table(test_name!(), libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigquit_prints_whom_each_pe_waits_for() {
+    interrupt_prints_the_table(test_name!(), libc::SIGQUIT, "SIGQUIT");
 }
 
 #[test]
@@ -160,15 +176,7 @@ fn late_pe_is_named_by_the_trace_summary() {
     let trace: Value = serde_json::from_str(&text).expect("the trace is JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     let count = |f: &dyn Fn(&Value) -> bool| events.iter().filter(|e| f(e)).count();
-    let late_line = {
-        let src = include_str!("observe.rs");
-        let n = src
-            .lines()
-            .position(|l| l.ends_with("// the late barrier"))
-            .expect("line")
-            + 1;
-        format!("shmem-rt/tests/observe.rs:{n}")
-    };
+    let late_line = line_of("// the late barrier");
     assert_eq!(count(&|e| e["name"] == "thread_name"), npes);
     assert_eq!(
         count(&|e| e["ph"] == "X"

@@ -165,7 +165,7 @@ pub(crate) fn enter_agreement<T: Transport>(t: &T, key: u64, call: u64) {
 
 /// The members of the set with key `key` in a job of `npes` PEs (none if the key does
 /// not name such a set: a record is read from another process).
-fn set_members(key: u64, npes: usize) -> Vec<usize> {
+pub(crate) fn set_members(key: u64, npes: usize) -> Vec<usize> {
     let (start, stride, size) = SetSpec::key_fields(key);
     let fits = |v: u64| usize::try_from(v).ok().filter(|&v| v <= npes);
     match (fits(start), fits(stride), fits(size)) {

@@ -139,21 +139,11 @@ fn awaited_pe(
         Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } | Awaited::Handover { pe, .. } => {
             (pe < npes).then_some(pe)
         }
-        Awaited::Agreement { key, call } => members(npes, key).into_iter().find(|&pe| {
-            deadlock::agreements_entered_with(&|off| load(pe, off), region, key) < call
-        }),
-    }
-}
-
-/// The members of the set with key `key` (none if it names no set of the job).
-fn members(npes: usize, key: u64) -> Vec<usize> {
-    let (start, stride, size) = SetSpec::key_fields(key);
-    let fits = |v: u64| usize::try_from(v).ok().filter(|&v| v <= npes);
-    match (fits(start), fits(stride), fits(size)) {
-        (Some(start), Some(stride), Some(size)) => SetSpec::strided(start, stride, size, npes)
-            .map(|set| set.members().collect())
-            .unwrap_or_default(),
-        _ => Vec::new(),
+        Awaited::Agreement { key, call } => {
+            deadlock::set_members(key, npes).into_iter().find(|&pe| {
+                deadlock::agreements_entered_with(&|off| load(pe, off), region, key) < call
+            })
+        }
     }
 }
 
