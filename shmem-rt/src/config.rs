@@ -97,6 +97,21 @@ pub mod env {
             "whole nodes",
             "MPI: groups of this many consecutive ranks share memory",
         ),
+        (
+            crate::observe::TRACE_VAR,
+            "off",
+            "write a Chrome trace of every call to this path (shmemrun --trace-svg draws it)",
+        ),
+        (
+            crate::observe::STATS_VAR,
+            "0",
+            "1: each PE prints calls, time, waits and bytes per operation at finalize",
+        ),
+        (
+            crate::observe::WATCHDOG_VAR,
+            "off",
+            "seconds without any PE completing a call: print where every PE is, end the job",
+        ),
     ];
 }
 

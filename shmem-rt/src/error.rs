@@ -39,6 +39,7 @@ pub(crate) fn signal_name(sig: i32) -> &'static str {
         libc::SIGSEGV => "SIGSEGV",
         libc::SIGPIPE => "SIGPIPE",
         libc::SIGTERM => "SIGTERM",
+        libc::SIGALRM => "SIGALRM",
         _ => "signal",
     }
 }

@@ -21,7 +21,8 @@
 //! - `coll`: active sets and selection, verdicts, the call context, the steps every
 //!   algorithm shares, and one module per algorithm family;
 //! - `job`: the supervisor that starts and watches PEs, and self-start;
-//! - `runtime`: a PE's state and the calls the façade makes.
+//! - `runtime`: a PE's state and the calls the façade makes;
+//! - `observe`: where every PE is (the table), and opt-in, the timeline and statistics.
 //!
 //! Memory model: PEs are processes that access each other's partitions through the
 //! transport. Synchronization words are atomics (release on publish, acquire on
@@ -39,6 +40,7 @@ mod config;
 mod error;
 mod job;
 mod memory;
+mod observe;
 mod runtime;
 mod sync;
 mod transport;
@@ -77,6 +79,12 @@ pub mod __private {
     pub use crate::memory::layout::{
         ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,
     };
+    /// Seeing a job: the hook every call of the typed layer goes through, and what
+    /// `shmemrun --trace-svg` makes of a trace.
+    pub mod observe {
+        pub use crate::observe::timeline::{summary, svg};
+        pub use crate::observe::{watch, STATS_VAR, TRACE_VAR, WATCHDOG_VAR};
+    }
     pub use crate::memory::statics::{
         check_statics_fit, StaticOffset, StaticSlot, SYMMETRIC_STATICS,
     };

@@ -490,7 +490,8 @@ impl fmt::Display for FailedCall {
 /// Runs `body`, the work of the API's `call` (targeting PE `pe`, if it targets one), and
 /// names the call and the program's line in its error. Called from a `#[track_caller]`
 /// function of the API, so the line is the program's. Free on success: the location is a
-/// constant the caller passes, and the error is built only on `Err`.
+/// constant the caller passes, and the error is built only on `Err`. The runtime's
+/// observation hook sees every call (see `shmem_rt`'s `SHMEM_TRACE`).
 #[inline(always)]
 #[track_caller]
 pub(crate) fn in_call<T>(
@@ -498,7 +499,7 @@ pub(crate) fn in_call<T>(
     pe: Option<usize>,
     body: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
-    match body() {
+    match shmem_rt::__private::observe::watch(call, Location::caller(), body) {
         Ok(value) => Ok(value),
         Err(err) => Err(err.in_call(call, pe, Location::caller())),
     }

@@ -3,6 +3,9 @@
 //! `JobOutcome` in the runtime); 2 on bad usage or configuration, before any PE
 //! starts.
 //!
+//! `shmemrun --trace-svg TRACE [OUT]` draws a trace written with `SHMEM_TRACE` and prints
+//! its summary.
+//!
 //! `shmemrun --mpi …` hands the job to the MPI launcher instead (the runtime's
 //! `job/mpirun.rs`, where the test kit and the benchmark get their command too): it execs
 //! `mpirun`/`mpiexec` with the flags the MPI on this machine needs, so the exit status is
@@ -15,6 +18,7 @@ use shmem_rt::__private::{self as rt, mpirun as mpi, JobSpec};
 
 const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
        shmemrun --mpi [-n N] [--hosts H1:S1,H2:S2,...] [--tcp] [--dry-run] [--] PROGRAM [ARGS...]
+       shmemrun --trace-svg TRACE [OUT]
   -n, --npes N   number of PEs (default: SHMEM_NPES, else with --hosts the slots they
                  list, else one per CPU)
   --mpi          run the job under the MPI launcher on this machine (Open MPI's mpirun or
@@ -25,6 +29,9 @@ const USAGE: &str = "usage: shmemrun [-n N | --npes N] [--] PROGRAM [ARGS...]
   --tcp          with --mpi (Open MPI): TCP between every pair of ranks, even on one
                  node (how the tests and the benchmark make every peer a network peer)
   --dry-run      with --mpi: print the launcher's command line instead of running it
+  --trace-svg    draw the trace TRACE (written with SHMEM_TRACE) as an SVG picture in
+                 OUT (default: TRACE with the extension .svg) and print, per call site,
+                 each PE's total and longest wait and which PE most often arrived last
   -h, --help     print this help
   -V, --version  print shmemrun's version";
 
@@ -83,6 +90,12 @@ fn main() {
                         .unwrap_or_else(|e| launch_error(&e.to_string())),
                 );
             }
+            "--trace-svg" => {
+                let Some(trace) = args.next() else {
+                    usage_error("--trace-svg needs a trace")
+                };
+                trace_svg(PathBuf::from(trace), args.next().map(PathBuf::from));
+            }
             "--mpi" => opts.mpi = true,
             "--dry-run" => opts.dry_run = true,
             "--tcp" => opts.tcp = true,
@@ -137,6 +150,21 @@ fn main() {
         Ok(outcome) => std::process::exit(outcome.exit_code),
         Err(e) => launch_error(&e.to_string()),
     }
+}
+
+/// `shmemrun --trace-svg`: writes the picture, prints the summary, exits.
+fn trace_svg(trace: PathBuf, out: Option<PathBuf>) -> ! {
+    let out = out.unwrap_or_else(|| trace.with_extension("svg"));
+    let picture = rt::observe::svg(&trace).unwrap_or_else(|e| launch_error(&e));
+    std::fs::write(&out, picture)
+        .unwrap_or_else(|e| launch_error(&format!("cannot write {}: {e}", out.display())));
+    let summary = rt::observe::summary(&trace).unwrap_or_else(|e| launch_error(&e));
+    println!(
+        "picture: {}
+{summary}",
+        out.display()
+    );
+    std::process::exit(0)
 }
 
 /// `shmemrun --mpi`: execs the MPI launcher (or prints its command line with

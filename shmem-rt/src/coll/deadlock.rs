@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use crate::coll::sets::{self, SetSpec};
 use crate::error::{CollectiveError, WaitSite};
 use crate::memory::layout::{self, sync, WaitRecord};
+use crate::observe;
 use crate::transport::Transport;
 use crate::wire::faults;
 
@@ -98,7 +99,7 @@ impl Awaited {
     /// The PE the waiter waits for now: the one named, or the first member of an
     /// agreement's set that has not entered the call (none: every member has, and the
     /// exchange only waits for MPI to complete it).
-    fn next<T: Transport>(&self, t: &T) -> Option<usize> {
+    pub(crate) fn next<T: Transport>(&self, t: &T) -> Option<usize> {
         match *self {
             Awaited::Word { pe, .. } | Awaited::Claim { pe, .. } | Awaited::Handover { pe, .. } => {
                 Some(pe)
@@ -138,6 +139,19 @@ pub(crate) fn agreements_entered<T: Transport>(t: &T, pe: usize, key: u64) -> u6
     }
 }
 
+/// [`agreements_entered`] of the PE whose words `load` reads, in a job whose runtime
+/// region is laid out as `region`.
+pub(crate) fn agreements_entered_with(
+    load: &dyn Fn(usize) -> u64,
+    region: layout::Region,
+    key: u64,
+) -> u64 {
+    match sets::find_with(load, region, key) {
+        Some(slot) => load(region.slot(slot) + sync::OWNER_AGREED),
+        None => 0,
+    }
+}
+
 /// Publishes that this PE enters its agreement exchange number `call` on the set
 /// with key `key` (before the exchange starts; `call` grows by one per call). A set of
 /// one member has no slot: its exchange waits for no other PE.
@@ -150,7 +164,7 @@ pub(crate) fn enter_agreement<T: Transport>(t: &T, key: u64, call: u64) {
 
 /// The members of the set with key `key` in a job of `npes` PEs (none if the key does
 /// not name such a set: a record is read from another process).
-fn set_members(key: u64, npes: usize) -> Vec<usize> {
+pub(crate) fn set_members(key: u64, npes: usize) -> Vec<usize> {
     let (start, stride, size) = SetSpec::key_fields(key);
     let fits = |v: u64| usize::try_from(v).ok().filter(|&v| v <= npes);
     match (fits(start), fits(stride), fits(size)) {
@@ -193,15 +207,26 @@ fn wait_print(pe: usize, site: &WaitSite) -> u64 {
 }
 
 /// A consistent copy of a PE's record.
-struct Snapshot {
+pub(crate) struct Snapshot {
     state: u64,
-    site: WaitSite,
-    awaited: Awaited,
+    /// The call.
+    pub(crate) site: WaitSite,
+    /// What it waits for.
+    pub(crate) awaited: Awaited,
     cycle: u64,
+    /// When the wait published its record (`CLOCK_MONOTONIC` nanoseconds).
+    pub(crate) since_ns: u64,
+}
+
+impl Snapshot {
+    /// Whether the wait is known to be part of a cycle of waits.
+    pub(crate) fn in_cycle(&self) -> bool {
+        self.state == IN_CYCLE
+    }
 }
 
 /// What a PE's record says, if it can be read consistently now.
-enum Reading {
+pub(crate) enum Reading {
     /// The owner is rewriting it.
     Busy,
     /// No wait in progress.
@@ -235,18 +260,25 @@ fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awai
         t.store_relaxed(at(rec!(cycle)), cycle);
         t.store_relaxed(at(rec!(kind)), kind);
         t.store_relaxed(at(rec!(runtime_owned)), site.runtime_owned as u64);
+        if state == WAITING {
+            t.store_relaxed(at(rec!(since_ns)), observe::now_ns());
+        }
     }
     t.store(at(rec!(seq)), (seq | 1) + 1);
 }
 
 /// `pe`'s record, read consistently.
 fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
-    let at = |off: usize| t.place(pe, off);
-    let before = t.load(at(rec!(seq)));
+    read_record_with(&|off| t.load(t.place(pe, off)))
+}
+
+/// A PE's record, read consistently through `load` (acquire loads of that PE's words
+/// at a symmetric offset): from a PE, or from the launcher, which maps every partition.
+pub(crate) fn read_record_with(load: &dyn Fn(usize) -> u64) -> Reading {
+    let before = load(rec!(seq));
     if before & 1 == 1 {
         return Reading::Busy;
     }
-    let load = |off: usize| t.load_relaxed(at(off));
     let waits_for = load(rec!(waits_for)) as usize;
     let word = load(rec!(word));
     let kind = load(rec!(kind));
@@ -283,9 +315,9 @@ fn read_record<T: Transport>(t: &T, pe: usize) -> Reading {
         },
         awaited,
         cycle: load(rec!(cycle)),
+        since_ns: load(rec!(since_ns)),
     };
-    t.store_load_fence();
-    if t.load(at(rec!(seq))) != before {
+    if load(rec!(seq)) != before {
         return Reading::Busy;
     }
     if snapshot.state == IDLE {
@@ -356,6 +388,7 @@ impl<'t, T: Transport> Watch<'t, T> {
         if !self.published {
             let since = *self.since.get_or_insert(now);
             if now - since >= self.publish_after {
+                observe::record::note_waiting(self.site.name);
                 write_record(self.t, WAITING, &self.site, &self.awaited, 0);
                 self.published = true;
             }
@@ -370,6 +403,7 @@ impl<'t, T: Transport> Watch<'t, T> {
                 self.cycle = self.find_cycle();
                 if let Some(found) = &self.cycle {
                     write_record(self.t, IN_CYCLE, &self.site, &self.awaited, found.print);
+                    observe::table::print_once(self.t, "a cycle of waits that can never end");
                 }
                 None
             }

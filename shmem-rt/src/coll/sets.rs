@@ -452,12 +452,17 @@ pub(crate) fn refused<T: Transport>(t: &T, pe: usize, key: u64) -> bool {
 
 /// The slot PE `pe` claimed for the set with key `key`, if it has claimed one yet.
 pub(crate) fn find<T: Transport>(t: &T, pe: usize, key: u64) -> Option<usize> {
-    let region: Region = t.region();
+    find_with(|off| t.load(t.place(pe, off)), t.region(), key)
+}
+
+/// [`find`] in the directory of the PE whose words `load` reads (by symmetric offset).
+#[inline(always)]
+pub(crate) fn find_with(load: impl Fn(usize) -> u64, region: Region, key: u64) -> Option<usize> {
     let sets = region.sets();
     let start = home(key, sets);
     for probe in 0..sets {
         let slot = (start + probe) % sets;
-        match t.load(t.place(pe, region.directory(slot))) {
+        match load(region.directory(slot)) {
             0 => return None,
             k if k == key => return Some(slot),
             _ => {}

@@ -15,6 +15,7 @@ use crate::config::{self, env};
 use crate::error::{print_line, PeEnd, RtError, RtResult};
 use crate::job::state;
 use crate::memory::layout::{self, PeState, Region};
+use crate::observe;
 use crate::transport::shm::Mapping;
 use crate::wire::failure;
 
@@ -112,7 +113,7 @@ extern "C" fn remember_signal(sig: libc::c_int) {
     }
 }
 
-/// Installs the supervisor's SIGINT/SIGTERM/SIGHUP handlers, once per process.
+/// Installs the supervisor's SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers, once per process.
 fn install_signal_handlers() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
@@ -123,7 +124,7 @@ fn install_signal_handlers() {
             SIGNAL_PIPE_READ.store(fds[0], Ordering::SeqCst);
             SIGNAL_PIPE_WRITE.store(fds[1], Ordering::SeqCst);
         }
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
             // SAFETY: a zeroed sigaction with a handler that only stores an atomic and
             // writes to a pipe is async-signal-safe; no SA_RESTART, so a poll() in this
             // thread returns EINTR, and the pipe wakes it in any case.
@@ -263,10 +264,51 @@ fn open_pidfd(pid: libc::pid_t) -> RtResult<OwnedFd> {
 /// recorded a failure (a panic) before its process ends.
 const HEADER_CHECK: Duration = Duration::from_millis(100);
 
+/// The job's watchdog (`SHMEM_WATCHDOG`, seconds; the job's own environment first), if
+/// set.
+fn watchdog(spec: &JobSpec) -> Option<Duration> {
+    let value = spec
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == observe::WATCHDOG_VAR)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os(observe::WATCHDOG_VAR))?;
+    let secs: f64 = value.to_str()?.trim().parse().ok()?;
+    (secs > 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs))
+}
+
+/// Whether no PE has completed a call (or joined the job) for `limit`, as their call
+/// records say; the job began at `began` (nanoseconds, `observe::now_ns`).
+fn nothing_completed(heap: &Mapping, began: u64, limit: Duration) -> bool {
+    let latest = (0..heap.npes())
+        .map(|pe| observe::record::done_ns(&|off| heap.word(pe, off).load(Ordering::Acquire)))
+        .fold(began, u64::max);
+    observe::now_ns().saturating_sub(latest) >= limit.as_nanos() as u64
+}
+
+/// Prints the table of where every PE is under `title`, unless one was printed for this
+/// job already; `ends[pe]` says how a PE that ended before ended.
+fn print_table(heap: &Mapping, title: &str, ends: &[Option<String>]) {
+    let shown = heap.word(0, observe::table::SHOWN);
+    if shown.swap(1, Ordering::AcqRel) != 0 {
+        return;
+    }
+    let load = |pe: usize, off: usize| heap.word(pe, off).load(Ordering::Acquire);
+    let ended = |pe: usize| ends.get(pe).cloned().flatten();
+    let rows = observe::table::rows(heap.npes(), heap.region(), &load, &ended, observe::now_ns());
+    print_line(observe::table::format(title, &rows).trim_end());
+}
+
 /// Watches the PEs until all have exited. The first abnormal end (seen here or recorded
 /// by a PE itself) aborts the job: it is announced once on standard error, naming the
-/// PE, and PEs still running after [`ABORT_GRACE`] are killed.
+/// PE, and PEs still running after [`ABORT_GRACE`] are killed. A first interrupt
+/// (SIGINT, SIGTERM, SIGHUP, SIGQUIT) or the watchdog prints the table of where every
+/// PE is before the PEs are stopped; a second interrupt kills them at once.
 fn supervise(spec: &JobSpec, heap: &Mapping, procs: &mut [PeProcess]) -> JobOutcome {
+    let began = observe::now_ns();
+    let watchdog = watchdog(spec);
+    let mut ends: Vec<Option<String>> = vec![None; procs.len()];
     let mut interrupted: Option<libc::c_int> = None;
     let mut announced = false;
     let mut deadline: Option<Instant> = None;
@@ -288,22 +330,69 @@ fn supervise(spec: &JobSpec, heap: &Mapping, procs: &mut [PeProcess]) -> JobOutc
             finalized += usize::from(state == PeState::Finalized);
             ended.push((p.pe, classify(status, state), state));
         }
+        let mut sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
+        if sig != 0 && interrupted.is_some() && !killed {
+            // A second interrupt: stop at once.
+            kill_all(procs, libc::SIGKILL);
+            killed = true;
+        }
+        if let (Some(limit), None, false) = (watchdog, interrupted, announced) {
+            if nothing_completed(heap, began, limit) {
+                print_table(
+                    heap,
+                    &format!(
+                        "{}: watchdog: no PE has completed a call for {:.1} s; where every PE is:",
+                        spec.label,
+                        limit.as_secs_f64()
+                    ),
+                    &ends,
+                );
+                sig = libc::SIGALRM;
+            }
+        }
+        if sig != 0 && interrupted.is_none() && sig != libc::SIGALRM {
+            print_table(
+                heap,
+                &format!(
+                    "{}: {}: where every PE is:",
+                    spec.label,
+                    crate::error::signal_name(sig)
+                ),
+                &ends,
+            );
+        }
         // Taken after reaping: a Ctrl-C that reached the PEs too is pending here already
         // (its handler ran on return from waitpid), so those PEs' deaths by SIGINT are
         // reported as the interrupt they are rather than as PE failures.
-        let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
         if sig != 0 && interrupted.is_none() {
             interrupted = Some(sig);
             record_failure(heap, 0, PeEnd::Interrupted);
-            print_line(&format!(
-                "{}: interrupted by {}; stopping the PEs",
-                spec.label,
-                crate::error::signal_name(sig)
-            ));
-            kill_all(procs, sig);
+            if sig == libc::SIGALRM {
+                print_line(&format!("{}: stopping the PEs (watchdog)", spec.label));
+            } else {
+                print_line(&format!(
+                    "{}: interrupted by {}; stopping the PEs",
+                    spec.label,
+                    crate::error::signal_name(sig)
+                ));
+            }
+            // SIGQUIT would make every PE dump core.
+            kill_all(
+                procs,
+                if sig == libc::SIGQUIT {
+                    libc::SIGTERM
+                } else {
+                    sig
+                },
+            );
             deadline.get_or_insert(Instant::now() + ABORT_GRACE);
         }
         for (pe, end, state) in ended {
+            ends[pe] = Some(match end {
+                Some(end) => format!("ended: {end}"),
+                None if state == PeState::Starting => "exited before joining".into(),
+                None => "finished".into(),
+            });
             match end {
                 Some(end) => {
                     record_failure(heap, pe, end);
@@ -352,6 +441,8 @@ fn supervise(spec: &JobSpec, heap: &Mapping, procs: &mut [PeProcess]) -> JobOutc
         }
         poll_exits(procs, timeout.as_millis() as i32 + 1);
     }
+    // A job that failed leaves the parts of its trace unmerged.
+    observe::merge_trace_for(&spec.env);
     let failure = recorded_failure(heap);
     let exit_code = match (interrupted, failure) {
         (Some(sig), _) => 128 + sig,

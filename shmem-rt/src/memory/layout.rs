@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! partition      = [ runtime region ][ user heap: statics, then allocations ]
-//! runtime region = [ control | job word | sleepers | wait record | alloc records ]  5 lines
+//! runtime region = [ control | job word | sleepers | reclaims | wait record | alloc records
+//!                    | call record ]                                                 7 lines
 //!                  [ set directory: one key per set slot ]
 //!                  [ solo slot ][ alloc slot ][ set slot × sets ]            page-aligned
 //! set slot       = [ sync words ][ staging buffer × 2 ]
@@ -186,6 +187,9 @@ pub(crate) struct ControlLine {
     /// Key of the last set the PE could not claim a slot for (0: none since its last
     /// claim), so that the members waiting for its claim fail instead of waiting.
     pub refused_set: u64,
+    /// Non-zero once a PE has printed the table of where every PE is (meaningful in PE
+    /// 0's partition): it is printed once per job.
+    pub table_shown: u64,
 }
 
 /// What a PE blocked in a collective waits for: published only once a wait has lasted a
@@ -219,6 +223,32 @@ pub(crate) struct WaitRecord {
     pub kind: u64,
     /// Whether the sync words are the runtime's own.
     pub runtime_owned: u64,
+    /// When the record was published (`CLOCK_MONOTONIC` nanoseconds).
+    pub since_ns: u64,
+}
+
+/// What a PE is doing, for the table of where every PE is (`observe::table`): the call
+/// it is in and where the program made it. Rewritten by its owner at every call while
+/// observation is on (`observe`), else only when a wait publishes its wait record.
+/// Written under a sequence lock like the wait record.
+#[repr(C, align(128))]
+pub(crate) struct CallRecord {
+    /// Sequence lock word.
+    pub seq: u64,
+    /// 0: in the program's own code; 1: in a call.
+    pub state: u64,
+    /// Calls this PE has begun (0 while observation is off).
+    pub calls: u64,
+    /// When the current call began (`CLOCK_MONOTONIC` nanoseconds).
+    pub began_ns: u64,
+    /// When this PE last completed a call, or joined the job.
+    pub done_ns: u64,
+    /// Line of the call in the program's source (0: unknown).
+    pub line: u64,
+    /// The call's name, as bytes padded with NUL.
+    pub name: [u64; 2],
+    /// The end of the call's source file path, as bytes padded with NUL.
+    pub file: [u64; 8],
 }
 
 /// One collective allocation call as a PE made it, for the others to compare with
@@ -267,6 +297,8 @@ pub(crate) struct RegionHead {
     pub wait: WaitRecord,
     /// This PE's allocation records.
     pub alloc: AllocRecords,
+    /// This PE's call record.
+    pub call: CallRecord,
 }
 
 /// Symmetric offset of the control line's `field`.
@@ -287,6 +319,11 @@ pub(crate) const RECLAIMS_WORD: usize = offset_of!(RegionHead, reclaims);
 /// Symmetric offset of the wait record's `field`.
 pub(crate) const fn wait_record(field: usize) -> usize {
     offset_of!(RegionHead, wait) + field
+}
+
+/// Symmetric offset of the call record's `field`.
+pub(crate) const fn call_record(field: usize) -> usize {
+    offset_of!(RegionHead, call) + field
 }
 
 /// Symmetric offset of field `field` of alloc record `parity`.
@@ -471,4 +508,5 @@ const _: () = assert!(size_of::<FaultRecord>() == CACHE_LINE);
 const _: () = assert!(size_of::<SyncWords>() % CACHE_LINE == 0);
 const _: () = assert!(SLOT_BYTES % CACHE_LINE == 0);
 const _: () = assert!(SLOT_BYTES == 57856);
-const _: () = assert!(size_of::<RegionHead>() == 6 * CACHE_LINE);
+const _: () = assert!(size_of::<RegionHead>() == 7 * CACHE_LINE);
+const _: () = assert!(size_of::<CallRecord>() == CACHE_LINE);

@@ -72,6 +72,7 @@ impl Runtime {
             );
         });
         install_panic_hook(&transport);
+        with_transport!(&transport, t => crate::observe::init(me, npes, t.direct(me), region));
         let env = CallEnv {
             policy: WaitPolicy::for_job(npes, cpus),
             checked: crate::config::checked_from_env(),
@@ -108,6 +109,8 @@ impl Runtime {
     /// an error here, and a member that made fewer calls is named.
     pub fn finalize(self) -> RtResult<()> {
         let npes = self.npes;
+        // Before this PE is seen finalizing: PE 0 merges the parts once all are.
+        crate::observe::trace::finish();
         with_transport!(&self.transport, t => {
             // Release: every store this PE made before finalizing is visible to a PE that
             // sees the new state.
@@ -126,6 +129,9 @@ impl Runtime {
             state::set_state(t, PeState::Finalized);
             swept
         })?;
+        if self.me == 0 {
+            crate::observe::merge_trace();
+        }
         self.transport.finish()
     }
 
@@ -218,6 +224,7 @@ fn install_panic_hook(transport: &Transports) {
         if cfg!(panic = "abort") {
             end_by_panic(&transport);
         }
+        crate::observe::trace::write_part();
         previous(info);
         if cfg!(panic = "abort") {
             transport.abort_launch(101);

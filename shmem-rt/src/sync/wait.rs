@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::error::{PeEnd, RtError, RtResult};
 use crate::job::state::{self, state_of};
 use crate::memory::layout::{self, ControlLine, PeState};
+use crate::observe;
 use crate::sync::notify::{SLEEPERS, SLEEPING, SLEPT_ON, WAKE};
 use crate::transport::Transport;
 
@@ -111,9 +112,28 @@ pub(crate) fn wait_for<T: Transport>(
     wait_spinning(t, policy, blocker, during, &mut ready)
 }
 
-/// The spin phase, then (if needed) the slow phases; adapts the spin budget.
+/// The spin phase, then (if needed) the slow phases; with observation on, tells the
+/// call's event how long it waited.
 #[inline(never)]
 fn wait_spinning<T: Transport>(
+    t: &T,
+    policy: WaitPolicy,
+    blocker: Blocker,
+    during: &'static str,
+    ready: &mut dyn FnMut() -> bool,
+) -> RtResult<()> {
+    if observe::on() {
+        let from = observe::now_ns();
+        let result = spin_then_sleep(t, policy, blocker, during, ready);
+        observe::waited(from, observe::now_ns());
+        return result;
+    }
+    spin_then_sleep(t, policy, blocker, during, ready)
+}
+
+/// The spin phase, then (if needed) the slow phases; adapts the spin budget.
+#[inline(always)]
+fn spin_then_sleep<T: Transport>(
     t: &T,
     policy: WaitPolicy,
     blocker: Blocker,
@@ -322,6 +342,9 @@ impl StallWatch {
 /// put the others wait for: the job is aborted naming it, as for a skipped collective.
 fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> RtError {
     let me = t.me();
+    if stuck.is_none() {
+        observe::table::print_once(t, "every PE waits, and none can release another");
+    }
     match stuck {
         Some(pe) => {
             state::record_failure(t, pe, PeEnd::LeftEarly);

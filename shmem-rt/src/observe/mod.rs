@@ -1,0 +1,125 @@
+//! Seeing a job: where every PE is (a table printed on Ctrl-C, `SIGQUIT`, a hang
+//! verdict or the watchdog), and, opt-in, a per-PE timeline written as a Chrome trace
+//! (`SHMEM_TRACE`) and end-of-run statistics (`SHMEM_STATS`).
+//!
+//! One mechanism feeds all of them: the wait record each blocked PE publishes for the
+//! deadlock watch (`coll::deadlock`), and a call record beside it (`record`) that says
+//! which call of the program a PE is in and where the program made it. The typed layer
+//! reports every call through [`watch`]. Off (the default), that is one branch on a
+//! flag read once (and one more where a wait has to spin); the call record then only
+//! says which operation a PE waits in, written when the wait publishes its wait record,
+//! and the table has no source lines. On, the call record is rewritten at every call.
+
+mod json;
+pub(crate) mod record;
+pub(crate) mod table;
+pub(crate) mod timeline;
+pub(crate) mod trace;
+
+use std::panic::Location;
+
+use crate::memory::layout::Region;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The variable that turns the timeline on: the path of the trace to write.
+pub const TRACE_VAR: &str = "SHMEM_TRACE";
+/// The variable that turns the end-of-run statistics on (`1`).
+pub const STATS_VAR: &str = "SHMEM_STATS";
+/// The variable that sets the launcher's watchdog: seconds without any PE completing a
+/// call after which it prints the table and ends the job.
+pub const WATCHDOG_VAR: &str = "SHMEM_WATCHDOG";
+
+/// Whether calls are observed one by one (timeline, statistics or watchdog on). Set once
+/// when the PE joins its job.
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Whether observation is on in this process.
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the machine, so
+/// that the launcher and the PEs compare times.
+pub(crate) fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the valid timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Reads the observation variables once, when this PE joins its job as PE `me` of
+/// `npes`; `own` is this PE's partition where it can address it directly.
+pub(crate) fn init(me: usize, npes: usize, own: Option<*mut u8>, region: Region) {
+    record::init(own, region);
+    let settings = trace::Settings::from_env();
+    if settings.any() {
+        trace::start(me, npes, settings);
+        ON.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Merges the parts of the trace this job was asked for (PE 0 at finalize, once every
+/// PE has written its part; the launcher after a failed job).
+pub(crate) fn merge_trace() {
+    if let Some(path) = trace::trace_path() {
+        merge_into(&path);
+    }
+}
+
+/// Merges what parts a job with the extra environment `env` left of its trace.
+pub(crate) fn merge_trace_for(env: &[(std::ffi::OsString, std::ffi::OsString)]) {
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == TRACE_VAR)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os(TRACE_VAR))
+        .filter(|v| !v.is_empty());
+    if let Some(path) = path {
+        merge_into(std::path::Path::new(&path));
+    }
+}
+
+fn merge_into(path: &std::path::Path) {
+    if let Err(err) = timeline::merge(path) {
+        crate::error::print_line(&format!("cannot write the trace {}: {err}", path.display()));
+    }
+}
+
+/// The operation `name` of this PE's current call waited from `from` to `to`.
+#[cold]
+pub(crate) fn waited(from: u64, to: u64) {
+    trace::waited(from, to);
+}
+
+/// Runs `body`, the call `call` that the program made at `site`, and observes it if
+/// observation is on. The typed layer wraps every call of its API in this.
+#[inline(always)]
+pub fn watch<T, E>(
+    call: &'static str,
+    site: &'static Location<'static>,
+    body: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    if !on() {
+        return body();
+    }
+    watched(call, site, body)
+}
+
+/// [`watch`] with observation on.
+#[cold]
+#[inline(never)]
+fn watched<T, E>(
+    call: &'static str,
+    site: &'static Location<'static>,
+    body: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    trace::begin(call, site);
+    let result = body();
+    trace::end(result.is_ok());
+    result
+}

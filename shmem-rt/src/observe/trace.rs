@@ -1,0 +1,301 @@
+//! The per-PE event buffer behind `SHMEM_TRACE` and `SHMEM_STATS`: one event per call
+//! of the program (with the time waited inside it), kept in this PE's memory and
+//! written at finalize, or when a call fails, as this PE's part of the trace
+//! (`PATH.peN`, Chrome trace events); PE 0 then merges the parts (`timeline`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::panic::Location;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::{now_ns, record, STATS_VAR, TRACE_VAR, WATCHDOG_VAR};
+
+/// What observation is on for, read once from the environment.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Settings {
+    /// Where the merged trace goes.
+    pub(crate) trace: Option<PathBuf>,
+    /// Whether to print the statistics at finalize.
+    pub(crate) stats: bool,
+    /// Whether the launcher watches for calls completing (the call record must then be
+    /// kept up to date).
+    pub(crate) watchdog: bool,
+}
+
+impl Settings {
+    /// The settings the environment asks for.
+    pub(crate) fn from_env() -> Settings {
+        let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Settings {
+            trace: set(TRACE_VAR).map(PathBuf::from),
+            stats: set(STATS_VAR).is_some_and(|v| v != "0"),
+            watchdog: set(WATCHDOG_VAR).is_some(),
+        }
+    }
+
+    /// Whether anything is on.
+    pub(crate) fn any(&self) -> bool {
+        self.trace.is_some() || self.stats || self.watchdog
+    }
+}
+
+/// One call of the program on this PE.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Event {
+    /// The call.
+    pub(crate) name: &'static str,
+    /// Where the program made it.
+    pub(crate) site: &'static Location<'static>,
+    /// When it began and ended (`CLOCK_MONOTONIC` nanoseconds).
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    /// Time spent waiting inside it, and the span from its first wait's start to its
+    /// last wait's end (0, 0 when it never waited).
+    pub(crate) wait_ns: u64,
+    pub(crate) wait_from: u64,
+    pub(crate) wait_to: u64,
+    /// Its (last) collective on the runtime's set slots: the set's key and the call's
+    /// number on the set (0: none).
+    pub(crate) set_key: u64,
+    pub(crate) epoch: u64,
+    /// Element size and count this PE contributed (0: none).
+    pub(crate) elem_size: u32,
+    pub(crate) nelems: u64,
+    /// Whether it succeeded.
+    pub(crate) ok: bool,
+}
+
+/// Per-operation totals, for the statistics.
+#[derive(Debug, Clone, Copy, Default)]
+struct Totals {
+    calls: u64,
+    ns: u64,
+    wait_ns: u64,
+    bytes: u64,
+}
+
+/// This PE's recorder.
+struct Recorder {
+    me: usize,
+    settings: Settings,
+    calls: u64,
+    /// Calls in progress (an API call made through another counts once).
+    depth: u32,
+    current: Option<Event>,
+    /// This PE's latest collective (set key, call number) when the current call began.
+    before: (u64, u64),
+    events: Vec<Event>,
+    totals: BTreeMap<&'static str, Totals>,
+}
+
+/// Events a buffer holds before it first grows.
+const INITIAL_EVENTS: usize = 1 << 12;
+
+static RECORDER: Mutex<Option<Recorder>> = Mutex::new(None);
+
+fn with<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
+    let mut guard = RECORDER.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_mut().map(f)
+}
+
+/// Starts recording on PE `me`.
+pub(crate) fn start(me: usize, _npes: usize, settings: Settings) {
+    let events = if settings.trace.is_some() {
+        Vec::with_capacity(INITIAL_EVENTS)
+    } else {
+        Vec::new()
+    };
+    *RECORDER.lock().unwrap_or_else(|e| e.into_inner()) = Some(Recorder {
+        me,
+        settings,
+        calls: 0,
+        depth: 0,
+        current: None,
+        before: (0, 0),
+        events,
+        totals: BTreeMap::new(),
+    });
+}
+
+/// A call `name` made at `site` begins (an API call made inside another is not one of
+/// the program's: only the outermost call is recorded).
+pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) {
+    with(|r| {
+        r.depth += 1;
+        if r.depth > 1 {
+            return;
+        }
+        r.calls += 1;
+        let now = now_ns();
+        record::begin(name, site, r.calls, now);
+        r.before = record::latest_collective();
+        r.current = Some(Event {
+            name,
+            site,
+            start: now,
+            end: 0,
+            wait_ns: 0,
+            wait_from: 0,
+            wait_to: 0,
+            set_key: 0,
+            epoch: 0,
+            elem_size: 0,
+            nelems: 0,
+            ok: true,
+        });
+    });
+}
+
+/// The latest call that began ends, successfully if `ok`. A failed call of the program
+/// writes this PE's part of the trace as it stands.
+pub(crate) fn end(ok: bool) {
+    let failed = with(|r| {
+        if r.depth == 0 {
+            // Began before observation was on (the call that joined the job).
+            return false;
+        }
+        r.depth -= 1;
+        if r.depth > 0 {
+            return false;
+        }
+        let now = now_ns();
+        record::end(now);
+        let Some(mut event) = r.current.take() else {
+            return false;
+        };
+        event.end = now;
+        event.ok = ok;
+        let (key, epoch) = record::latest_collective();
+        if key != 0 && (key, epoch) != r.before {
+            event.set_key = key;
+            event.epoch = epoch;
+            if let Some((size, n)) = record::published_data(key, epoch) {
+                event.elem_size = size;
+                event.nelems = n;
+            }
+        }
+        if r.settings.stats {
+            let t = r.totals.entry(event.name).or_default();
+            t.calls += 1;
+            t.ns += now - event.start;
+            t.wait_ns += event.wait_ns;
+            t.bytes += event.elem_size as u64 * event.nelems;
+        }
+        if r.settings.trace.is_some() {
+            r.events.push(event);
+        }
+        !ok
+    })
+    .unwrap_or(false);
+    if failed {
+        write_part();
+    }
+}
+
+/// The current call waited from `from` to `to`.
+pub(crate) fn waited(from: u64, to: u64) {
+    with(|r| {
+        if let Some(e) = r.current.as_mut() {
+            e.wait_ns += to.saturating_sub(from);
+            if e.wait_from == 0 {
+                e.wait_from = from;
+            }
+            e.wait_to = to;
+        }
+    });
+}
+
+/// Where PE `me`'s part of the trace at `path` goes.
+pub(crate) fn part_path(path: &std::path::Path, me: usize) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".pe{me}"));
+    PathBuf::from(name)
+}
+
+/// Writes this PE's part of the trace (if one is asked for) with every event so far.
+pub(crate) fn write_part() {
+    let Ok(guard) = RECORDER.try_lock() else {
+        return;
+    };
+    let Some(r) = guard.as_ref() else { return };
+    let Some(path) = &r.settings.trace else {
+        return;
+    };
+    let mut text = String::with_capacity(64 + r.events.len() * 256);
+    text.push('[');
+    for (i, e) in r.events.iter().enumerate() {
+        if i > 0 {
+            text.push_str(",\n");
+        }
+        super::timeline::write_event(&mut text, r.me, e);
+    }
+    text.push_str("]\n");
+    if let Err(err) = std::fs::write(part_path(path, r.me), text) {
+        crate::error::print_line(&format!(
+            "PE {}: cannot write its part of the trace {}: {err}",
+            r.me,
+            path.display()
+        ));
+    }
+}
+
+/// At finalize: writes this PE's part of the trace and prints its statistics.
+pub(crate) fn finish() {
+    write_part();
+    let text = with(|r| r.settings.stats.then(|| statistics(r.me, &r.totals))).flatten();
+    if let Some(text) = text {
+        crate::error::print_line(&text);
+    }
+}
+
+/// The trace asked for, if any.
+pub(crate) fn trace_path() -> Option<PathBuf> {
+    with(|r| r.settings.trace.clone()).flatten()
+}
+
+/// PE `me`'s statistics, as printed.
+fn statistics(me: usize, totals: &BTreeMap<&'static str, Totals>) -> String {
+    let sum = totals.values().fold(Totals::default(), |a, t| Totals {
+        calls: a.calls + t.calls,
+        ns: a.ns + t.ns,
+        wait_ns: a.wait_ns + t.wait_ns,
+        bytes: a.bytes + t.bytes,
+    });
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let mut out = format!(
+        "PE {me} statistics: {} calls, {:.3} ms in calls, {:.3} ms waiting, {} bytes contributed",
+        sum.calls,
+        ms(sum.ns),
+        ms(sum.wait_ns),
+        sum.bytes
+    );
+    let width = totals.keys().map(|k| k.len()).max().unwrap_or(0).max(9);
+    let _ = write!(
+        out,
+        "\nPE {me}   {:width$}  {:>8}  {:>12}  {:>12}  {:>12}",
+        "operation", "calls", "ms in calls", "ms waiting", "bytes"
+    );
+    for (name, t) in totals {
+        let _ = write!(
+            out,
+            "\nPE {me}   {name:width$}  {:>8}  {:>12.3}  {:>12.3}  {:>12}",
+            t.calls,
+            ms(t.ns),
+            ms(t.wait_ns),
+            t.bytes
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README states the size of an event.
+    #[test]
+    fn an_event_takes_96_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 96);
+    }
+}

@@ -1,0 +1,277 @@
+//! Seeing a job from outside: the table of where every PE is (on Ctrl-C and from the
+//! watchdog), and the timeline (`SHMEM_TRACE`) with its summary and picture. Each case
+//! runs real PE processes under `shmemrun` and checks what it printed or wrote.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use shmem_rt::__private::observe;
+use shmem_testkit::{mark_ready, test_name, Ended, FaultCase};
+use shmem_typed::prelude::*;
+
+/// The launcher under test.
+const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
+
+/// The PE that is late in every case.
+const LATE: usize = 1;
+
+/// The PE program of the hung cases: every PE but [`LATE`] enters a barrier at the line
+/// returned by [`barrier_line`]; [`LATE`] stays in its own code until it is stopped.
+fn hung_barrier() {
+    let mut pe = Pe::init().expect("init");
+    if pe.my_pe() == LATE {
+        // Give the others time to publish their waits before the observer is told.
+        std::thread::sleep(Duration::from_millis(300));
+        mark_ready();
+        std::thread::sleep(Duration::from_secs(60));
+        return;
+    }
+    mark_ready();
+    let _ = pe.barrier_all(); // the barrier of the table
+}
+
+/// `file:line` of the line of this file that ends with `marker`.
+fn line_of(marker: &str) -> String {
+    let text = include_str!("observe.rs");
+    let line = text
+        .lines()
+        .position(|l| l.ends_with(marker) && !l.contains("line_of"))
+        .expect("the marked line")
+        + 1;
+    format!("shmem-rt/tests/observe.rs:{line}")
+}
+
+/// The line of the barrier of [`hung_barrier`] in this file.
+fn barrier_line() -> String {
+    line_of("// the barrier of the table")
+}
+
+/// The row of the table for PE `pe`.
+fn row(stderr: &str, pe: usize) -> &str {
+    stderr
+        .lines()
+        .skip_while(|l| !l.contains("where every PE is:"))
+        .find(|l| l.starts_with(&format!("{pe} ")))
+        .unwrap_or_else(|| panic!("no table row for PE {pe} in:\n{stderr}"))
+}
+
+/// Checks the rows of the PEs waiting for [`LATE`], and that they name the program's
+/// line if `with_line` (observation on; else they have none).
+fn assert_waiting_rows(stderr: &str, npes: usize, with_line: bool) {
+    let line = if with_line {
+        barrier_line()
+    } else {
+        "  -".into()
+    };
+    for pe in (0..npes).filter(|&pe| pe != LATE) {
+        let row = row(stderr, pe);
+        for part in [
+            "waiting",
+            "barrier",
+            "on world",
+            &format!("PE {LATE}"),
+            &line,
+        ] {
+            assert!(
+                row.contains(part),
+                "PE {pe}'s row lacks {part:?}:\n{stderr}"
+            );
+        }
+    }
+    assert_eq!(
+        stderr.matches("where every PE is:").count(),
+        1,
+        "one table:\n{stderr}"
+    );
+}
+
+/// Sends `sig` to the launcher of a hung barrier; checks the table and the exit status.
+fn interrupt_prints_the_table(name: String, sig: i32, sig_name: &str) {
+    let npes = 3;
+    let report = FaultCase::new(name, npes)
+        .via_launcher(SHMEMRUN)
+        .signal_supervisor(sig)
+        .run(hung_barrier);
+    if let Some(r) = report {
+        // Shown by `cargo test -- --nocapture`: the table as printed.
+        println!("{}", r.stderr);
+        assert_eq!(r.ended, Ended::Code(128 + sig), "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("shmemrun: {sig_name}: where every PE is:")),
+            "{}",
+            r.stderr
+        );
+        assert_waiting_rows(&r.stderr, npes, false);
+        assert!(row(&r.stderr, LATE).contains("running"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn ctrl_c_prints_whom_each_pe_waits_for() {
+    interrupt_prints_the_table(test_name!(), libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigquit_prints_whom_each_pe_waits_for() {
+    interrupt_prints_the_table(test_name!(), libc::SIGQUIT, "SIGQUIT");
+}
+
+#[test]
+fn watchdog_prints_the_table_and_ends_the_job() {
+    let npes = 3;
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .env("SHMEM_WATCHDOG", "1")
+        .run(hung_barrier);
+    if let Some(r) = report {
+        println!("{}", r.stderr);
+        assert!(!r.hung, "{}", r.stderr);
+        assert_eq!(r.ended, Ended::Code(128 + libc::SIGALRM), "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("shmemrun: watchdog: no PE has completed a call for 1.0 s"),
+            "{}",
+            r.stderr
+        );
+        assert_waiting_rows(&r.stderr, npes, true);
+        // Observation is on: the late PE is known to be in its own code since its last
+        // call (init's barrier is no call of the program, so there is none).
+        assert!(
+            row(&r.stderr, LATE).contains("running")
+                || row(&r.stderr, LATE).contains("in its own code"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+/// Barriers each PE makes in the late-PE case.
+const ROUNDS: usize = 30;
+
+#[test]
+fn late_pe_is_named_by_the_trace_summary() {
+    let npes = 4;
+    let dir = std::env::temp_dir().join(format!("shmem-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("trace directory");
+    let path = dir.join("trace.json");
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .env("SHMEM_TRACE", &path)
+        .run(|| {
+            let mut pe = Pe::init().expect("init");
+            mark_ready();
+            for _ in 0..ROUNDS {
+                if pe.my_pe() == 2 {
+                    std::thread::sleep(Duration::from_millis(3));
+                }
+                pe.barrier_all().expect("barrier"); // the late barrier
+            }
+            pe.finalize().expect("finalize");
+        });
+    let Some(r) = report else { return };
+    assert_eq!(r.ended, Ended::Code(0), "{}", r.stderr);
+    assert_eq!(r.ready_pes, npes);
+    let text = std::fs::read_to_string(&path).expect("the trace is written");
+    let trace: Value = serde_json::from_str(&text).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let count = |f: &dyn Fn(&Value) -> bool| events.iter().filter(|e| f(e)).count();
+    let late_line = line_of("// the late barrier");
+    assert_eq!(count(&|e| e["name"] == "thread_name"), npes);
+    assert_eq!(
+        count(&|e| e["ph"] == "X"
+            && e["name"] == "barrier_all"
+            && e["args"]["site"] == late_line.as_str()),
+        npes * ROUNDS
+    );
+    assert!(count(&|e| e["cat"] == "wait") >= ROUNDS, "waits are marked");
+    let starts = count(&|e| e["ph"] == "s");
+    assert!(
+        starts >= ROUNDS,
+        "flow arrows from the last arriver: {starts}"
+    );
+    assert_eq!(starts, count(&|e| e["ph"] == "f"));
+    assert!(
+        !dir.read_dir().expect("dir").any(|e| e
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .contains(".pe")),
+        "the parts are merged and removed"
+    );
+    let summary = observe::summary(&path).expect("summary");
+    println!("{summary}");
+    let site = format!("barrier_all at {late_line}");
+    let block: Vec<&str> = summary
+        .lines()
+        .skip_while(|l| *l != site)
+        .take(npes + 3)
+        .collect();
+    assert!(
+        block
+            .last()
+            .is_some_and(|l| l.contains("arrived last most often: PE 2 (")),
+        "{summary}"
+    );
+    let svg = observe::svg(&path).expect("picture");
+    assert!(svg.starts_with("<svg") && svg.contains(">PE 3<") && svg.contains("url(#wait)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[shmem_typed::symmetric]
+static FIRST: Lock = Lock::new();
+#[shmem_typed::symmetric]
+static SECOND: Lock = Lock::new();
+
+/// PE 0 takes FIRST then SECOND, PE 1 SECOND then FIRST: the deadlock watch's verdict
+/// prints the table once (from the PE that found the cycle), naming each PE's wait and
+/// the PE it waits for.
+#[test]
+fn hang_verdict_prints_the_table_once() {
+    let npes = 2;
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .run(|| {
+            let mut pe = Pe::init().expect("init");
+            let me = pe.my_pe();
+            let (mine, theirs) = if me == 0 {
+                (&FIRST, &SECOND)
+            } else {
+                (&SECOND, &FIRST)
+            };
+            mine.set_lock(&mut pe).expect("own lock");
+            pe.barrier_all().expect("barrier");
+            mark_ready();
+            // The cycle is an error on the PEs that find it; a PE that leaves first may
+            // be what the other hears of instead.
+            assert!(theirs.set_lock(&mut pe).is_err());
+            let _ = pe.finalize();
+        });
+    if let Some(r) = report {
+        println!("{}", r.stderr);
+        assert!(!r.hung, "{}", r.stderr);
+        assert_eq!(r.ready_pes, npes);
+        assert!(
+            r.stderr
+                .contains(": hang: a cycle of waits that can never end; where every PE is:"),
+            "{}",
+            r.stderr
+        );
+        for pe in 0..npes {
+            let row = row(&r.stderr, pe);
+            for part in ["set_lock", &format!("PE {}", 1 - pe)] {
+                assert!(
+                    row.contains(part),
+                    "PE {pe}'s row lacks {part:?}:\n{}",
+                    r.stderr
+                );
+            }
+        }
+        assert_eq!(
+            r.stderr.matches("where every PE is:").count(),
+            1,
+            "{}",
+            r.stderr
+        );
+    }
+}
