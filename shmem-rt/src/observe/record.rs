@@ -6,7 +6,7 @@ use std::mem::offset_of;
 use std::panic::Location;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use crate::coll::descriptor::Descriptor;
+use crate::wire::descriptor::Descriptor;
 use crate::coll::sets;
 use crate::memory::layout::{
     self, sync, CallRecord, ControlLine, Region, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS,
