@@ -275,3 +275,49 @@ fn hang_verdict_prints_the_table_once() {
         );
     }
 }
+
+/// A job that fails still leaves its trace: each PE writes what it recorded when a call
+/// fails (or it panics), and the launcher merges the parts.
+#[test]
+fn a_failed_job_leaves_its_trace() {
+    let npes = 3;
+    let dir = std::env::temp_dir().join(format!("shmem-trace-failed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("trace directory");
+    let path = dir.join("trace.json");
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .env("SHMEM_TRACE", &path)
+        .run(|| {
+            let mut pe = Pe::init().expect("init");
+            mark_ready();
+            for _ in 0..ROUNDS {
+                pe.barrier_all().expect("barrier");
+            }
+            if pe.my_pe() == LATE {
+                panic!("this PE fails after its barriers");
+            }
+            // The others' wait fails when PE LATE's panic ends the job.
+            let err = pe.barrier_all().expect_err("the job is aborted");
+            shmem_rt::__private::print_line(&format!("PE {}: {err}", pe.my_pe()));
+            std::process::exit(1);
+        });
+    let Some(r) = report else { return };
+    assert_eq!(r.ended, Ended::Code(101), "{}", r.stderr);
+    assert_eq!(r.ready_pes, npes);
+    let text = std::fs::read_to_string(&path).expect("the launcher merged the trace");
+    let trace: Value = serde_json::from_str(&text).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let tracks = events.iter().filter(|e| e["name"] == "thread_name").count();
+    assert_eq!(tracks, npes, "every PE's part");
+    let barriers = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "barrier_all" && e["args"]["ok"] == true)
+        .count();
+    assert_eq!(barriers, npes * ROUNDS, "every completed barrier");
+    let failed = events
+        .iter()
+        .filter(|e| e["name"] == "barrier_all" && e["args"]["ok"] == false)
+        .count();
+    assert_eq!(failed, npes - 1, "the failed calls");
+    let _ = std::fs::remove_dir_all(&dir);
+}
