@@ -19,8 +19,8 @@
 #                  barrier,reduce_xor_i64; passed to every PE/rank with -x
 #   BENCH_LAUNCH_FLAGS  launcher flags to use instead of the shared-memory ones
 #                  below, split at spaces; shmem-bench --mpi passes those of its
-#                  own ranks (TCP between the ranks, osc/pt2pt, no binding) with
-#                  BENCH_IMPLS=mpi
+#                  own ranks (shmemrun --mpi --tcp's: TCP between the ranks,
+#                  osc/pt2pt on Open MPI 4, no binding) with BENCH_IMPLS=mpi
 #
 # Needs Debian's Open MPI (apt-get install -y libopenmpi-dev openmpi-bin).
 # Launcher settings used, for one node running as root:
