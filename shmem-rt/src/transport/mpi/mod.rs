@@ -65,6 +65,7 @@ const SLEEP_SLICE: Duration = Duration::from_micros(200);
 /// has the same settings and that MPI's job size is the launcher's, maps the node's
 /// partitions, and returns the transport (shared memory when the job is one node).
 pub(crate) fn join(launch: MpiLaunch) -> RtResult<Transports> {
+    ffi::load()?;
     let (mut rank, mut size, mut provided): (c_int, c_int, c_int) = (0, 0, 0);
     check(
         // SAFETY: three valid out-pointers; MPI is initialised at most once per process
