@@ -127,7 +127,14 @@ fn launcher_command(launcher: &str, flags: &[&str], npes: usize) -> Command {
 
 /// Runs `command` once, killed after [`RUN_TIMEOUT`]: its wall time from spawn to reaping, and the peak resident
 /// memory (KiB) of the largest process of its tree.
+///
+/// The child is forked, not spawned with `posix_spawn`: a child that shares this
+/// process's memory until its `exec` (vfork) inherits this process's peak resident
+/// memory as its own, so a job smaller than this driver would show the driver's peak.
 pub(crate) fn run_limited(command: &mut Command) -> Result<(Duration, u64), String> {
+    // SAFETY: the closure does nothing, so it is async-signal-safe; its presence makes the
+    // standard library fork and exec instead of using posix_spawn.
+    unsafe { std::os::unix::process::CommandExt::pre_exec(command, || Ok(())) };
     let start = Instant::now();
     let child = command
         .spawn()

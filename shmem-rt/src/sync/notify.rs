@@ -43,6 +43,14 @@ pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>)
     if t.load(t.place(0, SLEEPERS)) == 0 {
         return;
     }
+    wake_sleepers_among(t, pes);
+}
+
+/// The part of [`notify_each`] that runs only while some PE of the job sleeps in a wait:
+/// wakes those of `pes` that do. Kept out of line so that its cost, which depends on
+/// the other PEs' waits, can be told apart from the caller's (scripts/instructions.sh).
+#[inline(never)]
+fn wake_sleepers_among<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
     for pe in pes {
         if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {
             // Bumped only from the value it sleeps on: if the word moved past it,

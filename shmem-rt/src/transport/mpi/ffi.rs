@@ -2,8 +2,15 @@
 //! [`RtError::Mpi`]. The shim keeps MPI's handles on the C side: a network instance's
 //! window lives in a [`NetHandle`] the Rust side holds by pointer, communicators are
 //! named by their Fortran handles, a non-blocking exchange by a pointer the shim made.
+//!
+//! The shim is a shared library of its own (linked against MPI by `mpicc`), carried inside
+//! the program and loaded — with MPI — only when a process joins an MPI job ([`load`]): a
+//! program built with the `mpi` feature that runs on one node's shared memory maps no MPI
+//! library (Open MPI's cost each process 1.8 MB of resident memory and milliseconds of
+//! start-up).
 
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
 
 use crate::error::{RtError, RtResult};
 
@@ -13,7 +20,44 @@ pub(super) struct NetHandle {
     _opaque: [u8; 0],
 }
 
-extern "C" {
+/// The shim's functions: each is an `unsafe fn` of the same name and signature that calls
+/// the loaded shim's (the contract of each is the C function's, see `shim.c`).
+macro_rules! shim_functions {
+    ($($vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;)*) => {
+        /// The shim's entry points, resolved once when it is loaded.
+        struct Shim {
+            $($name: unsafe extern "C" fn($($ty),*) $(-> $ret)?,)*
+        }
+
+        impl Shim {
+            /// Looks up every entry point in the loaded library `lib`.
+            fn resolve(lib: *mut c_void) -> Result<Shim, String> {
+                Ok(Shim {
+                    $($name: {
+                        let address = symbol(lib, concat!(stringify!($name), "\0"))?;
+                        // SAFETY: `address` is the shim's function of this name, compiled
+                        // from shim.c with exactly this C signature.
+                        unsafe {
+                            std::mem::transmute::<
+                                *mut c_void,
+                                unsafe extern "C" fn($($ty),*) $(-> $ret)?,
+                            >(address)
+                        }
+                    },)*
+                })
+            }
+        }
+
+        $(
+            $vis unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+                // SAFETY: the caller keeps the C function's contract.
+                unsafe { (shim().$name)($($arg),*) }
+            }
+        )*
+    };
+}
+
+shim_functions! {
     pub(super) fn shmem_mpi_net_new() -> *mut NetHandle;
     pub(super) fn shmem_mpi_net_free(net: *mut NetHandle);
     pub(super) fn shmem_mpi_win_free(net: *mut NetHandle) -> c_int;
@@ -101,6 +145,88 @@ extern "C" {
     ) -> c_int;
     pub(super) fn shmem_mpi_abort(code: c_int);
     pub(super) fn shmem_mpi_finalize() -> c_int;
+}
+
+/// The shim library, built by build.rs (`mpicc -shared`), carried in the program.
+const SHIM_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libshmem_mpi_shim.so"));
+
+/// The loaded shim: set by [`load`].
+static SHIM: OnceLock<Shim> = OnceLock::new();
+
+/// The loaded shim's entry points.
+///
+/// # Panics
+/// If [`load`] has not succeeded: every caller runs after `join` loaded it.
+fn shim() -> &'static Shim {
+    SHIM.get()
+        .expect("the MPI shim is loaded when the process joins an MPI job")
+}
+
+/// Loads the shim, and with it the MPI library it is linked against (once per process):
+/// written to a memory file, opened with `dlopen` (`RTLD_GLOBAL`: MPI's own plug-ins
+/// resolve their symbols against it).
+pub(super) fn load() -> RtResult<()> {
+    if SHIM.get().is_some() {
+        return Ok(());
+    }
+    let shim = open_shim().map_err(|message| RtError::Mpi {
+        call: "dlopen",
+        message,
+    })?;
+    let _ = SHIM.set(shim);
+    Ok(())
+}
+
+fn open_shim() -> Result<Shim, String> {
+    // SAFETY: a NUL-terminated name; the flags are valid.
+    let fd = unsafe { libc::memfd_create(c"shmem-mpi-shim".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!(
+            "cannot create a memory file for the MPI shim: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: `fd` was just created and is owned here alone.
+    let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    std::io::Write::write_all(&mut file, SHIM_LIBRARY)
+        .map_err(|e| format!("cannot write the MPI shim to a memory file: {e}"))?;
+    let path = format!("/proc/self/fd/{fd}\0");
+    // SAFETY: a NUL-terminated path; the library's initialisers are MPI's and the shim's.
+    let lib = unsafe { libc::dlopen(path.as_ptr().cast(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    drop(file);
+    if lib.is_null() {
+        return Err(format!("cannot load the MPI shim: {}", dl_error()));
+    }
+    Shim::resolve(lib)
+}
+
+/// The address of the NUL-terminated symbol `name` in `lib`.
+fn symbol(lib: *mut c_void, name: &str) -> Result<*mut c_void, String> {
+    // SAFETY: `lib` is a handle from dlopen; `name` ends in NUL.
+    let address = unsafe { libc::dlsym(lib, name.as_ptr().cast()) };
+    if address.is_null() {
+        Err(format!(
+            "the MPI shim has no {}: {}",
+            name.trim_end_matches('\0'),
+            dl_error()
+        ))
+    } else {
+        Ok(address)
+    }
+}
+
+/// The dynamic loader's message for its last failure.
+fn dl_error() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated message valid until the next call.
+    let message = unsafe { libc::dlerror() };
+    if message.is_null() {
+        "unknown error".to_string()
+    } else {
+        // SAFETY: as above; copied at once.
+        unsafe { std::ffi::CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// Completion a put waits for (`shmem_mpi_put`'s last argument).

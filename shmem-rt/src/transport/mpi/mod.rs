@@ -49,6 +49,7 @@ pub(crate) type MpiTransport = Hybrid<MpiNet>;
 /// launcher's, maps the node's partitions, and returns the transport (shared memory when
 /// the job is one node).
 pub(crate) fn join(launch: MpiLaunch, shared: &[Setting]) -> RtResult<Transports> {
+    ffi::load()?;
     let (mut rank, mut size, mut provided): (c_int, c_int, c_int) = (0, 0, 0);
     check(
         // SAFETY: three valid out-pointers; MPI is initialised at most once per process
