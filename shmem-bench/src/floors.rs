@@ -73,7 +73,11 @@ pub(crate) fn copies_alone(
     calls: usize,
 ) -> Result<Option<f64>, ShmemError> {
     match op {
-        Op::Fcollect => gather_copy(pe, timer, bytes, calls).map(Some),
+        Op::Broadcast => broadcast_copy(pe, timer, bytes, calls).map(Some),
+        Op::Fcollect | Op::Collect => gather_copy(pe, timer, bytes, calls).map(Some),
+        Op::ReduceXorI64 => reduce_copy(pe, timer, bytes, calls, |a: i64, b| a ^ b).map(Some),
+        Op::ReduceMaxI64 => reduce_copy(pe, timer, bytes, calls, i64::max).map(Some),
+        Op::ReduceSumF64 => reduce_copy(pe, timer, bytes, calls, |a: f64, b| a + b).map(Some),
         Op::Put => point_copy(pe, timer, Direction::ToNext, bytes, calls).map(Some),
         Op::Get => point_copy(pe, timer, Direction::FromNext, bytes, calls).map(Some),
         _ => Ok(None),
@@ -107,6 +111,98 @@ fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result
         Ok(())
     };
     let result = timer.measure(pe, calls, copy_all);
+    pe.free(source)?;
+    pe.free(target)?;
+    result
+}
+
+/// The copies of a broadcast of `bytes` from PE 0: every other PE copies, with `memcpy`,
+/// PE 0's source (read over the shared mapping) into its own target, all at once, with
+/// no synchronization; PE 0 copies nothing (its target is not written).
+fn broadcast_copy(
+    pe: &mut Pe,
+    timer: &Timer,
+    bytes: usize,
+    calls: usize,
+) -> Result<f64, ShmemError> {
+    let me = pe.my_pe();
+    let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
+    let target = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
+    source.write_local(pe, &vec![me as u8; bytes])?;
+    pe.barrier_all()?;
+    let from = source.remote_ptr(pe, 0)?.cast_const();
+    let to = target.remote_ptr(pe, me)?;
+    let copy = |_: &mut Pe| {
+        if me != 0 {
+            // SAFETY: PE 0's source holds `bytes` bytes and is not written while the
+            // measurement runs (filled before the barrier above); this PE's target holds
+            // `bytes` bytes and only this PE accesses it.
+            unsafe { std::ptr::copy_nonoverlapping(from, to, bytes) };
+        }
+        Ok(())
+    };
+    let result = timer.measure(pe, calls, copy);
+    pe.free(source)?;
+    pe.free(target)?;
+    result
+}
+
+/// The data movement of a reduction of `bytes` per PE as a reduce-scatter and an
+/// allgather, with `combine` on 8-byte elements: every PE combines its chunk (1/npes of
+/// the elements) of every PE's source (read over the shared mapping) into its own
+/// target, then copies, with `memcpy`, every other PE's chunk of that PE's target into
+/// its own; all PEs at once, with no synchronization. So that no PE reads memory
+/// another writes meanwhile, the second half reads the other PEs' chunks of their
+/// sources instead of their results: the same bytes move over the same mapping. What any
+/// implementation that reads each source once and moves each result once takes at least.
+fn reduce_copy<E: Pod + Default>(
+    pe: &mut Pe,
+    timer: &Timer,
+    bytes: usize,
+    calls: usize,
+    combine: impl Fn(E, E) -> E,
+) -> Result<f64, ShmemError> {
+    let npes = pe.n_pes();
+    let me = pe.my_pe();
+    let n = bytes / std::mem::size_of::<E>();
+    let source = pe.alloc_slice_aligned::<E>(n, BUFFER_ALIGN)?;
+    let target = pe.alloc_slice_aligned::<E>(n, BUFFER_ALIGN)?;
+    source.write_local(pe, &vec![E::default(); n])?;
+    pe.barrier_all()?;
+    let sources = (0..npes)
+        .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out_ptr = target.remote_ptr(pe, me)?;
+    let per = n.div_ceil(npes);
+    let chunk = |p: usize| (p * per).min(n)..((p + 1) * per).min(n);
+    let reduce_all = |_: &mut Pe| {
+        let mine = chunk(me);
+        // SAFETY: every source holds `n` elements and is not written while the
+        // measurement runs (filled before the barrier above); this PE's target holds `n`
+        // elements and is accessed by this PE alone; every chunk lies inside `0..n`.
+        unsafe {
+            let out = std::slice::from_raw_parts_mut(out_ptr.add(mine.start), mine.len());
+            let first = std::slice::from_raw_parts(sources[0].add(mine.start), mine.len());
+            out.copy_from_slice(first);
+            for src in &sources[1..] {
+                let other = std::slice::from_raw_parts(src.add(mine.start), mine.len());
+                for (o, &x) in out.iter_mut().zip(other) {
+                    *o = combine(*o, x);
+                }
+            }
+            for k in 1..npes {
+                let from = (me + k) % npes;
+                let theirs = chunk(from);
+                std::ptr::copy_nonoverlapping(
+                    sources[from].add(theirs.start),
+                    out_ptr.add(theirs.start),
+                    theirs.len(),
+                );
+            }
+        }
+        Ok(())
+    };
+    let result = timer.measure(pe, calls, reduce_all);
     pe.free(source)?;
     pe.free(target)?;
     result
