@@ -37,6 +37,16 @@ pub(crate) fn rounds_word(epoch: u64, round: u64, fault: Option<usize>) -> u64 {
     epoch << EPOCH_SHIFT | round << ROUND_SHIFT | fault.map_or(0, |pe| pe as u64 + 1)
 }
 
+/// The PE that failed call `epoch` according to progress word `word`, if the word is
+/// of that call and carries a failure mark.
+pub(crate) fn failed_in(word: u64, epoch: u64) -> Option<usize> {
+    if epoch_of(word) == epoch {
+        fault_of(word)
+    } else {
+        None
+    }
+}
+
 fn epoch_of(word: u64) -> u64 {
     word >> EPOCH_SHIFT
 }
