@@ -1,6 +1,8 @@
 //! Broadcast: every member but the root pulls the root's contribution straight into its
-//! own target; nobody writes another member's memory. The root copies its source into
-//! its own target too when the call asks for it (OpenSHMEM 1.5's team broadcast).
+//! own target. Only a large broadcast that is shared out (see [`broadcast`]) writes
+//! another member's memory: the root copies its share into each reader's target, at the
+//! place the reader published. The root copies its source into its own target too when
+//! the call asks for it (OpenSHMEM 1.5's team broadcast).
 
 use super::barrier::{failed_in, rounds_word, ALL_ROUNDS};
 use super::ctx::SetCtx;
