@@ -72,7 +72,11 @@ pub(crate) fn copies_alone(
     calls: usize,
 ) -> Result<Option<f64>, ShmemError> {
     match op {
-        Op::Fcollect => gather_copy(pe, timer, bytes, calls).map(Some),
+        Op::Broadcast => broadcast_copy(pe, timer, bytes, calls).map(Some),
+        Op::Fcollect | Op::Collect => gather_copy(pe, timer, bytes, calls).map(Some),
+        Op::ReduceXorI64 => reduce_copy::<Xor, i64>(pe, timer, bytes, calls).map(Some),
+        Op::ReduceMaxI64 => reduce_copy::<Max, i64>(pe, timer, bytes, calls).map(Some),
+        Op::ReduceSumF64 => reduce_copy::<Sum, f64>(pe, timer, bytes, calls).map(Some),
         Op::Put => point_copy(pe, timer, Direction::ToNext, bytes, calls).map(Some),
         Op::Get => point_copy(pe, timer, Direction::FromNext, bytes, calls).map(Some),
         _ => Ok(None),
@@ -106,6 +110,114 @@ fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result
         Ok(())
     };
     let result = timer.measure(pe, calls, copy_all);
+    pe.free(source)?;
+    pe.free(target)?;
+    result
+}
+
+/// The copies of a broadcast of `bytes` from PE 0: every other PE copies, with `memcpy`,
+/// PE 0's source (read over the shared mapping) into its own target, all at once, with
+/// no synchronization; PE 0 copies nothing (its target is not written).
+fn broadcast_copy(
+    pe: &mut Pe,
+    timer: &Timer,
+    bytes: usize,
+    calls: usize,
+) -> Result<f64, ShmemError> {
+    let me = pe.my_pe();
+    let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
+    let target = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
+    source.write_local(pe, &vec![me as u8; bytes])?;
+    pe.barrier_all()?;
+    let from = source.remote_ptr(pe, 0)?.cast_const();
+    let to = target.remote_ptr(pe, me)?;
+    let copy = |_: &mut Pe| {
+        if me != 0 {
+            // SAFETY: PE 0's source holds `bytes` bytes and is not written while the
+            // measurement runs (filled before the barrier above); this PE's target holds
+            // `bytes` bytes and only this PE accesses it.
+            unsafe { std::ptr::copy_nonoverlapping(from, to, bytes) };
+        }
+        Ok(())
+    };
+    let result = timer.measure(pe, calls, copy);
+    pe.free(source)?;
+    pe.free(target)?;
+    result
+}
+
+/// Bytes per block of [`reduce_copy`]: the runtime's reduction block (L1-sized).
+const REDUCE_BLOCK_BYTES: usize = 4096;
+
+/// The data movement of a reduction with `R` of `bytes` per PE as a reduce-scatter and
+/// an allgather, block by block as the runtime moves it: every PE copies, with
+/// `memcpy`, each block of its chunk (1/npes of the elements) of every PE's source (read
+/// over the shared mapping) into private memory, combines the copies with `R`'s
+/// element-wise combine (the one the runtime uses), copies the result into its own
+/// target, then copies every other PE's chunk into its own target; all PEs at once, with
+/// no synchronization. The private copies are the ones the runtime's safety model needs
+/// (other PEs may write symmetric memory at any time, so it is never viewed as a slice).
+/// So that no PE reads memory another writes meanwhile, the second half reads the other
+/// PEs' chunks of their sources instead of their results: the same bytes move over the
+/// same mapping.
+fn reduce_copy<R: ReduceOp<E>, E: Pod + Default>(
+    pe: &mut Pe,
+    timer: &Timer,
+    bytes: usize,
+    calls: usize,
+) -> Result<f64, ShmemError> {
+    let npes = pe.n_pes();
+    let me = pe.my_pe();
+    let size = std::mem::size_of::<E>();
+    let n = bytes / size;
+    let source = pe.alloc_slice_aligned::<E>(n, BUFFER_ALIGN)?;
+    let target = pe.alloc_slice_aligned::<E>(n, BUFFER_ALIGN)?;
+    source.write_local(pe, &vec![E::default(); n])?;
+    pe.barrier_all()?;
+    let sources = (0..npes)
+        .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out_ptr = target.remote_ptr(pe, me)?;
+    let per = n.div_ceil(npes);
+    let chunk = |p: usize| (p * per).min(n)..((p + 1) * per).min(n);
+    let per_block = REDUCE_BLOCK_BYTES / size;
+    // `a` holds the running result, `acc` receives the next one, `b` the next source.
+    let [mut acc, mut a, mut b] = std::array::from_fn(|_| vec![E::default(); per_block]);
+    let reduce_all = |_: &mut Pe| {
+        let mine = chunk(me);
+        let mut at = mine.start;
+        while at < mine.end {
+            let k = per_block.min(mine.end - at);
+            // SAFETY: every source holds `n` elements and is not written while the
+            // measurement runs (filled before the barrier above); this PE's target holds
+            // `n` elements and is accessed by this PE alone; `at + k <= n`; the private
+            // blocks hold `per_block >= k` elements.
+            unsafe {
+                std::ptr::copy_nonoverlapping(sources[0].add(at), a.as_mut_ptr(), k);
+                for src in &sources[1..] {
+                    std::ptr::copy_nonoverlapping(src.add(at), b.as_mut_ptr(), k);
+                    R::combine(&mut acc[..k], &a[..k], &b[..k]);
+                    std::mem::swap(&mut a, &mut acc);
+                }
+                std::ptr::copy_nonoverlapping(a.as_ptr(), out_ptr.add(at), k);
+            }
+            at += k;
+        }
+        for k in 1..npes {
+            let from = (me + k) % npes;
+            let theirs = chunk(from);
+            // SAFETY: as above; the chunk lies inside `0..n`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    sources[from].add(theirs.start),
+                    out_ptr.add(theirs.start),
+                    theirs.len(),
+                )
+            };
+        }
+        Ok(())
+    };
+    let result = timer.measure(pe, calls, reduce_all);
     pe.free(source)?;
     pe.free(target)?;
     result

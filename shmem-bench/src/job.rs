@@ -94,7 +94,7 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
 fn has_bandwidth_target(transport: Transport, op: Op, bytes: usize, npes: usize) -> bool {
     targets::limits_for(transport, op, bytes, npes)
         .iter()
-        .any(|l| matches!(l, Limit::PctMemcpyAtLeast(_)))
+        .any(|l| matches!(l, Limit::PctMemcpyAtLeast(_) | Limit::PerCopiesAtLeast(_)))
 }
 
 fn write_samples(path: &Path, samples: &[Sample]) -> std::io::Result<()> {

@@ -91,6 +91,7 @@ impl Row {
             Limit::PerOshmemAtMost(_) => self.per_oshmem(),
             Limit::PerMpiAtMost(_) => self.per_mpi(),
             Limit::PctMemcpyAtLeast(_) => self.pct_memcpy(),
+            Limit::PerCopiesAtLeast(_) => Some(self.copy_floor_us? / self.ours_us),
             // A latency run has one PE count: nothing to grow from.
             Limit::GrowthAtMost(_) => None,
         }
@@ -239,8 +240,10 @@ mod tests {
         assert!((fcollect.pct_memcpy().unwrap() - 65.536).abs() < 1e-9);
         assert_eq!(fcollect.per_oshmem(), None);
         assert_eq!(fcollect.per_mpi(), Some(0.5));
-        assert_eq!(fcollect.checks.len(), 1);
+        // memcpy ≥ 50% met; copies/ours ≥ 0.9 without a figure (no floor sample).
+        assert_eq!(fcollect.checks.len(), 2);
         assert_eq!(fcollect.checks[0].met(), Some(true));
+        assert_eq!(fcollect.checks[1].met(), None);
         assert_eq!(fcollect.copy_floor_us, None);
     }
 
@@ -263,8 +266,10 @@ mod tests {
         assert!((put.pct_memcpy().unwrap() - 95.325).abs() < 1e-3);
         assert_eq!(put.copy_floor_us, Some(4.9));
         assert_eq!(put.per_mpi(), Some(1.25));
-        assert_eq!(put.checks.len(), 1);
-        assert_eq!(put.checks[0].met(), Some(true));
+        // memcpy ≥ 90% and copies/ours = 4.9 / 5 = 0.98 ≥ 0.9.
+        assert_eq!(put.checks.len(), 2);
+        assert!(put.checks.iter().all(|c| c.met() == Some(true)));
+        assert!((put.checks[1].value.unwrap() - 0.98).abs() < 1e-9);
         let atomic = report.rows_of(Op::AtomicFetchAdd).next().unwrap();
         assert_eq!((atomic.received, atomic.gbps()), (0, None));
         assert_eq!(atomic.per_mpi(), Some(0.5));

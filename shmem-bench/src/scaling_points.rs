@@ -103,6 +103,7 @@ impl Scaling {
                                 // No figure for bounds a scaling point does not measure.
                                 Limit::PerRttAtMost(_)
                                 | Limit::PctMemcpyAtLeast(_)
+                                | Limit::PerCopiesAtLeast(_)
                                 | Limit::GrowthAtMost(_) => None,
                             },
                         })

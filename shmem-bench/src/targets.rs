@@ -4,7 +4,8 @@
 //! broadcast, fcollect, collect, xor/max reduce ≤ 0.5× OSHMEM and ≤ 0.6× MPI; 256 KiB
 //! broadcast and fcollect ≥ 50% of memcpy bandwidth for the bytes each PE receives;
 //! 256 KiB xor/max reduce ≤ 0.5× MPI_Allreduce; 256 KiB put and get ≥ 90% of memcpy
-//! bandwidth. At 8 PEs (on 2 cores): barriers and 8 B reductions ≤ 0.5× OSHMEM.
+//! bandwidth; every 256 KiB row with a copies-alone floor (broadcast, the collects, the
+//! reductions, put, get) at least 0.9× as fast as that floor in the same run. At 8 PEs (on 2 cores): barriers and 8 B reductions ≤ 0.5× OSHMEM.
 //!
 //! On the MPI transport (`--mpi`), at every PE count and size: barrier, broadcast, the
 //! collects, the reductions, put and get ≤ 1.15× the same operation on raw MPI.
@@ -27,6 +28,9 @@ pub(crate) enum Limit {
     PerMpiAtMost(f64),
     /// percent of memcpy bandwidth ≥ x.
     PctMemcpyAtLeast(f64),
+    /// the copies of the row's data movement alone / ours ≥ x (ours at least x times
+    /// as fast as its copies: see [`crate::floors::copies_alone`]).
+    PerCopiesAtLeast(f64),
     /// ours at this PE count / ours at the previous count ≤ x (their PE-count ratio).
     GrowthAtMost(f64),
 }
@@ -39,6 +43,7 @@ impl Limit {
             Limit::PerOshmemAtMost(x) => format!("/OSHMEM ≤ {x}"),
             Limit::PerMpiAtMost(x) => format!("/MPI ≤ {x}"),
             Limit::PctMemcpyAtLeast(x) => format!("memcpy ≥ {x}%"),
+            Limit::PerCopiesAtLeast(x) => format!("copies/ours ≥ {x}"),
             Limit::GrowthAtMost(x) => format!("growth ≤ {x}"),
         }
     }
@@ -50,7 +55,7 @@ impl Limit {
             | Limit::PerOshmemAtMost(x)
             | Limit::PerMpiAtMost(x)
             | Limit::GrowthAtMost(x) => value <= x,
-            Limit::PctMemcpyAtLeast(x) => value >= x,
+            Limit::PctMemcpyAtLeast(x) | Limit::PerCopiesAtLeast(x) => value >= x,
         }
     }
 
@@ -62,7 +67,7 @@ impl Limit {
             | Limit::PerOshmemAtMost(x)
             | Limit::PerMpiAtMost(x)
             | Limit::GrowthAtMost(x) => value / x,
-            Limit::PctMemcpyAtLeast(x) => x / value,
+            Limit::PctMemcpyAtLeast(x) | Limit::PerCopiesAtLeast(x) => x / value,
         }
     }
 }
@@ -111,6 +116,9 @@ const BULK_MOVES: &[Op] = &[Op::Broadcast, Op::Fcollect];
 const BITWISE_AND_ORDER_REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64];
 const REDUCES: &[Op] = &[Op::ReduceXorI64, Op::ReduceMaxI64, Op::ReduceSumF64];
 const POINT_MOVES: &[Op] = &[Op::Put, Op::Get];
+/// The 256 KiB rows with a copies-alone floor: every data-moving operation of
+/// [`OVER_MPI`] (everything after its barrier; alltoall has no 256 KiB row).
+const FLOORED_MOVES: &[Op] = OVER_MPI.split_at(1).1;
 /// What the MPI transport does with MPI's own collectives or one MPI call (puts, gets).
 const OVER_MPI: &[Op] = &[
     Op::Barrier,
@@ -169,6 +177,14 @@ pub(crate) const TARGETS: &[Target] = &[
         },
         ops: POINT_MOVES,
         limit: Limit::PctMemcpyAtLeast(90.0),
+    },
+    Target {
+        scope: Scope::SharedMemory {
+            npes: 2,
+            bytes: 256 << 10,
+        },
+        ops: FLOORED_MOVES,
+        limit: Limit::PerCopiesAtLeast(0.9),
     },
     Target {
         scope: Scope::SharedMemory { npes: 8, bytes: 0 },
@@ -248,6 +264,7 @@ impl Check {
                     Limit::PerOshmemAtMost(x) => ("/OSHMEM", ">", x),
                     Limit::PerMpiAtMost(x) => ("/MPI", ">", x),
                     Limit::PctMemcpyAtLeast(x) => ("memcpy%", "<", x),
+                    Limit::PerCopiesAtLeast(x) => ("copies/ours", "<", x),
                     Limit::GrowthAtMost(x) => ("growth", ">", x),
                 };
                 let prec = if matches!(self.limit, Limit::PctMemcpyAtLeast(_)) {
@@ -270,6 +287,7 @@ impl Check {
                 let factor = self.limit.miss_factor(v);
                 let how = match self.limit {
                     Limit::PctMemcpyAtLeast(_) => format!("is {v:.1}%: {factor:.2}× short"),
+                    Limit::PerCopiesAtLeast(_) => format!("is {v:.3}: {factor:.2}× short"),
                     _ => format!("is {v:.3}: {factor:.2}× over"),
                 };
                 Some(format!(
@@ -366,11 +384,15 @@ mod tests {
         );
         assert_eq!(
             shm(Op::Fcollect, 256 << 10, 2),
-            vec![Limit::PctMemcpyAtLeast(50.0)]
+            vec![Limit::PctMemcpyAtLeast(50.0), Limit::PerCopiesAtLeast(0.9)]
         );
         assert_eq!(
             shm(Op::Get, 256 << 10, 2),
-            vec![Limit::PctMemcpyAtLeast(90.0)]
+            vec![Limit::PctMemcpyAtLeast(90.0), Limit::PerCopiesAtLeast(0.9)]
+        );
+        assert_eq!(
+            shm(Op::ReduceSumF64, 256 << 10, 2),
+            vec![Limit::PerCopiesAtLeast(0.9)]
         );
         assert!(shm(Op::AtomicFetchAdd, 8, 2).is_empty());
         assert_eq!(

@@ -451,3 +451,51 @@ fn different_work_arrays_for_one_set_are_reported_not_hung() {
         },
     );
 }
+
+/// Elements of a broadcast large enough that the root copies a share into every reader's
+/// target while the readers copy the rest (64 KiB).
+const SHARED_OUT: usize = 8192;
+
+#[symmetric]
+static BIG_SRC: [u64; SHARED_OUT] = [0; SHARED_OUT];
+#[symmetric]
+static BIG_DST: [u64; SHARED_OUT] = [0; SHARED_OUT];
+
+/// Unchecked, readers compare their arguments with the root's alone: when one reader
+/// disagrees with the root of a broadcast that the root shares out, the readers that
+/// agree have copied their part and must not return without the root's; they learn of
+/// the root's failure from its announcement. Then a correct one delivers every element.
+#[shmem_testkit::test(npes = 4, env = ["SHMEM_CHECKED=0"])]
+fn a_shared_out_broadcast_that_one_reader_disagrees_with_fails_on_every_pe(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    let root = 1;
+    let value = |i: usize| (i as u64) << 8 | 0x5a;
+    BIG_SRC.write(
+        pe,
+        std::array::from_fn(|i| if me == root { value(i) } else { 7 }),
+    );
+    BIG_DST.write(pe, [0; SHARED_OUT]);
+    let len = if me == 3 { SHARED_OUT - 8 } else { SHARED_OUT };
+    let result = broadcast::<u64>(
+        pe,
+        &world,
+        root,
+        &BIG_DST.range(..len)?,
+        &BIG_SRC.range(..len)?,
+    );
+    assert!(
+        result.is_err(),
+        "PE {me} returned Ok from a broadcast PE 3 disagreed with"
+    );
+    still_works(pe, &world)?;
+    broadcast::<u64>(pe, &world, root, &BIG_DST, &BIG_SRC)?;
+    let got = BIG_DST.read(pe);
+    for (i, &x) in got.iter().enumerate() {
+        let want = if me == root { 0 } else { value(i) };
+        assert_eq!(x, want, "PE {me} element {i}");
+    }
+    Ok(())
+}

@@ -1,6 +1,8 @@
 //! Broadcast: every member but the root pulls the root's contribution straight into its
-//! own target; nobody writes another member's memory. The root copies its source into
-//! its own target too when the call asks for it (OpenSHMEM 1.5's team broadcast).
+//! own target. Only a large broadcast that is shared out (see [`broadcast`]) writes
+//! another member's memory: the root copies its share into each reader's target, at the
+//! place the reader published. The root copies its source into its own target too when
+//! the call asks for it (OpenSHMEM 1.5's team broadcast).
 
 use super::ctx::SetCtx;
 use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
@@ -8,6 +10,7 @@ use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType, Location};
+use crate::wire::progress::{failed_in, rounds_word, ALL_ROUNDS};
 
 /// This member's descriptor of a broadcast on a set of `n` members (`index` its own), with
 /// the faults its own arguments have: a root outside the set, a target too small for
@@ -59,7 +62,12 @@ pub(crate) fn describe(
 /// Small data travels inline or staged (the root returns at once, and learns of a reader
 /// that could not take part at its next contact with the set); large data is read from
 /// the root's source, and the root waits until every reader is done, checking every
-/// reader's arguments on the way.
+/// reader's arguments on the way. Very large data is shared out (see
+/// [`super::select::BROADCAST_ASSIST_MIN`]): each reader publishes where its target is,
+/// the root copies the last share into every reader's target once it has checked them
+/// all and then announces it in its progress word, and each reader copies the rest and
+/// waits for that announcement — which carries the root's failure mark if it failed
+/// instead, so no reader returns with the root's share missing.
 pub(crate) fn broadcast<T: Transport>(
     ctx: &SetCtx<'_, T>,
     elem: ElemType,
@@ -81,9 +89,17 @@ pub(crate) fn broadcast<T: Transport>(
         source,
         root_target,
     );
+    let assisted = ctx
+        .env
+        .select
+        .broadcast_assisted(bytes, ctx.size(), ctx.stage_capacity());
     if is_root && !mine.is_fault() {
         let carrier = ctx.env.select.broadcast(bytes, ctx.stage_capacity());
         place_contribution(&mut mine, carrier, source);
+    } else if assisted && !mine.is_fault() {
+        // The root copies its share into this PE's target: say where that is.
+        mine.set_data_off(target.off as u64);
+        mine.set_location(Location::Direct);
     }
     let staged = mine.location() == Ok(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
@@ -96,6 +112,11 @@ pub(crate) fn broadcast<T: Transport>(
                 return Err(fail(ctx, err, direct.then_some(&mine)));
             }
             if direct {
+                if assisted {
+                    if let Err(err) = push_share(ctx, source, bytes) {
+                        return Err(fail(ctx, err, Some(&mine)));
+                    }
+                }
                 wait_readers(ctx, &mine)?;
             }
         }
@@ -123,10 +144,25 @@ pub(crate) fn broadcast<T: Transport>(
         }
     }
     let dst = ctx.data_of(ctx.index, target.off);
-    // SAFETY: `src` holds `bytes` bytes of the root's contribution (validated), `dst`
-    // this PE's own target, at least `source.len` elements long (checked above); one is
-    // the root's memory, the other this PE's, so they do not overlap.
-    unsafe { ctx.t.copy(src, dst, bytes) };
+    let own = if assisted {
+        shares(bytes, ctx.size()).0
+    } else {
+        bytes
+    };
+    // SAFETY: `src` holds `bytes >= own` bytes of the root's contribution (validated),
+    // `dst` this PE's own target, at least `source.len` elements long (checked above); one
+    // is the root's memory, the other this PE's, so they do not overlap.
+    unsafe { ctx.t.copy(src, dst, own) };
+    if assisted {
+        ctx.wait_word(
+            root,
+            sync::PROGRESS,
+            rounds_word(ctx.epoch, ALL_ROUNDS, None),
+        )?;
+        if let Some(pe) = failed_in(ctx.load_word(root, sync::PROGRESS), ctx.epoch) {
+            return Err(fail(ctx, ctx.failure_of(pe), None));
+        }
+    }
     if from_root.location() == Ok(Location::Direct) {
         ctx.publish_progress(sync::DONE);
     }
@@ -134,6 +170,37 @@ pub(crate) fn broadcast<T: Transport>(
     // fetching its next announcement now, so the next call finds it close by.
     ctx.prefetch_next_line(root);
     ctx.finish(())
+}
+
+/// How an assisted broadcast of `bytes` on a set of `members` is shared out: the first
+/// part is copied by each reader, the second (`bytes / members`, down to a multiple of
+/// 64) by the root into every reader's target.
+fn shares(bytes: usize, members: usize) -> (usize, usize) {
+    let root_part = bytes / members / 64 * 64;
+    (bytes - root_part, root_part)
+}
+
+/// The root's part of an assisted broadcast: copies its share of `source` into every
+/// reader's target (each validated from the reader's descriptor), then announces it in
+/// its progress word. Call after every reader's descriptor has been checked.
+fn push_share<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    source: Span,
+    bytes: usize,
+) -> Result<(), CollectiveError> {
+    let (head, tail) = shares(bytes, ctx.size());
+    let from = T::advance(ctx.data_of(ctx.index, source.off), head);
+    for i in ctx.others() {
+        let to = contribution(ctx, i, &ctx.arrived_desc(i), bytes, 1)?;
+        // SAFETY: `from` is the last `tail` bytes of this PE's own source (checked to
+        // hold `bytes`); `to` is reader i's target, validated to lie in its user heap
+        // for `bytes`, which the reader checked holds the data, does not write past its
+        // own first `head` bytes, and does not return before the announcement below.
+        // They lie in different partitions.
+        unsafe { ctx.t.copy(from, T::advance(to, head), tail) };
+    }
+    ctx.publish_rounds(rounds_word(ctx.epoch, ALL_ROUNDS, None));
+    Ok(())
 }
 
 /// Whether a broadcast root's own target receives its source.

@@ -100,11 +100,8 @@ fn gather<T: Transport>(
     let my_src = ctx.data_of(ctx.index, source.off);
     let dst = ctx.data_of(ctx.index, target.off);
     let block = |i: usize| T::advance(dst, i * bytes);
-    if fixed && !in_place {
-        // SAFETY: this PE's own source and its block of its own target (checked to hold
-        // it and not to overlap the source).
-        unsafe { ctx.t.copy(my_src, block(ctx.index), bytes) };
-    }
+    // Where this PE's own elements go in its target (collect: known once every count is).
+    let mut own_at = ctx.index * source.len;
 
     // Every member's descriptor; fcollect copies each block as soon as it is known good.
     let mut total = source.len as u64;
@@ -145,25 +142,34 @@ fn gather<T: Transport>(
         }
         let mut at = 0usize;
         for i in 0..n {
-            let (src, count) = if i == ctx.index {
-                (my_src, source.len)
-            } else {
-                let theirs = ctx.arrived_desc(i);
-                let count = theirs.nelems() as usize;
-                match contribution(ctx, i, &theirs, count * size, 1) {
-                    Ok(src) => (src, count),
-                    Err(err) => return Err(fail(ctx, err, exposed.then_some(&mine))),
-                }
+            if i == ctx.index {
+                // Copied last (below), after the others' data.
+                own_at = at;
+                at += source.len;
+                continue;
+            }
+            let theirs = ctx.arrived_desc(i);
+            let count = theirs.nelems() as usize;
+            let src = match contribution(ctx, i, &theirs, count * size, 1) {
+                Ok(src) => src,
+                Err(err) => return Err(fail(ctx, err, exposed.then_some(&mine))),
             };
-            // SAFETY: `src` holds the member's `count` elements (validated, or this PE's
-            // own source, which does not overlap its target: checked); `at + count <=
-            // total <= target.len` (the capacity rule above).
+            // SAFETY: `src` holds the member's `count` elements (validated); `at + count
+            // <= total <= target.len` (the capacity rule above).
             unsafe { ctx.t.copy(src, T::advance(dst, at * size), count * size) };
             at += count;
         }
     }
+    // This PE's own contribution is copied after it has said it is done with the
+    // others' sources: a member waiting for that overlaps its wait with this copy.
     if any_direct {
         ctx.publish_progress(sync::DONE);
+    }
+    if !in_place {
+        // SAFETY: this PE's own source and its block of its own target, which holds it
+        // (fcollect: capacity checked; collect: the capacity rule above) and does not
+        // overlap the source (checked; an fcollect in place copies nothing).
+        unsafe { ctx.t.copy(my_src, T::advance(dst, own_at * size), bytes) };
     }
     if exposed {
         wait_readers(ctx, &mine)?;

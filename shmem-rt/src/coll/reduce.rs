@@ -6,10 +6,12 @@
 //! - *one shot* (small): every member publishes its whole source (inline or staged) and
 //!   combines all members' copies itself — one synchronization, nothing trailing;
 //! - *scatter–gather* (large): member `i` combines chunk `i` of every member's source
-//!   (read in place) into its staging buffer — or into its target when the chunk does not
-//!   fit — announces it (`mid`), and every member then pulls every chunk. Sources are
-//!   read only before `mid`, which every member waits for, so no source is reused too
-//!   early; only results left in a target need the trailing `done` handshake.
+//!   (read in place) into its staging buffer, and every member pulls every chunk from
+//!   there after its owner announces it (`mid`); when a chunk does not fit, member `i`
+//!   combines it into its own target and copies it into every other member's target
+//!   before it announces `mid`, so that no member reads another's target (which its
+//!   owner may reuse once it returns) and nothing trails `mid`. Sources are read only
+//!   before `mid`, which every member waits for, so no source is reused too early.
 //!
 //! The arithmetic runs on private blocks: each block of every source is first copied
 //! (race-tolerant) into L1-sized scratch, so a member that writes its source at the wrong
@@ -19,7 +21,7 @@ use std::mem::{align_of, size_of, MaybeUninit};
 
 use super::ctx::SetCtx;
 use super::select::{Carrier, ReducePlan};
-use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
+use super::{contribution, fail, place_contribution, publish_or_fail, Span};
 use crate::error::{CollectiveError, Operation, ReduceOp, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
@@ -255,38 +257,55 @@ fn scatter_gather<T: Transport, C: Combine>(
     // chunk, not read before `mid`) or its own target chunk. Blocks are read before
     // written, so a target that is the source is fine.
     unsafe { combine_into::<T, C>(ctx.t, result, hi - lo, ctx.size(), |i| sources[i]) };
+    if !chunks.in_stage {
+        // The chunk goes straight into every other member's target, so that nobody
+        // reads a target another member may reuse once it returns.
+        for i in ctx.others() {
+            let target_off = ctx.arrived_desc(i).extra() as usize;
+            // SAFETY: member i's target holds `count` elements (validated) and is written
+            // in chunk `lo..hi` by this PE alone; member i does not return before this
+            // PE's `mid`. In place (target = source), only this PE reads that chunk of
+            // member i's source, and it has read it (above).
+            unsafe {
+                ctx.t.copy(
+                    result,
+                    T::advance(ctx.data_of(i, target_off), lo * size),
+                    (hi - lo) * size,
+                )
+            };
+        }
+        // Nobody reads this PE's target: `done` goes out with `mid`, for a member whose
+        // call fails and waits for its readers.
+        ctx.publish_progress(sync::MID);
+        ctx.publish_progress(sync::DONE);
+        for i in ctx.others() {
+            ctx.wait_progress(i, sync::MID)?;
+        }
+        return ctx.finish(());
+    }
     ctx.publish_progress(sync::MID);
     for i in ctx.others() {
         ctx.wait_progress(i, sync::MID)?;
         let (lo_i, hi_i) = chunks.chunk(i);
-        let from = if chunks.in_stage {
-            ctx.stage_of(i)
-        } else {
-            let target_off = ctx.arrived_desc(i).extra() as usize;
-            T::advance(ctx.data_of(i, target_off), lo_i * size)
-        };
-        // SAFETY: member i's chunk result is complete (`mid`) and unchanged until it sees
-        // this PE arrive at the next epoch (staged) or say it is done (target); the chunk
-        // of this PE's target is written by nobody else, and member i has finished reading
-        // this PE's source chunk i (it passed `mid`), so overwriting it is fine.
+        // SAFETY: member i's chunk result is complete (`mid`) in its staging buffer and
+        // unchanged until it sees this PE arrive at the next epoch; the chunk of this
+        // PE's target is written by nobody else, and member i has finished reading this
+        // PE's source chunk i (it passed `mid`), so overwriting it is fine.
         unsafe {
-            ctx.t
-                .copy(from, T::advance(dst, lo_i * size), (hi_i - lo_i) * size)
+            ctx.t.copy(
+                ctx.stage_of(i),
+                T::advance(dst, lo_i * size),
+                (hi_i - lo_i) * size,
+            )
         };
     }
-    if chunks.in_stage {
-        // SAFETY: this PE's own staging buffer holds its chunk result; the chunk of its
-        // target is read by nobody (results are read from staging buffers).
-        unsafe {
-            ctx.t
-                .copy(result, T::advance(dst, lo * size), (hi - lo) * size)
-        };
-        ctx.finish(())
-    } else {
-        ctx.publish_progress(sync::DONE);
-        wait_readers(ctx, mine)?;
-        ctx.finish(())
-    }
+    // SAFETY: this PE's own staging buffer holds its chunk result; the chunk of its
+    // target is read by nobody (results are read from staging buffers).
+    unsafe {
+        ctx.t
+            .copy(result, T::advance(dst, lo * size), (hi - lo) * size)
+    };
+    ctx.finish(())
 }
 
 /// `dst[0..count] = src(0)[..] ⊕ src(1)[..] ⊕ … ⊕ src(n-1)[..]`, left to right, block by

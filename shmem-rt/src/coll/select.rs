@@ -13,7 +13,10 @@
 //! | `SHMEM_REDUCE_ONE_SHOT_MAX` | 4K | reductions up to this use one shot (every member combines every source) … |
 //! | `SHMEM_REDUCE_ONE_SHOT_READ_MAX` | 16K | … while `bytes × (members − 1)` stays up to this; above, scatter–gather |
 //!
-//! Data up to [`INLINE_BYTES`] always travels inline in the arrival line.
+//! Data up to [`INLINE_BYTES`] always travels inline in the arrival line. Direct
+//! broadcasts from [`BROADCAST_ASSIST_MIN`] on are shared out between the root and its
+//! readers (a constant: it depends only on the variables above, so members still choose
+//! alike).
 //!
 //! Before any of these, [`path`] chooses between the runtime's own protocol and the
 //! network's group collectives (`coll::offload`), per call, from the transport's
@@ -81,6 +84,12 @@ pub const FLAT_BARRIER_MAX: usize = 16;
 /// root's source (above it, a trailing handshake is cheaper than the extra copy: staged
 /// and direct cost the same at 4 KiB).
 pub const BROADCAST_STAGE_MAX: usize = 2 << 10;
+
+/// Broadcasts read from the root's source (direct) of at least this many bytes, on sets
+/// whose barrier is flat, are shared out: the root copies the last `1/members` of the
+/// data into every reader's target while each reader copies the rest, so that the
+/// root's CPU, otherwise idle until its readers are done, moves data too.
+pub(crate) const BROADCAST_ASSIST_MIN: usize = 32 << 10;
 
 /// Collect/fcollect contributions up to this many bytes are staged (at 2 KiB direct is
 /// as fast or faster, at 8 KiB twice as fast).
@@ -191,6 +200,16 @@ impl Selection {
         carrier(bytes, stage, self.broadcast_stage_max)
     }
 
+    /// Whether a direct broadcast of `bytes` on a set of `members` is shared out between
+    /// the root and its readers (see [`BROADCAST_ASSIST_MIN`]); every member decides
+    /// alike.
+    #[inline]
+    pub(crate) fn broadcast_assisted(&self, bytes: usize, members: usize, stage: usize) -> bool {
+        bytes >= BROADCAST_ASSIST_MIN
+            && self.broadcast(bytes, stage) == Carrier::Direct
+            && self.barrier(members) == BarrierAlgorithm::Flat
+    }
+
     /// How a collect/fcollect member's `bytes` travel.
     #[inline]
     pub(crate) fn gather(&self, bytes: usize, stage: usize) -> Carrier {
@@ -284,6 +303,9 @@ mod tests {
         assert_eq!(s.broadcast(2048, 4096), Carrier::Staged);
         assert_eq!(s.broadcast(2049, 4096), Carrier::Direct);
         assert_eq!(s.broadcast(2048, 0), Carrier::Direct);
+        assert!(s.broadcast_assisted(32 << 10, 2, 4096));
+        assert!(!s.broadcast_assisted((32 << 10) - 8, 2, 4096));
+        assert!(!s.broadcast_assisted(32 << 10, 17, 4096));
         assert_eq!(s.gather(1024, 4096), Carrier::Staged);
         assert_eq!(s.gather(1025, 4096), Carrier::Direct);
         assert_eq!(s.reduce(40, 2, 0), ReducePlan::OneShot(Carrier::Inline));

@@ -6,11 +6,11 @@ use std::mem::offset_of;
 use std::panic::Location;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use crate::wire::descriptor::Descriptor;
 use crate::coll::sets;
 use crate::memory::layout::{
     self, sync, CallRecord, ControlLine, Region, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS,
 };
+use crate::wire::descriptor::Descriptor;
 
 /// Offset of a field of a call record.
 macro_rules! field {

@@ -33,6 +33,17 @@ pub(crate) fn fault_of(word: u64) -> Option<usize> {
     }
 }
 
+/// The PE that failed call `epoch` according to progress word `word`, if the word is
+/// of that call and carries a failure mark.
+#[inline]
+pub(crate) fn failed_in(word: u64, epoch: u64) -> Option<usize> {
+    if epoch_of(word) == epoch {
+        fault_of(word)
+    } else {
+        None
+    }
+}
+
 /// The stage (call and rounds done) of a progress word, without its fault mark.
 #[inline]
 pub(crate) fn stage_of(word: u64) -> u64 {
