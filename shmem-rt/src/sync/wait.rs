@@ -349,15 +349,23 @@ fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> R
     }
 }
 
+/// Whether any PE of the job may sleep in a wait, so that a notifier must look at whom
+/// to wake: the notifier's half of the sleep protocol (its earlier stores ordered before
+/// the look). Call after the stores the sleepers may be waiting for.
+#[inline]
+pub(crate) fn any_sleeper<T: Transport>(t: &T) -> bool {
+    if T::SLEEPERS_POLL {
+        return false;
+    }
+    t.store_load_fence();
+    t.load(t.place(0, SLEEPERS)) != 0
+}
+
 /// Wakes each of `pes` that sleeps, with one fence for all. Call after the stores they
 /// may be waiting for.
 #[inline]
 pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
-    if T::SLEEPERS_POLL {
-        return;
-    }
-    t.store_load_fence();
-    if t.load(t.place(0, SLEEPERS)) == 0 {
+    if !any_sleeper(t) {
         return;
     }
     for pe in pes {
