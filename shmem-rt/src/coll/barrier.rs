@@ -30,6 +30,7 @@ pub(crate) fn barrier<T: Transport>(ctx: &SetCtx<'_, T>) -> RtResult<()> {
 
 /// [`barrier`] published as operation `op`: a runtime barrier that must not match a
 /// program's (the barriers of collective allocation).
+#[inline(always)]
 pub(crate) fn barrier_as<T: Transport>(ctx: &SetCtx<'_, T>, op: Operation) -> RtResult<()> {
     let n = ctx.size();
     if n == 1 {
@@ -45,7 +46,9 @@ pub(crate) fn barrier_as<T: Transport>(ctx: &SetCtx<'_, T>, op: Operation) -> Rt
                 ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
                 let theirs = ctx.wait_arrival(i)?;
                 if first_error.is_none() {
-                    first_error = ctx.check_member(&mine, i, &theirs).err();
+                    if let Err(err) = ctx.check_member_fields(&mine, i, &theirs) {
+                        first_error = Some(err);
+                    }
                 }
             }
         }
@@ -55,7 +58,9 @@ pub(crate) fn barrier_as<T: Transport>(ctx: &SetCtx<'_, T>, op: Operation) -> Rt
                 for i in ctx.others() {
                     let theirs = ctx.arrived_desc(i);
                     if first_error.is_none() {
-                        first_error = ctx.check_member(&mine, i, &theirs).err();
+                        if let Err(err) = ctx.check_member_fields(&mine, i, &theirs) {
+                            first_error = Some(err);
+                        }
                     }
                 }
             }

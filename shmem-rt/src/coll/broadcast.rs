@@ -222,7 +222,9 @@ fn check_all<T: Transport>(
     for i in ctx.others() {
         let theirs = ctx.wait_arrival(i)?;
         if first.is_none() {
-            first = ctx.check_member(mine, i, &theirs).err();
+            if let Err(err) = ctx.check_member(mine, i, &theirs) {
+                first = Some(err);
+            }
         }
     }
     ctx.note_all_arrived();

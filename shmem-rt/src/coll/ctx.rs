@@ -37,7 +37,9 @@ use crate::memory::layout::{
 use crate::sync::notify;
 use crate::sync::wait::{self, Blocker, WaitPolicy};
 use crate::transport::Transport;
-use crate::wire::descriptor::{disagreement, history_reset, Descriptor, Location, Undecodable};
+use crate::wire::descriptor::{
+    disagreement, history_reset, same_call, Descriptor, Location, Undecodable,
+};
 use crate::wire::faults;
 use crate::wire::progress::{rounds_word, ALL_ROUNDS};
 
@@ -99,6 +101,37 @@ pub(crate) struct SyncAt<'a> {
     /// Whether every member's slot is the same (then member `i`'s words lie `i` strides
     /// of partitions after member 0's, and no slot needs looking up).
     pub(crate) uniform: bool,
+}
+
+/// The members other than one, from the one after it round to the one before it (see
+/// [`SetCtx::others`]): one compare per step.
+pub(crate) struct Others {
+    /// The next member to yield.
+    next: usize,
+    /// Members still to yield.
+    left: usize,
+    /// Members of the set.
+    n: usize,
+}
+
+impl Iterator for Others {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        let i = self.next;
+        self.left -= 1;
+        self.next = if i + 1 == self.n { 0 } else { i + 1 };
+        Some(i)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
 }
 
 /// A failure of an earlier call, learned of during this one.
@@ -259,9 +292,13 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// The other members' indices, starting after this PE's own and wrapping around (so
     /// that members do not all read member 0 first).
     #[inline]
-    pub(crate) fn others(&self) -> impl Iterator<Item = usize> {
+    pub(crate) fn others(&self) -> Others {
         let (n, me) = (self.size(), self.index);
-        (me + 1..n).chain(0..me)
+        Others {
+            next: if me + 1 == n { 0 } else { me + 1 },
+            left: n - 1,
+            n,
+        }
     }
 
     /// Symmetric offset of member `index`'s sync words.
@@ -557,6 +594,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     #[inline]
     pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
         desc.set_past(self.history.get(), self.fault_known.get());
+        desc.seal();
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);
         let place = match desc.location() {
@@ -583,12 +621,16 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                     .copy(self.t.place(self.t.me(), source.off), dst, bytes)
             };
         }
+        // From a local copy of this PE's place: a store through it could alias `self`.
+        let mine = self.mine;
         for (w, &value) in head.iter().enumerate() {
-            self.t.store_relaxed(self.own(sync::head(line, w)), value);
+            self.t
+                .store_relaxed(T::advance(mine, sync::head(line, w)), value);
         }
         if needs_tail {
             for (w, &value) in tail.iter().enumerate() {
-                self.t.store_relaxed(self.own(sync::tail(line, w)), value);
+                self.t
+                    .store_relaxed(T::advance(mine, sync::tail(line, w)), value);
             }
         }
         self.t.store(self.own(sync::epoch(line)), self.epoch);
@@ -679,6 +721,21 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// and the earlier call is reported when it completes.
     #[inline]
     pub(crate) fn check_member(
+        &self,
+        mine: &Descriptor,
+        index: usize,
+        theirs: &Descriptor,
+    ) -> Result<(), CollectiveError> {
+        if same_call(mine, theirs) {
+            return Ok(());
+        }
+        self.check_member_fields(mine, index, theirs)
+    }
+
+    /// [`SetCtx::check_member`] field by field, without its shortcut for equal words (a
+    /// barrier's few fields cost no more to compare).
+    #[inline]
+    pub(crate) fn check_member_fields(
         &self,
         mine: &Descriptor,
         index: usize,
@@ -821,9 +878,16 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Wakes the other members if this PE has published since it last did.
     #[inline]
     pub(crate) fn wake_others(&self) {
-        if self.wake_pending.replace(false) {
-            notify::notify_each(self.t, self.others().map(|i| self.set.member(i)));
+        if self.wake_pending.replace(false) && notify::any_sleeper(self.t) {
+            self.wake_sleeping_others();
         }
+    }
+
+    /// The rare half of [`SetCtx::wake_others`]: some PE of the job sleeps.
+    #[cold]
+    #[inline(never)]
+    fn wake_sleeping_others(&self) {
+        notify::wake_sleepers_among(self.t, self.others().map(|i| self.set.member(i)));
     }
 
     // ----- failures -------------------------------------------------------------------

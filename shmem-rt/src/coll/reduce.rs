@@ -43,18 +43,23 @@ pub unsafe trait Combine {
 /// Bytes combined per step: blocks that stay in L1.
 const BLOCK_BYTES: usize = 4096;
 
-#[repr(C, align(64))]
-struct Block([MaybeUninit<u8>; BLOCK_BYTES]);
+/// Scratch blocks of reductions of at most this many bytes: small enough that the
+/// call's frame needs no stack probing and touches no page beyond its own.
+const SMALL_BLOCK_BYTES: usize = 256;
 
-impl Block {
-    const fn new() -> Block {
-        Block([MaybeUninit::uninit(); BLOCK_BYTES])
+#[repr(C, align(64))]
+struct Block<const B: usize>([MaybeUninit<u8>; B]);
+
+impl<const B: usize> Block<B> {
+    const fn new() -> Block<B> {
+        Block([MaybeUninit::uninit(); B])
     }
 }
 
 /// This member's descriptor of a reduction with operator `op`, with the faults its own
 /// arguments have: a target too small, a target that overlaps the source without being
 /// it, more elements than the work array serves (`max_nelems`).
+#[inline]
 pub(crate) fn describe(
     op: ReduceOp,
     set_key: u64,
@@ -74,6 +79,7 @@ pub(crate) fn describe(
 }
 
 /// [`describe`] for a call of the reduction family `operation` (a reduction or a scan).
+#[inline]
 pub(crate) fn describe_as(
     operation: Operation,
     set_key: u64,
@@ -142,10 +148,12 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
         ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
         let theirs = ctx.wait_arrival(i)?;
         if first.is_none() {
-            first = ctx
+            if let Err(err) = ctx
                 .check_member(&mine, i, &theirs)
                 .and_then(|()| chunks.validate::<T, C>(ctx, i, &mine, &theirs))
-                .err();
+            {
+                first = Some(err);
+            }
         }
     }
     ctx.note_all_arrived();
@@ -318,6 +326,7 @@ fn scatter_gather<T: Transport, C: Combine>(
 /// `src(m)` must hold `count` elements for every member `m < n`, and `dst` room for
 /// `count`; nobody else may write them meanwhile in a correct program (a program that
 /// does yields wrong values, not undefined behaviour: the bytes are copied).
+#[inline]
 pub(super) unsafe fn combine_into<T: Transport, C: Combine>(
     t: &T,
     dst: T::Place,
@@ -329,10 +338,46 @@ pub(super) unsafe fn combine_into<T: Transport, C: Combine>(
     if n == 1 {
         // SAFETY: as the caller guarantees; a no-op when dst is the source.
         unsafe { t.copy(src(0), dst, count * size) };
-        return;
+    } else if count * size <= SMALL_BLOCK_BYTES {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { combine_blocks::<T, C, SMALL_BLOCK_BYTES>(t, dst, count, n, src) };
+    } else {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { combine_large::<T, C>(t, dst, count, n, &src) };
     }
-    let per_block = BLOCK_BYTES / size;
-    let mut blocks = [Block::new(), Block::new(), Block::new(), Block::new()];
+}
+
+/// [`combine_into`] of more than [`SMALL_BLOCK_BYTES`], in a frame of its own.
+///
+/// # Safety
+/// As [`combine_into`].
+#[inline(never)]
+unsafe fn combine_large<T: Transport, C: Combine>(
+    t: &T,
+    dst: T::Place,
+    count: usize,
+    n: usize,
+    src: &dyn Fn(usize) -> T::Place,
+) {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { combine_blocks::<T, C, BLOCK_BYTES>(t, dst, count, n, src) };
+}
+
+/// [`combine_into`] for `n >= 2`, through scratch blocks of `B` bytes.
+///
+/// # Safety
+/// As [`combine_into`].
+#[inline(always)]
+unsafe fn combine_blocks<T: Transport, C: Combine, const B: usize>(
+    t: &T,
+    dst: T::Place,
+    count: usize,
+    n: usize,
+    src: impl Fn(usize) -> T::Place,
+) {
+    let size = size_of::<C::Elem>();
+    let per_block = B / size;
+    let mut blocks = [Block::<B>::new(), Block::new(), Block::new(), Block::new()];
     let [acc, spare, a, b] = &mut blocks;
     let (mut cur, mut next) = (acc.0.as_mut_ptr(), spare.0.as_mut_ptr());
     let (a, b) = (a.0.as_mut_ptr(), b.0.as_mut_ptr());

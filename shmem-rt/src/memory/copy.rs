@@ -89,7 +89,10 @@ unsafe fn small(src: *const u8, dst: *mut u8, len: usize) {
                 move_word::<u32>(src, dst);
                 move_word::<u32>(src.add(len - 4), dst.add(len - 4));
             }
-            8..=16 => {
+            8 => {
+                move_word::<u64>(src, dst);
+            }
+            9..=16 => {
                 move_word::<u64>(src, dst);
                 move_word::<u64>(src.add(len - 8), dst.add(len - 8));
             }

@@ -56,12 +56,33 @@ struct SetState {
     checked: u64,
 }
 
+/// The set of the last call on runtime sync words, as the next call on it needs it: one
+/// key compared, no member arithmetic (a key names one set, and this PE's membership
+/// and the set's fit in the job were checked when it became the last).
+#[derive(Clone, Copy)]
+struct LastSet {
+    /// [`SetSpec::key`] of the set (never 0: no set).
+    key: u64,
+    /// Its entry in [`SetTable::states`].
+    state: usize,
+    /// This PE's index in it.
+    index: usize,
+}
+
+impl LastSet {
+    const NONE: LastSet = LastSet {
+        key: 0,
+        state: 0,
+        index: 0,
+    };
+}
+
 /// The active sets this PE has used, and the explicit work arrays.
 pub(super) struct SetTable {
     states: Vec<SetState>,
     by_spec: HashMap<SetSpec, usize>,
     /// The set of the last call, so that repeated calls on one set skip the map.
-    last: Option<(SetSpec, usize)>,
+    last: LastSet,
     /// Work arrays this PE has used (symmetric offset, set), for finalize's sweep.
     explicit: Vec<(usize, SetSpec)>,
     /// `npes` zeros: the slots of a work array (the same offset on every member).
@@ -83,7 +104,7 @@ impl SetTable {
         SetTable {
             states: Vec::new(),
             by_spec: HashMap::new(),
-            last: None,
+            last: LastSet::NONE,
             explicit: Vec::new(),
             zeros: vec![0; npes].into_boxed_slice(),
             pending: None,
@@ -102,7 +123,7 @@ impl SetTable {
         if let Some(moved) = self.states.get(i) {
             self.by_spec.insert(moved.spec, i);
         }
-        self.last = None;
+        self.last = LastSet::NONE;
     }
 
     /// Forgets the work arrays in `range` of the heap (freed memory): a work array
@@ -183,8 +204,7 @@ fn runtime_stage() -> StageArea {
 macro_rules! run_call {
     ($rt:expr, $set:expr, $work:expr, $during:expr, |$ctx:ident| $body:expr) => {{
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
-        let index = $rt.member_index(set, during)?;
-        let state = $rt.prepare(set, index, work, during)?;
+        let (index, state) = $rt.start_call(set, work, during)?;
         let rt = &*$rt;
         let result = with_transport!(&rt.transport, t => {
             let at = rt.sync_at(t, set, work, state);
@@ -198,12 +218,12 @@ macro_rules! run_call {
             }
             result
         });
-        match (result, work) {
-            (Ok(value), Work::Explicit { .. }) => match $rt.sets.pending.take() {
+        match result {
+            Ok(value) if matches!(work, Work::Explicit { .. }) => match $rt.sets.pending.take() {
                 Some(earlier) => Err(earlier),
                 None => Ok(value),
             },
-            (result, _) => result,
+            result => result,
         }
     }};
 }
@@ -297,6 +317,36 @@ impl Runtime {
         }
     }
 
+    /// This PE's index in `set` and the sync words of a call on it (see
+    /// [`Runtime::prepare`]); a call on the set of the last one costs one comparison.
+    #[inline(always)]
+    fn start_call(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        during: &'static str,
+    ) -> RtResult<(usize, Option<usize>)> {
+        let last = self.sets.last;
+        if matches!(work, Work::Implicit) && last.key == set.key() {
+            return Ok((last.index, Some(last.state)));
+        }
+        self.start_call_slow(set, work, during)
+    }
+
+    /// [`Runtime::start_call`] for a call on another set than the last one, or on a
+    /// work array.
+    #[inline(never)]
+    fn start_call_slow(
+        &mut self,
+        set: &SetSpec,
+        work: Work,
+        during: &'static str,
+    ) -> RtResult<(usize, Option<usize>)> {
+        let index = self.member_index(set, during)?;
+        let state = self.prepare(set, index, work, during)?;
+        Ok((index, state))
+    }
+
     /// Makes the sync words of a call ready: for a runtime set of two or more members,
     /// its slot (found or claimed, every member's resolved on first use; returns its
     /// index in the table); for a work array, checks its place and notes its first use.
@@ -308,10 +358,8 @@ impl Runtime {
         work: Work,
         during: &'static str,
     ) -> RtResult<Option<usize>> {
-        if let (Work::Implicit, Some((last, i))) = (work, self.sets.last) {
-            if last == *set {
-                return Ok(Some(i));
-            }
+        if matches!(work, Work::Implicit) && self.sets.last.key == set.key() {
+            return Ok(Some(self.sets.last.state));
         }
         self.prepare_slow(set, index, work, during)
     }
@@ -341,7 +389,7 @@ impl Runtime {
             Work::Implicit => {
                 // From here until the switch is complete, no call takes the fast path
                 // with the slots of the set this PE is leaving.
-                self.sets.last = None;
+                self.sets.last = LastSet::NONE;
                 let key = set.key();
                 let reclaims = self.sets.reclaims;
                 let count =
@@ -357,7 +405,11 @@ impl Runtime {
                     None => self.join_set(set, index, count, during)?,
                 };
                 self.sets.states[i].used = self.sets.tick;
-                self.sets.last = Some((*set, i));
+                self.sets.last = LastSet {
+                    key: set.key(),
+                    state: i,
+                    index,
+                };
                 Ok(Some(i))
             }
         }
@@ -573,6 +625,25 @@ impl Runtime {
     /// source) lies in this PE's user heap.
     #[inline]
     fn check_spans(&self, elem: ElemType, spans: [Span; 2]) -> RtResult<()> {
+        // The common case on a few compares: both spans inside this PE's user heap.
+        let inside = |span: Span| {
+            span.off >= self.user_start
+                && span.off <= self.part_size
+                && span
+                    .len
+                    .checked_mul(elem.size as usize)
+                    .is_some_and(|len| len <= self.part_size - span.off)
+        };
+        if inside(spans[0]) && inside(spans[1]) {
+            return Ok(());
+        }
+        self.span_error(elem, spans)
+    }
+
+    /// The error [`Runtime::check_spans`] reports for spans not both inside the heap.
+    #[cold]
+    #[inline(never)]
+    fn span_error(&self, elem: ElemType, spans: [Span; 2]) -> RtResult<()> {
         for span in spans {
             match span.len.checked_mul(elem.size as usize) {
                 Some(len) => self.check_access(self.me, span.off, len)?,

@@ -36,21 +36,28 @@ pub(crate) const SLEEPERS: usize = layout::SLEEPERS_WORD;
 /// may be waiting for.
 #[inline]
 pub(crate) fn notify_each<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
-    if T::SLEEPERS_POLL {
-        return;
+    if any_sleeper(t) {
+        wake_sleepers_among(t, pes);
     }
-    t.store_load_fence();
-    if t.load(t.place(0, SLEEPERS)) == 0 {
-        return;
-    }
-    wake_sleepers_among(t, pes);
 }
 
-/// The part of [`notify_each`] that runs only while some PE of the job sleeps in a wait:
-/// wakes those of `pes` that do. Kept out of line so that its cost, which depends on
+/// Whether any PE of the job may sleep in a wait, so that a notifier must look at whom
+/// to wake: the notifier's half of the sleep protocol (its earlier stores ordered before
+/// the look). Call after the stores the sleepers may be waiting for.
+#[inline]
+pub(crate) fn any_sleeper<T: Transport>(t: &T) -> bool {
+    if T::SLEEPERS_POLL {
+        return false;
+    }
+    t.store_load_fence();
+    t.load(t.place(0, SLEEPERS)) != 0
+}
+
+/// The part of [`notify_each`] that runs only while some PE of the job sleeps in a wait
+/// ([`any_sleeper`]): wakes those of `pes` that do. Kept out of line so that its cost, which depends on
 /// the other PEs' waits, can be told apart from the caller's (scripts/instructions.sh).
 #[inline(never)]
-fn wake_sleepers_among<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
+pub(crate) fn wake_sleepers_among<T: Transport>(t: &T, pes: impl Iterator<Item = usize>) {
     for pe in pes {
         if t.load_relaxed(t.place(pe, SLEEPING)) != 0 {
             // Bumped only from the value it sleeps on: if the word moved past it,

@@ -41,6 +41,10 @@ const FIELD_SHIFT: u32 = 44;
 /// Head flag: the tail's `fault_epoch` names a failed call (readers must read the tail).
 const FLAG_FAULT_NEWS: u64 = 1 << FLAGS_SHIFT;
 
+/// Head flag: the tail holds something readers need (see [`Descriptor::seal`]), so that
+/// a reader decides on one bit whether to load it.
+const FLAG_TAIL: u64 = 2 << FLAGS_SHIFT;
+
 /// Where a member's contribution can be read during the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Location {
@@ -173,23 +177,35 @@ impl Descriptor {
     }
 
     /// The words published in an arrival line: head, tail, and whether readers need the
-    /// tail.
+    /// tail (as sealed: call [`Descriptor::seal`] after the last change).
     #[inline]
     pub(crate) fn words(&self) -> (&[u64; DESC_HEAD_WORDS], &[u64; DESC_TAIL_WORDS], bool) {
         (&self.head, &self.tail, Self::head_needs_tail(&self.head))
     }
 
-    /// Whether a descriptor with these head words has a tail worth reading: its data is
-    /// direct, it cannot take part, it carries news of a failed call, or it is a collect
-    /// whose capacity does not fit the head.
+    /// Records in the head whether readers need the tail: its data is direct, it cannot
+    /// take part, it carries news of a failed call, or it is a collect whose capacity
+    /// does not fit the head. The publisher calls it once its descriptor is complete.
     #[inline]
-    pub(crate) fn head_needs_tail(head: &[u64; DESC_HEAD_WORDS]) -> bool {
-        let h = head[0];
+    pub(crate) fn seal(&mut self) {
+        let h = self.head[0] & !FLAG_TAIL;
         let direct = (h >> LOCATION_SHIFT) & 0xf == Location::Direct.code();
         let fault = (h >> UNABLE_SHIFT) & 0xf != 0;
         let news = h & FLAG_FAULT_NEWS != 0;
         let big_collect = h & OP_MASK == COLLECT && h >> FIELD_SHIFT == FIELD20;
-        direct || fault || news || big_collect
+        let tail = if direct || fault || news || big_collect {
+            FLAG_TAIL
+        } else {
+            0
+        };
+        self.head[0] = h | tail;
+    }
+
+    /// Whether a descriptor with these head words has a tail worth reading (see
+    /// [`Descriptor::seal`]).
+    #[inline]
+    pub(crate) fn head_needs_tail(head: &[u64; DESC_HEAD_WORDS]) -> bool {
+        head[0] & FLAG_TAIL != 0
     }
 
     /// Whether a descriptor whose first head word is `codes` says something a member
@@ -474,6 +490,23 @@ fn mix(h: u64, w: u64) -> u64 {
     (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
 }
 
+/// Whether `theirs` describes the same call as `mine` — operation, set, element type,
+/// count, root (or capacity), history — by a member that can take part, decided on
+/// the head words as they stand: the common case of [`disagreement`] being `None` with
+/// equal histories, in a few compares. Where the contribution lies may differ (a
+/// broadcast root's and its readers'). `false` says nothing: compare the fields.
+#[inline]
+pub(crate) fn same_call(mine: &Descriptor, theirs: &Descriptor) -> bool {
+    const CODES: u64 = !((0xf << LOCATION_SHIFT) | FLAG_TAIL);
+    (mine.head[0] ^ theirs.head[0]) & CODES == 0
+        && (mine.head[0] >> UNABLE_SHIFT) & 0xf == 0
+        && (mine.head[1] ^ theirs.head[1])
+            | (mine.head[2] ^ theirs.head[2])
+            | (mine.head[3] ^ theirs.head[3])
+            | (mine.head[4] ^ theirs.head[4])
+            == 0
+}
+
 /// The first argument on which `theirs` disagrees with `mine` in this call, in the
 /// order a user would look for the mistake; `None` if the calls match. Compares words.
 #[inline]
@@ -506,7 +539,15 @@ pub(crate) fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Fie
 mod tests {
     use super::*;
 
+    /// `d` as published: sealed.
+    fn sealed(d: &Descriptor) -> Descriptor {
+        let mut d = *d;
+        d.seal();
+        d
+    }
+
     fn round_trip(d: &Descriptor) -> Descriptor {
+        let d = sealed(d);
         let (head, tail, needs_tail) = d.words();
         assert_eq!(needs_tail, Descriptor::head_needs_tail(head));
         let tail = if needs_tail {
@@ -531,7 +572,7 @@ mod tests {
         d.set_capacity(5);
         d.set_past(99, 0);
         let back = round_trip(&d);
-        assert_eq!(back, d);
+        assert_eq!(back, sealed(&d));
         assert_eq!(back.op(), Ok(Operation::Reduce(ReduceOp::Xor)));
         assert_eq!(back.location(), Ok(Location::Direct));
         assert_eq!(
@@ -542,11 +583,11 @@ mod tests {
         b.set_root(1000);
         b.set_elem(ElemType { size: 8, tag: 3 });
         b.set_location(Location::Inline);
-        assert!(!b.words().2);
-        assert_eq!(round_trip(&b), b);
+        assert!(!sealed(&b).words().2);
+        assert_eq!(round_trip(&b), sealed(&b));
         assert_eq!(b.root(), 1000);
         b.set_past(0, 12);
-        assert!(b.words().2, "news of a failure needs the tail");
+        assert!(sealed(&b).words().2, "news of a failure needs the tail");
         assert_eq!(round_trip(&b).fault_epoch(), 12);
         assert_eq!(disagreement(&d, &d), None);
         let mut other = d;
@@ -576,11 +617,11 @@ mod tests {
         let mut small = Descriptor::new(Operation::Collect, 5);
         small.set_location(Location::Inline);
         small.set_capacity(FIELD20 - 1);
-        assert!(!small.words().2);
+        assert!(!sealed(&small).words().2);
         assert_eq!(round_trip(&small).capacity(), FIELD20 - 1);
         let mut large = small;
         large.set_capacity(FIELD20 + 7);
-        assert!(large.words().2);
+        assert!(sealed(&large).words().2);
         assert_eq!(round_trip(&large).capacity(), FIELD20 + 7);
     }
 
@@ -660,5 +701,60 @@ mod tests {
         b = a;
         b.set_capacity(1000); // not agreed: per-PE
         assert_eq!(a.history_after(), b.history_after());
+    }
+
+    #[test]
+    fn same_call_only_where_the_fields_agree_and_both_can_take_part() {
+        let mut base = Descriptor::new(Operation::Reduce(ReduceOp::Xor), 77);
+        base.set_elem(ElemType { size: 8, tag: 42 });
+        base.set_nelems(3);
+        base.set_location(Location::Inline);
+        base.set_past(0xabc, 0);
+        // Variants of one field each, and the fields' combinations with the base.
+        let mut variants = vec![base];
+        let mut push = |f: &dyn Fn(&mut Descriptor)| {
+            let mut d = base;
+            f(&mut d);
+            variants.push(d);
+        };
+        push(&|d| d.set_nelems(4));
+        push(&|d| d.head[3] = 78);
+        push(&|d| d.set_elem(ElemType { size: 8, tag: 43 }));
+        push(&|d| d.set_elem(ElemType { size: 4, tag: 42 }));
+        push(&|d| d.set_past(0xabd, 0));
+        push(&|d| d.set_past(0xabc, 9));
+        push(&|d| d.set_location(Location::Staged));
+        push(&|d| d.set_unable(Unable::Overlap));
+        push(&|d| {
+            *d = Descriptor::new(Operation::Reduce(ReduceOp::Sum), 77);
+            d.set_elem(ElemType { size: 8, tag: 42 });
+            d.set_nelems(3);
+            d.set_past(0xabc, 0);
+        });
+        push(&|d| d.set_root(1));
+        for a in &variants {
+            for b in &variants {
+                let (a, b) = (sealed(a), sealed(b));
+                if same_call(&a, &b) {
+                    assert_eq!(disagreement(&a, &b), None, "{a:?} {b:?}");
+                    assert_eq!(a.history(), b.history());
+                    assert!(!a.is_fault() && !b.is_fault());
+                }
+            }
+        }
+        let base = sealed(&base);
+        assert!(same_call(&base, &base));
+        // Where the contribution lies may differ: a broadcast root's and a reader's.
+        let mut root = Descriptor::new(Operation::Broadcast, 5);
+        root.set_nelems(2);
+        let mut reader = root;
+        root.set_location(Location::Inline);
+        reader.set_location(Location::Nothing);
+        assert!(same_call(&sealed(&reader), &sealed(&root)));
+        // A member that cannot take part never matches, not even its own kind.
+        let mut unable = base;
+        unable.set_unable(Unable::Overlap);
+        let unable = sealed(&unable);
+        assert!(!same_call(&unable, &unable));
     }
 }

@@ -165,18 +165,18 @@ impl Transport for ShmTransport {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn get(&self, from: *mut u8, to: *mut u8, len: usize) {
         // SAFETY: `from` holds `len` bytes of the mapping (the trait's contract), `to` is
         // valid for them (the caller's).
         unsafe { crate::memory::copy::copy(from, to, len) }
     }
-    #[inline]
+    #[inline(always)]
     unsafe fn put(&self, from: *const u8, to: *mut u8, len: usize) {
         // SAFETY: as in `get`, the other way round.
         unsafe { crate::memory::copy::copy(from, to, len) }
     }
-    #[inline]
+    #[inline(always)]
     unsafe fn copy(&self, from: *mut u8, to: *mut u8, len: usize) {
         // SAFETY: both places hold `len` bytes of the mapping (the trait's contract).
         unsafe { crate::memory::copy::copy(from, to, len) }
