@@ -49,6 +49,8 @@ macro_rules! shim_functions {
         }
 
         $(
+            // Each wrapper has the C function's parameters, however many it takes.
+            #[allow(clippy::too_many_arguments)]
             $vis unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
                 // SAFETY: the caller keeps the C function's contract.
                 unsafe { (shim().$name)($($arg),*) }
