@@ -32,6 +32,13 @@ pub mod env {
     /// MPI transport: cuts each node into groups of this many consecutive ranks that
     /// share memory (to run several "nodes" on one machine).
     pub const MPI_NODE_RANKS: &str = "SHMEM_MPI_NODE_RANKS";
+    /// Turns the timeline on: the path of the Chrome trace to write.
+    pub const TRACE: &str = "SHMEM_TRACE";
+    /// `1` turns the end-of-run statistics on.
+    pub const STATS: &str = "SHMEM_STATS";
+    /// The launcher's watchdog: seconds without any PE completing a call after which it
+    /// prints where every PE is and ends the job.
+    pub const WATCHDOG: &str = "SHMEM_WATCHDOG";
 
     /// Every variable a user may set, with its default and meaning: the one list that
     /// `shmemrun --help` prints (and that the README's table and the runtime's reads are
@@ -98,17 +105,17 @@ pub mod env {
             "MPI: groups of this many consecutive ranks share memory",
         ),
         (
-            crate::observe::TRACE_VAR,
+            TRACE,
             "off",
             "write a Chrome trace of every call to this path (shmemrun --trace-svg draws it)",
         ),
         (
-            crate::observe::STATS_VAR,
+            STATS,
             "0",
             "1: each PE prints calls, time, waits and bytes per operation at finalize",
         ),
         (
-            crate::observe::WATCHDOG_VAR,
+            WATCHDOG,
             "off",
             "seconds without any PE completing a call: print where every PE is, end the job",
         ),

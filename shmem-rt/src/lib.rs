@@ -82,8 +82,11 @@ pub mod __private {
     /// Seeing a job: the hook every call of the typed layer goes through, and what
     /// `shmemrun --trace-svg` makes of a trace.
     pub mod observe {
+        pub use crate::config::env::{
+            STATS as STATS_VAR, TRACE as TRACE_VAR, WATCHDOG as WATCHDOG_VAR,
+        };
         pub use crate::observe::timeline::{summary, svg};
-        pub use crate::observe::{watch, STATS_VAR, TRACE_VAR, WATCHDOG_VAR};
+        pub use crate::observe::watch;
     }
     pub use crate::memory::statics::{
         check_statics_fit, StaticOffset, StaticSlot, SYMMETRIC_STATICS,

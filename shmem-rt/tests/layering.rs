@@ -29,8 +29,14 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ),
     (
         "fabric",
-        "partition layout, race-tolerant copy, futex, processor atomics",
-        &["memory/layout", "memory/copy", "sync/wake", "transport/amo"],
+        "partition layout, race-tolerant copy, futex, processor atomics, observation's probe",
+        &[
+            "memory/layout",
+            "memory/copy",
+            "sync/wake",
+            "transport/amo",
+            "observe/probe",
+        ],
     ),
     ("config", "the job's environment", &["config"]),
     (
@@ -46,8 +52,8 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ("notify", "waking PEs", &["sync/notify"]),
     (
         "records",
-        "each PE's state and the job's failure record",
-        &["job/state"],
+        "each PE's state, the job's failure record, each PE's call record",
+        &["job/state", "observe/record"],
     ),
     (
         "wait",
@@ -71,6 +77,11 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         &["coll"],
     ),
     ("algorithms", "one module per algorithm family", &["coll/*"]),
+    (
+        "observe",
+        "seeing a job: the table of where every PE is, the trace, the statistics",
+        &["observe", "observe/*"],
+    ),
     (
         "launch",
         "the supervisor, self-start, the MPI launcher's command",

@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 use crate::coll::sets::{self, SetSpec};
 use crate::error::{CollectiveError, WaitSite};
 use crate::memory::layout::{self, sync, WaitRecord};
-use crate::observe;
+use crate::observe::{probe, record};
+use crate::sync::wait::show_hang;
 use crate::transport::Transport;
 use crate::wire::faults;
 
@@ -146,7 +147,7 @@ pub(crate) fn agreements_entered_with(
     region: layout::Region,
     key: u64,
 ) -> u64 {
-    match sets::find_with(load, region, key) {
+    match layout::find_with(load, region, key) {
         Some(slot) => load(region.slot(slot) + sync::OWNER_AGREED),
         None => 0,
     }
@@ -261,7 +262,7 @@ fn write_record<T: Transport>(t: &T, state: u64, site: &WaitSite, awaited: &Awai
         t.store_relaxed(at(rec!(kind)), kind);
         t.store_relaxed(at(rec!(runtime_owned)), site.runtime_owned as u64);
         if state == WAITING {
-            t.store_relaxed(at(rec!(since_ns)), observe::now_ns());
+            t.store_relaxed(at(rec!(since_ns)), probe::now_ns());
         }
     }
     t.store(at(rec!(seq)), (seq | 1) + 1);
@@ -388,7 +389,7 @@ impl<'t, T: Transport> Watch<'t, T> {
         if !self.published {
             let since = *self.since.get_or_insert(now);
             if now - since >= self.publish_after {
-                observe::record::note_waiting(self.site.name);
+                record::note_waiting(self.site.name);
                 write_record(self.t, WAITING, &self.site, &self.awaited, 0);
                 self.published = true;
             }
@@ -403,7 +404,7 @@ impl<'t, T: Transport> Watch<'t, T> {
                 self.cycle = self.find_cycle();
                 if let Some(found) = &self.cycle {
                     write_record(self.t, IN_CYCLE, &self.site, &self.awaited, found.print);
-                    observe::table::print_once(self.t, "a cycle of waits that can never end");
+                    show_hang(self.t, "a cycle of waits that can never end");
                 }
                 None
             }

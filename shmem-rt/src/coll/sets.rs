@@ -25,7 +25,7 @@
 
 use std::mem::offset_of;
 
-use crate::memory::layout::{self, sync, ControlLine, Region, ARRIVAL_LINES, FAULT_WORDS};
+use crate::memory::layout::{self, sync, ControlLine, ARRIVAL_LINES, FAULT_WORDS};
 use crate::transport::Transport;
 use crate::wire::set_key;
 
@@ -200,11 +200,6 @@ impl SetSpec {
     }
 }
 
-/// The first directory entry probed for `key` among `sets`.
-fn home(key: u64, sets: usize) -> usize {
-    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % sets
-}
-
 /// Directory entry bit of a slot its owner is checking whether it may take back (see
 /// [`try_reclaim`]; its words are intact): no set's key has it, so the entry matches no
 /// lookup.
@@ -236,7 +231,7 @@ pub(crate) enum Entry {
 pub(crate) fn lookup<T: Transport>(t: &T, key: u64) -> Entry {
     let region = t.region();
     let sets = region.sets();
-    let start = home(key, sets);
+    let start = layout::home(key, sets);
     for probe in 0..sets {
         let slot = (start + probe) % sets;
         match t.load_relaxed(t.place(t.me(), region.directory(slot))) {
@@ -326,7 +321,7 @@ pub(crate) fn try_reclaim<T: Transport>(t: &T, slot: usize, set: &SetSpec, epoch
 fn held_epoch<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
     let region = t.region();
     let sets = region.sets();
-    let start = home(key, sets);
+    let start = layout::home(key, sets);
     for _ in 0..8 {
         let found = (0..sets)
             .map(|probe| (start + probe) % sets)
@@ -452,23 +447,7 @@ pub(crate) fn refused<T: Transport>(t: &T, pe: usize, key: u64) -> bool {
 
 /// The slot PE `pe` claimed for the set with key `key`, if it has claimed one yet.
 pub(crate) fn find<T: Transport>(t: &T, pe: usize, key: u64) -> Option<usize> {
-    find_with(|off| t.load(t.place(pe, off)), t.region(), key)
-}
-
-/// [`find`] in the directory of the PE whose words `load` reads (by symmetric offset).
-#[inline(always)]
-pub(crate) fn find_with(load: impl Fn(usize) -> u64, region: Region, key: u64) -> Option<usize> {
-    let sets = region.sets();
-    let start = home(key, sets);
-    for probe in 0..sets {
-        let slot = (start + probe) % sets;
-        match load(region.directory(slot)) {
-            0 => return None,
-            k if k == key => return Some(slot),
-            _ => {}
-        }
-    }
-    None
+    layout::find_with(|off| t.load(t.place(pe, off)), t.region(), key)
 }
 
 #[cfg(test)]

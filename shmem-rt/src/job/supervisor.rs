@@ -15,7 +15,7 @@ use crate::config::{self, env};
 use crate::error::{print_line, PeEnd, RtError, RtResult};
 use crate::job::state;
 use crate::memory::layout::{self, PeState, Region};
-use crate::observe;
+use crate::observe::{self, probe};
 use crate::transport::shm::Mapping;
 use crate::wire::failure;
 
@@ -271,32 +271,32 @@ fn watchdog(spec: &JobSpec) -> Option<Duration> {
         .env
         .iter()
         .rev()
-        .find(|(k, _)| k == observe::WATCHDOG_VAR)
+        .find(|(k, _)| k == env::WATCHDOG)
         .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var_os(observe::WATCHDOG_VAR))?;
+        .or_else(|| std::env::var_os(env::WATCHDOG))?;
     let secs: f64 = value.to_str()?.trim().parse().ok()?;
     (secs > 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs))
 }
 
 /// Whether no PE has completed a call (or joined the job) for `limit`, as their call
-/// records say; the job began at `began` (nanoseconds, `observe::now_ns`).
+/// records say; the job began at `began` (nanoseconds, `probe::now_ns`).
 fn nothing_completed(heap: &Mapping, began: u64, limit: Duration) -> bool {
     let latest = (0..heap.npes())
         .map(|pe| observe::record::done_ns(&|off| heap.word(pe, off).load(Ordering::Acquire)))
         .fold(began, u64::max);
-    observe::now_ns().saturating_sub(latest) >= limit.as_nanos() as u64
+    probe::now_ns().saturating_sub(latest) >= limit.as_nanos() as u64
 }
 
 /// Prints the table of where every PE is under `title`, unless one was printed for this
 /// job already; `ends[pe]` says how a PE that ended before ended.
 fn print_table(heap: &Mapping, title: &str, ends: &[Option<String>]) {
-    let shown = heap.word(0, observe::table::SHOWN);
+    let shown = heap.word(0, probe::SHOWN);
     if shown.swap(1, Ordering::AcqRel) != 0 {
         return;
     }
     let load = |pe: usize, off: usize| heap.word(pe, off).load(Ordering::Acquire);
     let ended = |pe: usize| ends.get(pe).cloned().flatten();
-    let rows = observe::table::rows(heap.npes(), heap.region(), &load, &ended, observe::now_ns());
+    let rows = observe::table::rows(heap.npes(), heap.region(), &load, &ended, probe::now_ns());
     print_line(observe::table::format(title, &rows).trim_end());
 }
 
@@ -306,7 +306,7 @@ fn print_table(heap: &Mapping, title: &str, ends: &[Option<String>]) {
 /// (SIGINT, SIGTERM, SIGHUP, SIGQUIT) or the watchdog prints the table of where every
 /// PE is before the PEs are stopped; a second interrupt kills them at once.
 fn supervise(spec: &JobSpec, heap: &Mapping, procs: &mut [PeProcess]) -> JobOutcome {
-    let began = observe::now_ns();
+    let began = probe::now_ns();
     let watchdog = watchdog(spec);
     let mut ends: Vec<Option<String>> = vec![None; procs.len()];
     let mut interrupted: Option<libc::c_int> = None;

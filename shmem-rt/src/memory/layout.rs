@@ -399,6 +399,29 @@ pub(crate) mod sync {
     pub(crate) const BYTES: usize = size_of::<SyncWords>();
 }
 
+/// The first directory entry probed for the set with key `key` among `sets` slots.
+pub(crate) fn home(key: u64, sets: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % sets
+}
+
+/// The slot that the PE whose words `load` reads (by symmetric offset) claimed for the
+/// set with key `key`, if it has claimed one yet: its directory probed from the key's
+/// [`home`] entry to the first free one.
+#[inline(always)]
+pub(crate) fn find_with(load: impl Fn(usize) -> u64, region: Region, key: u64) -> Option<usize> {
+    let sets = region.sets();
+    let start = home(key, sets);
+    for probe in 0..sets {
+        let slot = (start + probe) % sets;
+        match load(region.directory(slot)) {
+            0 => return None,
+            k if k == key => return Some(slot),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Bytes of a set slot.
 pub(crate) const SLOT_BYTES: usize = size_of::<SetSlot>();
 

@@ -9,8 +9,13 @@
 //! flag read once (and one more where a wait has to spin); the call record then only
 //! says which operation a PE waits in, written when the wait publishes its wait record,
 //! and the table has no source lines. On, the call record is rewritten at every call.
+//!
+//! The waits and the deadlock watch, lower in the runtime, reach observation only
+//! through `probe` (the flag, the clock, the time waited, the hang table's printer);
+//! `record` sits with the other records each PE publishes.
 
 mod json;
+pub(crate) mod probe;
 pub(crate) mod record;
 pub(crate) mod table;
 pub(crate) mod timeline;
@@ -18,37 +23,14 @@ pub(crate) mod trace;
 
 use std::panic::Location;
 
+use crate::config::env::TRACE;
 use crate::memory::layout::Region;
-use std::sync::atomic::{AtomicBool, Ordering};
+use probe::on;
 
-/// The variable that turns the timeline on: the path of the trace to write.
-pub const TRACE_VAR: &str = "SHMEM_TRACE";
-/// The variable that turns the end-of-run statistics on (`1`).
-pub const STATS_VAR: &str = "SHMEM_STATS";
-/// The variable that sets the launcher's watchdog: seconds without any PE completing a
-/// call after which it prints the table and ends the job.
-pub const WATCHDOG_VAR: &str = "SHMEM_WATCHDOG";
-
-/// Whether calls are observed one by one (timeline, statistics or watchdog on). Set once
-/// when the PE joins its job.
-static ON: AtomicBool = AtomicBool::new(false);
-
-/// Whether observation is on in this process.
-#[inline(always)]
-pub(crate) fn on() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the machine, so
-/// that the launcher and the PEs compare times.
-pub(crate) fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the valid timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// Lets the wait and the deadlock watch print the table on a hang verdict; before this
+/// PE joins its job, so that a hang while joining shows it too.
+pub(crate) fn install() {
+    probe::set_hang_printer(table::print_hang);
 }
 
 /// Reads the observation variables once, when this PE joins its job as PE `me` of
@@ -58,7 +40,7 @@ pub(crate) fn init(me: usize, npes: usize, own: Option<*mut u8>, region: Region)
     let settings = trace::Settings::from_env();
     if settings.any() {
         trace::start(me, npes, settings);
-        ON.store(true, Ordering::Relaxed);
+        probe::turn_on();
     }
 }
 
@@ -75,9 +57,9 @@ pub(crate) fn merge_trace_for(env: &[(std::ffi::OsString, std::ffi::OsString)]) 
     let path = env
         .iter()
         .rev()
-        .find(|(k, _)| k == TRACE_VAR)
+        .find(|(k, _)| k == TRACE)
         .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var_os(TRACE_VAR))
+        .or_else(|| std::env::var_os(TRACE))
         .filter(|v| !v.is_empty());
     if let Some(path) = path {
         merge_into(std::path::Path::new(&path));
@@ -88,12 +70,6 @@ fn merge_into(path: &std::path::Path) {
     if let Err(err) = timeline::merge(path) {
         crate::error::print_line(&format!("cannot write the trace {}: {err}", path.display()));
     }
-}
-
-/// The operation `name` of this PE's current call waited from `from` to `to`.
-#[cold]
-pub(crate) fn waited(from: u64, to: u64) {
-    trace::waited(from, to);
 }
 
 /// Runs `body`, the call `call` that the program made at `site`, and observes it if

@@ -6,7 +6,7 @@ use std::mem::offset_of;
 use std::panic::Location;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use crate::coll::sets;
+use super::probe;
 use crate::memory::layout::{
     self, sync, CallRecord, ControlLine, Region, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS,
 };
@@ -41,7 +41,7 @@ static SETS: AtomicUsize = AtomicUsize::new(0);
 pub(crate) fn init(own: Option<*mut u8>, region: Region) {
     OWN.store(own.unwrap_or(std::ptr::null_mut()), Ordering::Relaxed);
     SETS.store(region.sets(), Ordering::Relaxed);
-    write(|w| w(field!(done_ns), super::now_ns()));
+    write(|w| w(field!(done_ns), probe::now_ns()));
 }
 
 /// A word of this PE's partition (None: not addressable directly).
@@ -61,7 +61,7 @@ pub(crate) fn latest_collective() -> (u64, u64) {
     };
     let region = Region::new(SETS.load(Ordering::Relaxed));
     let load = |off: usize| own_word(off).unwrap_or(0);
-    match sets::find_with(load, region, key) {
+    match layout::find_with(load, region, key) {
         Some(slot) if key != 0 => (key, load(region.slot(slot) + sync::OWNER_EPOCH)),
         _ => (0, 0),
     }
@@ -72,7 +72,7 @@ pub(crate) fn latest_collective() -> (u64, u64) {
 pub(crate) fn published_data(key: u64, epoch: u64) -> Option<(u32, u64)> {
     let region = Region::new(SETS.load(Ordering::Relaxed));
     let load = |off: usize| own_word(off).unwrap_or(0);
-    let base = region.slot(sets::find_with(load, region, key)?);
+    let base = region.slot(layout::find_with(load, region, key)?);
     arrival_data(&|off| load(base + off), epoch)
 }
 
@@ -168,7 +168,7 @@ pub(crate) fn end(now: u64) {
 /// Called when a wait of the operation `name` publishes its wait record: with
 /// observation off, the call record learns of the call only now (not its site).
 pub(crate) fn note_waiting(name: &str) {
-    if super::on() {
+    if probe::on() {
         return;
     }
     write(|w| {

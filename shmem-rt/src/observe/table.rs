@@ -5,14 +5,13 @@
 //! launcher on Ctrl-C, `SIGQUIT` or its watchdog, a PE on a hang verdict.
 
 use std::fmt::Write as _;
-use std::mem::offset_of;
 
+use super::probe::{now_ns, Hang};
 use super::record;
 use crate::coll::deadlock::{self, Awaited, Reading, Snapshot};
 use crate::coll::sets::SetSpec;
 use crate::job::state;
-use crate::memory::layout::{self, ControlLine, PeState, Region};
-use crate::transport::Transport;
+use crate::memory::layout::{PeState, Region};
 
 /// Reads of a record that its owner keeps rewriting before the table gives up on it.
 const READ_TRIES: usize = 100;
@@ -36,7 +35,7 @@ pub(crate) struct Row {
 
 /// The rows of a job of `npes` PEs: `load(pe, offset)` reads a word of `pe`'s
 /// partition (acquire), `ended(pe)` says how a PE that is no longer running ended, if
-/// the reader knows (the launcher reaps them), and `now` is `observe::now_ns()`.
+/// the reader knows (the launcher reaps them), and `now` is `probe::now_ns()`.
 pub(crate) fn rows(
     npes: usize,
     region: Region,
@@ -185,19 +184,11 @@ fn published_data(w: &Snapshot, own: &dyn Fn(usize) -> u64) -> Option<(u32, u64)
     record::arrival_data(&|off| own(base + off), w.site.epoch)
 }
 
-/// Whoever prints the table of a job first marks it shown in `shown`, PE 0's word:
-/// the table is printed once per job.
-pub(crate) const SHOWN: usize = layout::control(offset_of!(ControlLine, table_shown));
-
-/// Prints the table, titled with the hang verdict `verdict`, unless a table was printed
-/// for this job already.
-pub(crate) fn print_once<T: Transport>(t: &T, verdict: &str) {
-    if t.compare_exchange(t.place(0, SHOWN), 0, 1) != 0 {
-        return;
-    }
-    let load = |pe: usize, off: usize| t.load(t.place(pe, off));
-    let rows = rows(t.npes(), t.region(), &load, &|_| None, super::now_ns());
-    let title = format!("PE {}: hang: {verdict}; where every PE is:", t.me());
+/// Prints the table, titled with the hang verdict `verdict`, for the PE that reached
+/// it (the caller has marked the table shown: `probe::SHOWN`).
+pub(crate) fn print_hang(hang: &Hang<'_>, verdict: &str) {
+    let rows = rows(hang.npes, hang.region, hang.load, &|_| None, now_ns());
+    let title = format!("PE {}: hang: {verdict}; where every PE is:", hang.me);
     crate::error::print_line(format(&title, &rows).trim_end());
 }
 

@@ -5,11 +5,43 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::panic::Location;
 use std::path::{Path, PathBuf};
 
 use super::json::{self, quoted, Value};
 
-use super::trace::{part_path, Event};
+/// One call of the program on this PE.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Event {
+    /// The call.
+    pub(crate) name: &'static str,
+    /// Where the program made it.
+    pub(crate) site: &'static Location<'static>,
+    /// When it began and ended (`CLOCK_MONOTONIC` nanoseconds).
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    /// Time spent waiting inside it, and the span from its first wait's start to its
+    /// last wait's end (0, 0 when it never waited).
+    pub(crate) wait_ns: u64,
+    pub(crate) wait_from: u64,
+    pub(crate) wait_to: u64,
+    /// Its (last) collective on the runtime's set slots: the set's key and the call's
+    /// number on the set (0: none).
+    pub(crate) set_key: u64,
+    pub(crate) epoch: u64,
+    /// Element size and count this PE contributed (0: none).
+    pub(crate) elem_size: u32,
+    pub(crate) nelems: u64,
+    /// Whether it succeeded.
+    pub(crate) ok: bool,
+}
+
+/// Where PE `me`'s part of the trace at `path` goes.
+pub(crate) fn part_path(path: &std::path::Path, me: usize) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".pe{me}"));
+    PathBuf::from(name)
+}
 
 /// Microseconds (Chrome trace time) of `ns`.
 fn us(ns: u64) -> f64 {

@@ -9,7 +9,10 @@ use std::panic::Location;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::{now_ns, record, STATS_VAR, TRACE_VAR, WATCHDOG_VAR};
+use super::probe::{self, now_ns};
+use super::record;
+use super::timeline::{self, part_path, Event};
+use crate::config::env::{STATS, TRACE, WATCHDOG};
 
 /// What observation is on for, read once from the environment.
 #[derive(Debug, Clone, Default)]
@@ -28,9 +31,9 @@ impl Settings {
     pub(crate) fn from_env() -> Settings {
         let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         Settings {
-            trace: set(TRACE_VAR).map(PathBuf::from),
-            stats: set(STATS_VAR).is_some_and(|v| v != "0"),
-            watchdog: set(WATCHDOG_VAR).is_some(),
+            trace: set(TRACE).map(PathBuf::from),
+            stats: set(STATS).is_some_and(|v| v != "0"),
+            watchdog: set(WATCHDOG).is_some(),
         }
     }
 
@@ -38,32 +41,6 @@ impl Settings {
     pub(crate) fn any(&self) -> bool {
         self.trace.is_some() || self.stats || self.watchdog
     }
-}
-
-/// One call of the program on this PE.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Event {
-    /// The call.
-    pub(crate) name: &'static str,
-    /// Where the program made it.
-    pub(crate) site: &'static Location<'static>,
-    /// When it began and ended (`CLOCK_MONOTONIC` nanoseconds).
-    pub(crate) start: u64,
-    pub(crate) end: u64,
-    /// Time spent waiting inside it, and the span from its first wait's start to its
-    /// last wait's end (0, 0 when it never waited).
-    pub(crate) wait_ns: u64,
-    pub(crate) wait_from: u64,
-    pub(crate) wait_to: u64,
-    /// Its (last) collective on the runtime's set slots: the set's key and the call's
-    /// number on the set (0: none).
-    pub(crate) set_key: u64,
-    pub(crate) epoch: u64,
-    /// Element size and count this PE contributed (0: none).
-    pub(crate) elem_size: u32,
-    pub(crate) nelems: u64,
-    /// Whether it succeeded.
-    pub(crate) ok: bool,
 }
 
 /// Per-operation totals, for the statistics.
@@ -130,6 +107,8 @@ pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) {
         let now = now_ns();
         record::begin(name, site, r.calls, now);
         r.before = record::latest_collective();
+        // Waits before this call (outside any call of the program) are not its.
+        probe::take_waited();
         r.current = Some(Event {
             name,
             site,
@@ -166,6 +145,7 @@ pub(crate) fn end(ok: bool) {
         };
         event.end = now;
         event.ok = ok;
+        (event.wait_ns, event.wait_from, event.wait_to) = probe::take_waited();
         let (key, epoch) = record::latest_collective();
         if key != 0 && (key, epoch) != r.before {
             event.set_key = key;
@@ -193,26 +173,6 @@ pub(crate) fn end(ok: bool) {
     }
 }
 
-/// The current call waited from `from` to `to`.
-pub(crate) fn waited(from: u64, to: u64) {
-    with(|r| {
-        if let Some(e) = r.current.as_mut() {
-            e.wait_ns += to.saturating_sub(from);
-            if e.wait_from == 0 {
-                e.wait_from = from;
-            }
-            e.wait_to = to;
-        }
-    });
-}
-
-/// Where PE `me`'s part of the trace at `path` goes.
-pub(crate) fn part_path(path: &std::path::Path, me: usize) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".pe{me}"));
-    PathBuf::from(name)
-}
-
 /// Writes this PE's part of the trace (if one is asked for) with every event so far.
 pub(crate) fn write_part() {
     let Ok(guard) = RECORDER.try_lock() else {
@@ -228,7 +188,7 @@ pub(crate) fn write_part() {
         if i > 0 {
             text.push_str(",\n");
         }
-        super::timeline::write_event(&mut text, r.me, e);
+        timeline::write_event(&mut text, r.me, e);
     }
     text.push_str("]\n");
     if let Err(err) = std::fs::write(part_path(path, r.me), text) {

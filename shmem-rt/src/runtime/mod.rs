@@ -60,6 +60,7 @@ impl Runtime {
         if INITIALISED.swap(true, Ordering::SeqCst) {
             return Err(RtError::AlreadyInitialised);
         }
+        crate::observe::install();
         // Every PE must choose each collective's algorithm alike.
         let transport = Transports::join(&crate::coll::select::crossovers_from_env()?)?;
         let (me, npes, region, part_size, cpus) = with_transport!(&transport, t => {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::error::{PeEnd, RtError, RtResult};
 use crate::job::state::{self, state_of};
 use crate::memory::layout::{self, ControlLine, PeState};
-use crate::observe;
+use crate::observe::probe::{self, Hang};
 use crate::sync::notify::{SLEEPERS, SLEEPING, SLEPT_ON, WAKE};
 use crate::transport::Transport;
 
@@ -122,10 +122,10 @@ fn wait_spinning<T: Transport>(
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
 ) -> RtResult<()> {
-    if observe::on() {
-        let from = observe::now_ns();
+    if probe::on() {
+        let from = probe::now_ns();
         let result = spin_then_sleep(t, policy, blocker, during, ready);
-        observe::waited(from, observe::now_ns());
+        probe::waited(from, probe::now_ns());
         return result;
     }
     spin_then_sleep(t, policy, blocker, during, ready)
@@ -343,7 +343,7 @@ impl StallWatch {
 fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> RtError {
     let me = t.me();
     if stuck.is_none() {
-        observe::table::print_once(t, "every PE waits, and none can release another");
+        show_hang(t, "every PE waits, and none can release another");
     }
     match stuck {
         Some(pe) => {
@@ -352,6 +352,26 @@ fn report_deadlock<T: Transport>(t: &T, during: &'static str, stuck: Stuck) -> R
         }
         None => RtError::AllBlocked { waiter: me, during },
     }
+}
+
+/// Prints the table of where every PE is, titled with the hang verdict `verdict` this
+/// PE reached, unless a table was printed for this job already.
+#[cold]
+pub(crate) fn show_hang<T: Transport>(t: &T, verdict: &str) {
+    let Some(print) = probe::hang_printer() else {
+        return;
+    };
+    if t.compare_exchange(t.place(0, probe::SHOWN), 0, 1) != 0 {
+        return;
+    }
+    let load = |pe: usize, off: usize| t.load(t.place(pe, off));
+    let hang = Hang {
+        me: t.me(),
+        npes: t.npes(),
+        region: t.region(),
+        load: &load,
+    };
+    print(&hang, verdict);
 }
 
 /// Returns the error that makes waiting pointless, if any: the job is aborting, the PE
