@@ -85,10 +85,10 @@ pub(crate) fn broadcast<T: Transport>(
         let carrier = ctx.env.select.broadcast(bytes, ctx.stage_capacity());
         place_contribution(&mut mine, carrier, source);
     }
-    let staged = mine.location() == Ok(Location::Staged);
+    let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
     if is_root {
-        let direct = mine.location() == Ok(Location::Direct);
+        let direct = mine.is_at(Location::Direct);
         if direct || ctx.env.checked {
             // A direct root waits for every reader anyway, so checking each member's
             // arguments on the way costs nothing.
@@ -127,7 +127,7 @@ pub(crate) fn broadcast<T: Transport>(
     // this PE's own target, at least `source.len` elements long (checked above); one is
     // the root's memory, the other this PE's, so they do not overlap.
     unsafe { ctx.t.copy(src, dst, bytes) };
-    if from_root.location() == Ok(Location::Direct) {
+    if from_root.is_at(Location::Direct) {
         ctx.publish_progress(sync::DONE);
     }
     // A root that does not wait for its readers is usually a call or more ahead: start

@@ -242,6 +242,21 @@ impl Descriptor {
         LOCATIONS[((self.head[0] >> LOCATION_SHIFT) & 0xf) as usize]
     }
 
+    /// Whether the contribution is at `location`: `location() == Ok(location)` on the
+    /// code bits alone, without decoding them.
+    #[inline]
+    pub(crate) fn is_at(&self, location: Location) -> bool {
+        (self.head[0] >> LOCATION_SHIFT) & 0xf == location.code()
+    }
+
+    /// Whether `other` gives the same location as this descriptor, which must be
+    /// decodable (this PE's own): `location() == other.location()` on the code bits.
+    #[inline]
+    pub(crate) fn same_location(&self, other: &Descriptor) -> bool {
+        debug_assert!(self.location().is_ok());
+        (self.head[0] ^ other.head[0]) >> LOCATION_SHIFT & 0xf == 0
+    }
+
     /// Records where the contribution is.
     #[inline]
     pub(crate) fn set_location(&mut self, location: Location) {
