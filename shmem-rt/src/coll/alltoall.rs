@@ -93,9 +93,9 @@ pub(crate) fn alltoall<T: Transport>(
         place_contribution(&mut mine, carrier, all);
         mine.set_extra(blocks.source_stride as u64);
     }
-    let staged = mine.location() == Ok(Location::Staged);
+    let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, all, staged)?;
-    let exposed = mine.location() == Ok(Location::Direct);
+    let exposed = mine.is_at(Location::Direct);
     let dst = ctx.data_of(ctx.index, target.off);
     let copy_block = |from: T::Place, stride: usize, block: usize| {
         let to = T::advance(dst, block * blocks.nelems * blocks.target_stride * size);
@@ -139,7 +139,7 @@ pub(crate) fn alltoall<T: Transport>(
             Ok(from) => from,
             Err(err) => return Err(fail(ctx, err, exposed.then_some(&mine))),
         };
-        any_direct |= theirs.location() == Ok(Location::Direct);
+        any_direct |= theirs.is_at(Location::Direct);
         copy_block(T::advance(place, my_block(stride)), stride, i);
     }
     ctx.note_all_arrived();

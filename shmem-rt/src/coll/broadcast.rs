@@ -101,10 +101,10 @@ pub(crate) fn broadcast<T: Transport>(
         mine.set_data_off(target.off as u64);
         mine.set_location(Location::Direct);
     }
-    let staged = mine.location() == Ok(Location::Staged);
+    let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
     if is_root {
-        let direct = mine.location() == Ok(Location::Direct);
+        let direct = mine.is_at(Location::Direct);
         if direct || ctx.env.checked {
             // A direct root waits for every reader anyway, so checking each member's
             // arguments on the way costs nothing.
@@ -163,7 +163,7 @@ pub(crate) fn broadcast<T: Transport>(
             return Err(fail(ctx, ctx.failure_of(pe), None));
         }
     }
-    if from_root.location() == Ok(Location::Direct) {
+    if from_root.is_at(Location::Direct) {
         ctx.publish_progress(sync::DONE);
     }
     // A root that does not wait for its readers is usually a call or more ahead: start

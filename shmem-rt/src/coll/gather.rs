@@ -94,9 +94,9 @@ fn gather<T: Transport>(
         let carrier = ctx.env.select.gather(bytes, ctx.stage_capacity());
         place_contribution(&mut mine, carrier, source);
     }
-    let staged = mine.location() == Ok(Location::Staged);
+    let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
-    let exposed = mine.location() == Ok(Location::Direct);
+    let exposed = mine.is_at(Location::Direct);
     let my_src = ctx.data_of(ctx.index, source.off);
     let dst = ctx.data_of(ctx.index, target.off);
     let block = |i: usize| T::advance(dst, i * bytes);
@@ -123,7 +123,7 @@ fn gather<T: Transport>(
             Ok(src) => src,
             Err(err) => return Err(fail(ctx, err, exposed.then_some(&mine))),
         };
-        any_direct |= theirs.location() == Ok(Location::Direct);
+        any_direct |= theirs.is_at(Location::Direct);
         total = total.saturating_add(theirs.nelems());
         least_capacity = least_capacity.min(theirs.capacity());
         if let Some(src) = src {

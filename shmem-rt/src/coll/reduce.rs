@@ -140,7 +140,7 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     }
     let chunks = Chunks::new(n, count, size, plan, ctx.stage_capacity());
     // Results of a scatter-gather go through the staging buffer when a chunk fits.
-    let staged = mine.location() == Ok(Location::Staged) || chunks.in_stage;
+    let staged = mine.is_at(Location::Staged) || chunks.in_stage;
     publish_or_fail(ctx, &mut mine, source, staged)?;
     let exposed = (plan == ReducePlan::ScatterGather).then_some(&mine);
     let mut first = None;
@@ -224,11 +224,11 @@ impl Chunks {
         theirs: &Descriptor,
     ) -> Result<(), CollectiveError> {
         let bytes = self.count * self.size;
-        if theirs.location() != mine.location() {
+        if !mine.same_location(theirs) {
             return Err(ctx.bad(i));
         }
         contribution(ctx, i, theirs, bytes, align_of::<C::Elem>())?;
-        if theirs.location() == Ok(Location::Direct) && !self.in_stage {
+        if theirs.is_at(Location::Direct) && !self.in_stage {
             let mut as_target = *theirs;
             as_target.set_data_off(theirs.extra());
             contribution(ctx, i, &as_target, bytes, align_of::<C::Elem>())?;

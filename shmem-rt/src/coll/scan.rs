@@ -75,9 +75,9 @@ pub(crate) fn scan<T: Transport, C: Combine>(
         let carrier = ctx.env.select.gather(bytes, ctx.stage_capacity());
         place_contribution(&mut mine, carrier, source);
     }
-    let staged = mine.location() == Ok(Location::Staged);
+    let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
-    let exposed = mine.location() == Ok(Location::Direct);
+    let exposed = mine.is_at(Location::Direct);
     let mut any_direct = exposed;
     // Where each member's contribution is (this PE's own: its source).
     let mut places = vec![ctx.data_of(ctx.index, source.off); ctx.size()];
@@ -91,7 +91,7 @@ pub(crate) fn scan<T: Transport, C: Combine>(
             Ok(place) => places[i] = place,
             Err(err) => return Err(fail(ctx, err, exposed.then_some(&mine))),
         }
-        any_direct |= theirs.location() == Ok(Location::Direct);
+        any_direct |= theirs.is_at(Location::Direct);
     }
     ctx.note_all_arrived();
     let members = match prefix {

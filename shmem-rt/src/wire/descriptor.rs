@@ -37,6 +37,8 @@ const UNABLE_SHIFT: u32 = 12;
 const FLAGS_SHIFT: u32 = 16;
 const SIZE_SHIFT: u32 = 24;
 const FIELD_SHIFT: u32 = 44;
+// The digest's first word packs the operation and the field above it without overlap.
+const _: () = assert!(OP_MASK == 0xff && 64 - FIELD_SHIFT <= 56);
 
 /// Head flag: the tail's `fault_epoch` names a failed call (readers must read the tail).
 const FLAG_FAULT_NEWS: u64 = 1 << FLAGS_SHIFT;
@@ -249,6 +251,21 @@ impl Descriptor {
         LOCATIONS[((self.head[0] >> LOCATION_SHIFT) & 0xf) as usize]
     }
 
+    /// Whether the contribution is at `location`: `location() == Ok(location)` on the
+    /// code bits alone, without decoding them.
+    #[inline]
+    pub(crate) fn is_at(&self, location: Location) -> bool {
+        (self.head[0] >> LOCATION_SHIFT) & 0xf == location.code()
+    }
+
+    /// Whether `other` gives the same location as this descriptor, which must be
+    /// decodable (this PE's own): `location() == other.location()` on the code bits.
+    #[inline]
+    pub(crate) fn same_location(&self, other: &Descriptor) -> bool {
+        debug_assert!(self.location().is_ok());
+        (self.head[0] ^ other.head[0]) >> LOCATION_SHIFT & 0xf == 0
+    }
+
     /// Records where the contribution is.
     #[inline]
     pub(crate) fn set_location(&mut self, location: Location) {
@@ -434,23 +451,25 @@ impl Descriptor {
     }
 
     /// The arguments every member must pass alike, as words (what the history digest
-    /// covers): the operation, the set, the element type, and the count and root where
-    /// they must agree.
+    /// covers): the operation with the root where it must agree (the operation takes the
+    /// low 8 bits, the 20-bit root the bits above, so the pair maps to one word
+    /// one-to-one), the set, the element type, and the count where it must agree.
     #[inline]
-    fn agreed(&self) -> [u64; 5] {
+    fn agreed(&self) -> [u64; 4] {
         let h = self.head[0];
         let op = h & OP_MASK;
-        let (count, root) = match op {
-            BROADCAST => (self.head[2], h >> FIELD_SHIFT),
-            BARRIER | COLLECT => (0, 0),
-            _ => (self.head[2], 0),
+        let root = if op == BROADCAST { h >> FIELD_SHIFT } else { 0 };
+        let count = if op == BARRIER || op == COLLECT {
+            0
+        } else {
+            self.head[2]
         };
         let elem = if op == BARRIER {
             0
         } else {
             self.head[1] ^ (h >> SIZE_SHIFT) & FIELD20
         };
-        [op, self.head[3], elem, count, root]
+        [op | root << 8, self.head[3], elem, count]
     }
 
     /// The history digest after this call: `history` extended by this call's agreed
