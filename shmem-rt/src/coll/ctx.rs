@@ -591,7 +591,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Members that sleep in a wait are woken later: once this PE's own wait has lasted a
     /// few polls, or when the call ends. Waking takes a full fence, which would stall until
     /// the line just written is owned — a cache-line transfer on the critical path.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
         desc.set_past(self.history.get(), self.fault_known.get());
         desc.seal();
