@@ -164,6 +164,12 @@ fn shim() -> &'static Shim {
         .expect("the MPI shim is loaded when the process joins an MPI job")
 }
 
+/// Whether this process loaded the shim, which it does on joining an MPI job: MPI can be
+/// running only then.
+pub(super) fn loaded() -> bool {
+    SHIM.get().is_some()
+}
+
 /// Loads the shim, and with it the MPI library it is linked against (once per process):
 /// written to a memory file, opened with `dlopen` (`RTLD_GLOBAL`: MPI's own plug-ins
 /// resolve their symbols against it).

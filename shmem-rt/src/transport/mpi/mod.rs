@@ -122,6 +122,10 @@ pub(crate) fn join(launch: MpiLaunch, shared: &[Setting]) -> RtResult<Transports
 /// Leaves MPI if this process is inside it (at finalize: collective over the world,
 /// after every window is freed).
 pub(crate) fn finish() -> RtResult<()> {
+    if !ffi::loaded() {
+        // Never joined an MPI job (a PE on shared memory): no MPI in this process.
+        return Ok(());
+    }
     // SAFETY: no arguments; the shim finalizes only an initialised, running MPI.
     check(unsafe { ffi::shmem_mpi_finalize() }, "MPI_Finalize")
 }
@@ -129,6 +133,9 @@ pub(crate) fn finish() -> RtResult<()> {
 /// Ends the whole MPI job with `code` if this process is a rank of one (a panic: the
 /// launcher then stops every rank at once). Returns if MPI is not running.
 pub(crate) fn abort_job(code: i32) {
+    if !ffi::loaded() {
+        return;
+    }
     // SAFETY: no preconditions; the shim aborts only a running MPI (MPI_Abort does not
     // return).
     unsafe { ffi::shmem_mpi_abort(code) };
