@@ -618,8 +618,10 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
         mine.set_lock(pe)?;
         pe.barrier_all()?;
         let err = theirs.set_lock(pe).unwrap_err().into_cause();
-        // Unusable for the rest of the job, because of the cycle of handovers, which
-        // names the other PE.
+        // Unusable for the rest of the job, because of the deadlock: the cycle of
+        // handovers, which names the other PE, or — when this PE's watch sees the other
+        // blocked before it sees the cycle (on MPI, where every look is a remote read) —
+        // every other PE blocked in a wait, which names this PE's own wait.
         let cycle = match &err {
             ShmemError::LockUnusable { pe: p, op, cause } if *p == me && *op == "set_lock" => {
                 match &**cause {
@@ -636,6 +638,9 @@ fn locks_taken_in_opposite_orders_report_the_deadlock(pe: &mut Pe) -> Result<(),
                             } => Some((during, m, other)),
                             _ => None,
                         },
+                        RtError::AllBlocked { waiter, during } if *waiter == me => {
+                            Some((*during, me, 1 - me))
+                        }
                         _ => None,
                     },
                     _ => None,
