@@ -11,18 +11,23 @@
 //!   record, descriptors, fault records, and the terms they carry; imports nothing;
 //! - `error`: the errors and their messages (imports only `wire`);
 //! - the fabric's primitives: `memory::layout` (the partition), `memory::copy` (the
-//!   race-tolerant copy), `sync::wake` (futexes), `transport::amo` (atomics);
+//!   race-tolerant copy), `sync::wake` (futexes), `transport::amo` (atomics), and
+//!   `observe::probe` (the observation flag and clock);
 //! - `config`: the job's environment;
 //! - `memory`: the heap allocator and the symmetric statics;
-//! - `transport`: the seam — `shm` (one node, loads and stores), `mpi` (MPI-3 one-sided,
-//!   feature `mpi`), and a test transport (`loopback`);
-//! - `sync::notify` (waking PEs), then `job::state` (the job's shared records), then
-//!   `sync::wait` (the wait every blocking call uses);
+//! - `transport`: the seam — `shm` (one node, loads and stores), the `network` and
+//!   `groups` traits a network implements, `hybrid` (the node mapping plus any network),
+//!   `mpi` (the MPI-3 network, feature `mpi`), test transports (`loopback`, and the hybrid
+//!   over a loopback network), and the `contract` every transport passes;
+//! - `sync::notify` (waking PEs), then `job::state` and `observe::record` (the job's and
+//!   each call's shared records), then `sync::wait` (the wait every blocking call uses);
 //! - `coll`: active sets and selection, verdicts, the call context, the steps every
-//!   algorithm shares, and one module per algorithm family;
-//! - `job`: the supervisor that starts and watches PEs, and self-start;
-//! - `runtime`: a PE's state and the calls the façade makes;
-//! - `observe`: where every PE is (the table), and opt-in, the timeline and statistics.
+//!   algorithm shares, one module per algorithm family, and `offload` (a call made with a
+//!   network's own collectives);
+//! - `observe`: where every PE is (the table), and opt-in, the timeline and statistics;
+//! - `job`: the supervisor that starts and watches PEs, self-start, the MPI launcher's
+//!   command;
+//! - `runtime`: a PE's state and the calls the façade makes.
 //!
 //! Memory model: PEs are processes that access each other's partitions through the
 //! transport. Synchronization words are atomics (release on publish, acquire on
