@@ -1,7 +1,7 @@
-//! Job configuration: the PE count, the symmetric heap size and the active sets per PE,
-//! from the environment (`SHMEM_NPES`, `SHMEM_SYMMETRIC_SIZE`, `SHMEM_ACTIVE_SETS`) or the
-//! launcher's arguments, validated once; and the variables by which a supervisor hands a
-//! PE its place in the job.
+//! The job's environment as a PE reads it when it joins: the variables by which a
+//! supervisor hands a PE its place in the job, the symmetric heap size and the active sets
+//! per PE (`SHMEM_SYMMETRIC_SIZE`, `SHMEM_ACTIVE_SETS`), an MPI launch, validated once.
+//! The launcher's side (the PE count, checked mode) is the runtime's.
 
 use crate::error::{RtError, RtResult};
 use crate::memory::layout::{DEFAULT_SET_SLOTS, MAX_SET_SLOTS};
@@ -125,17 +125,20 @@ pub mod env {
 /// A process an MPI launcher started: its rank and the job size as the launcher
 /// announced them, and the launcher's name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct MpiLaunch {
-    pub(crate) rank: usize,
-    pub(crate) size: usize,
-    pub(crate) launcher: &'static str,
+pub struct MpiLaunch {
+    /// This process's rank (0 when only MPI itself knows it).
+    pub rank: usize,
+    /// Ranks in the job (0 when only MPI itself knows it).
+    pub size: usize,
+    /// The launcher's name, for messages.
+    pub launcher: &'static str,
 }
 
 /// The MPI launch this process belongs to, unless a supervisor started it or
 /// `SHMEM_TRANSPORT` names another transport: Open MPI's `mpirun` and MPICH's Hydra
 /// (`mpiexec`) are recognised by their variables; `SHMEM_TRANSPORT=mpi` claims an MPI
 /// launch whatever started the process (its rank and size then come from MPI alone).
-pub(crate) fn mpi_job() -> Option<MpiLaunch> {
+pub fn mpi_job() -> Option<MpiLaunch> {
     if std::env::var_os(env::HEAP_FD).is_some() {
         return None;
     }
@@ -173,7 +176,7 @@ pub(crate) fn mpi_job() -> Option<MpiLaunch> {
 }
 
 /// A number the supervisor set in the environment.
-pub(crate) fn env_number(name: &'static str) -> RtResult<usize> {
+pub fn env_number(name: &'static str) -> RtResult<usize> {
     let v = std::env::var(name).map_err(|_| RtError::NotLaunched)?;
     v.parse()
         .map_err(|_| RtError::Config(format!("{name}={v:?} is not a number")))
@@ -195,15 +198,6 @@ pub fn active_sets_from_env() -> RtResult<usize> {
     }
 }
 
-/// Whether checked mode is on: `SHMEM_CHECKED=1|0`, else on in debug builds.
-pub(crate) fn checked_from_env() -> bool {
-    match std::env::var(env::CHECKED).as_deref() {
-        Ok("1") => true,
-        Ok("0") => false,
-        _ => cfg!(debug_assertions),
-    }
-}
-
 /// Largest PE count a job may ask for. One node runs the whole job, so this is a sanity
 /// bound that turns a typo (`-n 100000`) into an error instead of a fork bomb.
 pub const MAX_NPES: usize = 1024;
@@ -216,44 +210,17 @@ const _: () = assert!(MAX_NPES <= wire::failure::PE_MASK as usize + 1);
 const _: () = assert!(MAX_NPES <= 1 << (wire::progress::ALL_ROUNDS - 1));
 const _: () = assert!(MAX_NPES < wire::progress::FAULT_MASK as usize);
 
-/// PE count when neither `-n` nor `SHMEM_NPES` says otherwise: one per CPU this process
-/// may use, and at least two so that a program is parallel by default.
-pub fn default_npes() -> usize {
-    available_cpus().clamp(2, MAX_NPES)
-}
-
 /// Symmetric heap bytes per PE when `SHMEM_SYMMETRIC_SIZE` is unset (sparse: only touched
 /// pages cost memory).
-pub(crate) const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
+pub const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
 
 /// Smallest accepted symmetric heap per PE.
-pub(crate) const MIN_SYMMETRIC_SIZE: usize = 64 << 10;
+pub const MIN_SYMMETRIC_SIZE: usize = 64 << 10;
 
 /// Largest accepted symmetric heap per PE: 64 TiB, half of the user address space of
 /// x86-64 and AArch64 Linux, so that every size computed from it (a partition with the
 /// runtime's region, rounded to pages) is far from overflowing.
-pub(crate) const MAX_SYMMETRIC_SIZE: usize = 1 << 46;
-
-/// Parses a PE count (from `-n` or `SHMEM_NPES`); `source` names it in the error.
-pub fn parse_npes(text: &str, source: &str) -> RtResult<usize> {
-    let trimmed = text.trim();
-    let bad = |why: &str| {
-        RtError::Config(format!(
-            "invalid PE count {source}={text:?}: {why} (expected a whole number from 1 to {MAX_NPES})"
-        ))
-    };
-    if trimmed.starts_with('-') {
-        return Err(bad("it is negative"));
-    }
-    let n: usize = trimmed.parse().map_err(|e| bad(number_problem(&e)))?;
-    if n == 0 {
-        return Err(bad("a job needs at least one PE"));
-    }
-    if n > MAX_NPES {
-        return Err(bad("too large"));
-    }
-    Ok(n)
-}
+pub const MAX_SYMMETRIC_SIZE: usize = 1 << 46;
 
 /// Parses a size in bytes with an optional `K`, `M`, `G` (powers of 1024) or `B` suffix,
 /// as OpenSHMEM's `SHMEM_SYMMETRIC_SIZE` does.
@@ -298,7 +265,8 @@ pub fn parse_size(text: &str, source: &str) -> RtResult<usize> {
 }
 
 /// What is wrong with a number that does not parse.
-fn number_problem(e: &std::num::ParseIntError) -> &'static str {
+#[doc(hidden)]
+pub fn number_problem(e: &std::num::ParseIntError) -> &'static str {
     match e.kind() {
         std::num::IntErrorKind::PosOverflow => "too large",
         std::num::IntErrorKind::Empty => "it is empty",
@@ -306,19 +274,8 @@ fn number_problem(e: &std::num::ParseIntError) -> &'static str {
     }
 }
 
-/// Reads `SHMEM_NPES`, falling back to `default` when unset.
-pub(crate) fn npes_from_env(default: usize) -> RtResult<usize> {
-    match std::env::var("SHMEM_NPES") {
-        Ok(v) => parse_npes(&v, "SHMEM_NPES"),
-        Err(std::env::VarError::NotPresent) => Ok(default),
-        Err(std::env::VarError::NotUnicode(_)) => Err(RtError::Config(
-            "invalid PE count SHMEM_NPES: not valid UTF-8".into(),
-        )),
-    }
-}
-
 /// Reads `SHMEM_SYMMETRIC_SIZE`, falling back to [`DEFAULT_SYMMETRIC_SIZE`].
-pub(crate) fn symmetric_size_from_env() -> RtResult<usize> {
+pub fn symmetric_size_from_env() -> RtResult<usize> {
     match std::env::var("SHMEM_SYMMETRIC_SIZE") {
         Ok(v) => parse_size(&v, "SHMEM_SYMMETRIC_SIZE"),
         Err(std::env::VarError::NotPresent) => Ok(DEFAULT_SYMMETRIC_SIZE),
@@ -328,51 +285,14 @@ pub(crate) fn symmetric_size_from_env() -> RtResult<usize> {
     }
 }
 
-/// Physical memory of this machine, in bytes.
-pub fn physical_memory() -> usize {
-    // SAFETY: sysconf has no preconditions; it returns -1 on error, handled below.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    if pages <= 0 || page <= 0 {
-        return usize::MAX;
-    }
-    (pages as usize).saturating_mul(page as usize)
-}
-
 /// Number of CPUs this process may run on.
 pub fn available_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Checks that `npes` partitions of `part_size` bytes fit in the machine's memory.
-pub(crate) fn check_fits_in_memory(npes: usize, part_size: usize) -> RtResult<()> {
-    let total = npes.checked_mul(part_size);
-    let phys = physical_memory();
-    match total {
-        Some(t) if t <= phys => Ok(()),
-        _ => Err(RtError::Config(format!(
-            "SHMEM_SYMMETRIC_SIZE of {part_size} bytes per PE times {npes} PEs exceeds this machine's memory ({phys} bytes)"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn npes_accepts_whole_numbers_and_rejects_the_rest() {
-        assert_eq!(parse_npes("4", "-n"), Ok(4));
-        assert_eq!(parse_npes(" 1 ", "-n"), Ok(1));
-        for bad in ["0", "-1", "abc", "100000", "", "2.5"] {
-            let err = parse_npes(bad, "SHMEM_NPES").unwrap_err().to_string();
-            assert!(err.starts_with("invalid PE count SHMEM_NPES="), "{err}");
-        }
-    }
 
     #[test]
     fn sizes_take_suffixes() {

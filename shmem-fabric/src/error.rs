@@ -26,7 +26,7 @@ impl fmt::Display for PeEnd {
 }
 
 /// The conventional name of a signal number, for messages.
-pub(crate) fn signal_name(sig: i32) -> &'static str {
+pub fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

@@ -42,14 +42,13 @@
 
 mod coll;
 mod config;
-mod error;
 mod job;
 mod memory;
 mod observe;
 mod runtime;
 mod sync;
-mod transport;
-mod wire;
+
+use shmem_fabric::{error, transport, wire};
 
 pub use error::{
     deadlock_field, describe_set_key, describe_wait_site, AllocMismatch, ArgValue, CollectiveError,

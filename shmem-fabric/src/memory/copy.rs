@@ -30,7 +30,7 @@ const REP_MOVSB_MIN: usize = 2048;
 /// required), and neither may be a Rust reference's referent that the copy violates
 /// (`dst` must not be memory behind a live `&T`).
 #[inline(always)]
-pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     if len == 0 || std::ptr::eq(src, dst) {
         return;
     }

@@ -23,7 +23,7 @@ use std::mem::{offset_of, size_of};
 pub const CACHE_LINE: usize = 128;
 
 /// Page granularity of partitions.
-pub(crate) const PAGE: usize = 4096;
+pub const PAGE: usize = 4096;
 
 /// Arrival lines per set of sync words, used in turn by epoch: a member whose calls do
 /// not wait for readers (a broadcast root) can run this many calls minus one ahead of
@@ -36,7 +36,7 @@ pub(crate) const PAGE: usize = 4096;
 /// A set slot is then 56.5 KiB (20.5 KiB at 32), of which a set touches what it uses.
 pub const ARRIVAL_LINES: usize = 128;
 
-pub(crate) use crate::wire::descriptor::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
+pub use crate::wire::descriptor::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 
 /// Bytes of data a member can publish inside its arrival line, so that collectives of up
 /// to this many bytes per PE move their data with the synchronization itself. With the
@@ -121,7 +121,7 @@ pub(crate) struct FaultRecord {
     pub words: [u64; FAULT_WORDS],
 }
 
-pub(crate) use crate::wire::faults::FAULT_WORDS;
+pub use crate::wire::faults::FAULT_WORDS;
 
 /// Fault records per set of sync words: one per arrival line, since no member is more
 /// than `ARRIVAL_LINES - 1` calls behind another.
@@ -163,7 +163,7 @@ pub(crate) struct PaddedU64(pub u64);
 
 /// A PE's control words.
 #[repr(C, align(128))]
-pub(crate) struct ControlLine {
+pub struct ControlLine {
     /// `PeState` as a word.
     pub state: u64,
     /// Futex word the PE sleeps on (its low 32 bits); bumped by whoever wakes it.
@@ -196,7 +196,7 @@ pub(crate) struct ControlLine {
 /// while, so that members can tell a wait that can never end from a slow peer. Written
 /// only by its owner under a sequence lock: `seq` is odd while the owner rewrites it.
 #[repr(C, align(128))]
-pub(crate) struct WaitRecord {
+pub struct WaitRecord {
     /// Sequence lock word.
     pub seq: u64,
     /// 0: no wait in progress; 1: waiting; 2: waiting, and found to be in a cycle.
@@ -232,7 +232,7 @@ pub(crate) struct WaitRecord {
 /// observation is on (`observe`), else only when a wait publishes its wait record.
 /// Written under a sequence lock like the wait record.
 #[repr(C, align(128))]
-pub(crate) struct CallRecord {
+pub struct CallRecord {
     /// Sequence lock word.
     pub seq: u64,
     /// 0: in the program's own code; 1: in a call.
@@ -254,7 +254,7 @@ pub(crate) struct CallRecord {
 /// One collective allocation call as a PE made it, for the others to compare with
 /// theirs.
 #[repr(C)]
-pub(crate) struct AllocRecord {
+pub struct AllocRecord {
     /// Sequence number of the call (1 for the first).
     pub seq: u64,
     /// What kind of call: see `memory::agreement`.
@@ -302,105 +302,112 @@ pub(crate) struct RegionHead {
 }
 
 /// Symmetric offset of the control line's `field`.
-pub(crate) const fn control(field: usize) -> usize {
+#[inline]
+pub const fn control(field: usize) -> usize {
     offset_of!(RegionHead, control) + field
 }
 
 /// Symmetric offset of the job word (meaningful in PE 0's partition).
-pub(crate) const JOB_WORD: usize = offset_of!(RegionHead, job);
+pub const JOB_WORD: usize = offset_of!(RegionHead, job);
 
 /// Symmetric offset of the job's sleeper count (meaningful in PE 0's partition).
-pub(crate) const SLEEPERS_WORD: usize = offset_of!(RegionHead, sleepers);
+pub const SLEEPERS_WORD: usize = offset_of!(RegionHead, sleepers);
 
 /// Symmetric offset of the job's count of reclaimed set slots (meaningful in PE 0's
 /// partition).
-pub(crate) const RECLAIMS_WORD: usize = offset_of!(RegionHead, reclaims);
+pub const RECLAIMS_WORD: usize = offset_of!(RegionHead, reclaims);
 
 /// Symmetric offset of the wait record's `field`.
-pub(crate) const fn wait_record(field: usize) -> usize {
+#[inline]
+pub const fn wait_record(field: usize) -> usize {
     offset_of!(RegionHead, wait) + field
 }
 
 /// Symmetric offset of the call record's `field`.
-pub(crate) const fn call_record(field: usize) -> usize {
+#[inline]
+pub const fn call_record(field: usize) -> usize {
     offset_of!(RegionHead, call) + field
 }
 
 /// Symmetric offset of field `field` of alloc record `parity`.
-pub(crate) const fn alloc_record(parity: usize, field: usize) -> usize {
+#[inline]
+pub const fn alloc_record(parity: usize, field: usize) -> usize {
     offset_of!(RegionHead, alloc) + parity * size_of::<AllocRecord>() + field
 }
 
 /// Offsets of the words of one set of sync words, relative to their start.
-pub(crate) mod sync {
+pub mod sync {
     use super::*;
 
     /// `epoch` of arrival line `line`.
-    pub(crate) const fn epoch(line: usize) -> usize {
+    #[inline]
+    pub const fn epoch(line: usize) -> usize {
         offset_of!(SyncWords, arrival) + line * size_of::<ArrivalLine>()
     }
     /// Head word `w` of arrival line `line`.
-    pub(crate) const fn head(line: usize, w: usize) -> usize {
+    #[inline]
+    pub const fn head(line: usize, w: usize) -> usize {
         epoch(line) + offset_of!(ArrivalLine, head) + 8 * w
     }
     /// The inline bytes of arrival line `line`.
-    pub(crate) const fn inline(line: usize) -> usize {
+    pub const fn inline(line: usize) -> usize {
         epoch(line) + offset_of!(ArrivalLine, inline)
     }
     /// Tail word `w` of arrival line `line`.
-    pub(crate) const fn tail(line: usize, w: usize) -> usize {
+    #[inline]
+    pub const fn tail(line: usize, w: usize) -> usize {
         epoch(line) + offset_of!(ArrivalLine, tail) + 8 * w
     }
     /// The dissemination progress word.
-    pub(crate) const PROGRESS: usize =
+    pub const PROGRESS: usize =
         offset_of!(SyncWords, progress) + offset_of!(ProgressLine, progress);
     /// The digest beside it.
-    pub(crate) const DIGEST: usize =
-        offset_of!(SyncWords, progress) + offset_of!(ProgressLine, digest);
+    pub const DIGEST: usize = offset_of!(SyncWords, progress) + offset_of!(ProgressLine, digest);
     /// The `mid` progress word.
-    pub(crate) const MID: usize = offset_of!(SyncWords, mid);
+    pub const MID: usize = offset_of!(SyncWords, mid);
     /// The `done` progress word.
-    pub(crate) const DONE: usize = offset_of!(SyncWords, done);
+    pub const DONE: usize = offset_of!(SyncWords, done);
     /// Owner line: the epoch.
-    pub(crate) const OWNER_EPOCH: usize =
-        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, epoch);
+    pub const OWNER_EPOCH: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, epoch);
     /// Owner line: the bound set key.
-    pub(crate) const OWNER_SET: usize =
-        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, set_key);
+    pub const OWNER_SET: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, set_key);
     /// Owner line: every member seen at this epoch.
-    pub(crate) const OWNER_SEEN_ALL: usize =
+    pub const OWNER_SEEN_ALL: usize =
         offset_of!(SyncWords, owner) + offset_of!(OwnerLine, seen_all);
     /// Owner line: the history digest.
-    pub(crate) const OWNER_HISTORY: usize =
-        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, history);
+    pub const OWNER_HISTORY: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, history);
     /// Owner line: the latest failed call known.
-    pub(crate) const OWNER_FAULT_KNOWN: usize =
+    pub const OWNER_FAULT_KNOWN: usize =
         offset_of!(SyncWords, owner) + offset_of!(OwnerLine, fault_known);
     /// Owner line: the MPI agreements entered on the set.
-    pub(crate) const OWNER_AGREED: usize =
-        offset_of!(SyncWords, owner) + offset_of!(OwnerLine, agreed);
+    pub const OWNER_AGREED: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, agreed);
     /// The fault record that holds call `call`'s failure.
+    #[inline]
     const fn fault_record(call: u64) -> usize {
         offset_of!(SyncWords, fault) + (call as usize % FAULT_RECORDS) * size_of::<FaultRecord>()
     }
     /// Fault record of call `call`: sequence word.
-    pub(crate) const fn fault_seq(call: u64) -> usize {
+    #[inline]
+    pub const fn fault_seq(call: u64) -> usize {
         fault_record(call) + offset_of!(FaultRecord, seq)
     }
     /// Fault record of call `call`: the failed call's epoch.
-    pub(crate) const fn fault_epoch(call: u64) -> usize {
+    #[inline]
+    pub const fn fault_epoch(call: u64) -> usize {
         fault_record(call) + offset_of!(FaultRecord, epoch)
     }
     /// Fault record of call `call`: word `w` of the encoded error.
-    pub(crate) const fn fault_word(call: u64, w: usize) -> usize {
+    #[inline]
+    pub const fn fault_word(call: u64, w: usize) -> usize {
         fault_record(call) + offset_of!(FaultRecord, words) + 8 * w
     }
     /// Bytes of a set of sync words.
-    pub(crate) const BYTES: usize = size_of::<SyncWords>();
+    pub const BYTES: usize = size_of::<SyncWords>();
 }
 
 /// The first directory entry probed for the set with key `key` among `sets` slots.
-pub(crate) fn home(key: u64, sets: usize) -> usize {
+#[inline]
+pub fn home(key: u64, sets: usize) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % sets
 }
 
@@ -408,7 +415,7 @@ pub(crate) fn home(key: u64, sets: usize) -> usize {
 /// set with key `key`, if it has claimed one yet: its directory probed from the key's
 /// [`home`] entry to the first free one.
 #[inline(always)]
-pub(crate) fn find_with(load: impl Fn(usize) -> u64, region: Region, key: u64) -> Option<usize> {
+pub fn find_with(load: impl Fn(usize) -> u64, region: Region, key: u64) -> Option<usize> {
     let sets = region.sets();
     let start = home(key, sets);
     for probe in 0..sets {
@@ -423,57 +430,65 @@ pub(crate) fn find_with(load: impl Fn(usize) -> u64, region: Region, key: u64) -
 }
 
 /// Bytes of a set slot.
-pub(crate) const SLOT_BYTES: usize = size_of::<SetSlot>();
+pub const SLOT_BYTES: usize = size_of::<SetSlot>();
 
 /// Where a set slot's staging buffers lie, relative to its sync words.
-pub(crate) const SLOT_STAGE: usize = offset_of!(SetSlot, stage);
+pub const SLOT_STAGE: usize = offset_of!(SetSlot, stage);
 
 /// The runtime region of a job whose PEs may each use `sets` active sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Region {
+pub struct Region {
     sets: usize,
 }
 
 impl Region {
     /// A region with room for `sets` set slots (plus the solo slot).
-    pub(crate) const fn new(sets: usize) -> Region {
+    #[inline]
+    pub const fn new(sets: usize) -> Region {
         Region { sets }
     }
 
     /// Set slots per PE.
-    pub(crate) const fn sets(&self) -> usize {
+    #[inline]
+    pub const fn sets(&self) -> usize {
         self.sets
     }
 
     /// Symmetric offset of directory entry `i` (the key of the set in slot `i`, 0 if
     /// free).
-    pub(crate) const fn directory(&self, i: usize) -> usize {
+    #[inline]
+    pub const fn directory(&self, i: usize) -> usize {
         size_of::<RegionHead>() + 8 * i
     }
 
     /// Symmetric offset of the solo slot, the sync words of every one-member set (no
     /// other PE ever reads them).
-    pub(crate) const fn solo_slot(&self) -> usize {
+    #[inline]
+    pub const fn solo_slot(&self) -> usize {
         round_up(self.directory(self.sets), PAGE)
     }
 
     /// Symmetric offset of set slot `i`.
-    pub(crate) const fn slot(&self, i: usize) -> usize {
+    #[inline]
+    pub const fn slot(&self, i: usize) -> usize {
         self.solo_slot() + (1 + i) * SLOT_BYTES
     }
 
     /// Bytes of the runtime region: where the user heap starts.
-    pub(crate) const fn bytes(&self) -> usize {
+    #[inline]
+    pub const fn bytes(&self) -> usize {
         round_up(self.slot(self.sets), PAGE)
     }
 
     /// Partition size for a user heap of `user_bytes`, page-rounded.
-    pub(crate) const fn partition_size(&self, user_bytes: usize) -> usize {
+    #[inline]
+    pub const fn partition_size(&self, user_bytes: usize) -> usize {
         round_up(self.bytes() + user_bytes, PAGE)
     }
 }
 
 /// Rounds `x` up to a multiple of the power of two `to`.
+#[inline]
 pub(crate) const fn round_up(x: usize, to: usize) -> usize {
     (x + to - 1) & !(to - 1)
 }
@@ -481,7 +496,7 @@ pub(crate) const fn round_up(x: usize, to: usize) -> usize {
 /// Lifecycle of a PE, kept in its control line's `state`.
 #[repr(u64)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PeState {
+pub enum PeState {
     /// Spawned, runtime not yet initialised.
     Starting = 0,
     /// Running user code.
@@ -496,7 +511,8 @@ pub(crate) enum PeState {
 
 impl PeState {
     /// Decodes a stored state word (unknown words read as `Starting`).
-    pub(crate) fn from_word(w: u64) -> PeState {
+    #[inline]
+    pub fn from_word(w: u64) -> PeState {
         match w {
             1 => PeState::Running,
             2 => PeState::Finalizing,
@@ -507,7 +523,8 @@ impl PeState {
     }
 
     /// True once the PE can no longer take part in a collective of user code.
-    pub(crate) fn has_left(self) -> bool {
+    #[inline]
+    pub fn has_left(self) -> bool {
         matches!(
             self,
             PeState::Finalizing | PeState::Finalized | PeState::Panicked

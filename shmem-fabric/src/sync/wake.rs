@@ -31,6 +31,7 @@ pub(crate) unsafe fn futex_wait(word: *const u32, expected: u32, timeout: Durati
 ///
 /// # Safety
 /// `word` must be a valid, 4-aligned address.
+#[inline]
 pub(crate) unsafe fn futex_wake(word: *const u32) {
     // SAFETY: valid and aligned (the caller's contract); waking has no other
     // preconditions and does not access the word.

@@ -16,10 +16,10 @@ use super::Transport;
 use crate::memory::layout;
 
 /// Bytes of the scratch block the steps use.
-pub(crate) const SCRATCH_BYTES: usize = 512 << 10;
+pub const SCRATCH_BYTES: usize = 512 << 10;
 
 /// Number of steps.
-pub(crate) const STEPS: usize = 9;
+pub const STEPS: usize = 9;
 
 /// Store slots: one word per PE.
 const WORDS: usize = 0;
@@ -50,7 +50,7 @@ const DEADLINE: Duration = Duration::from_secs(20);
 
 /// What step `step` (`0..STEPS`) found wrong on this PE, with the scratch block at
 /// symmetric offset `base`.
-pub(crate) fn run_step<T: Transport>(t: &T, base: usize, step: usize) -> Vec<String> {
+pub fn run_step<T: Transport>(t: &T, base: usize, step: usize) -> Vec<String> {
     let mut wrong = Vec::new();
     let (me, n) = (t.me(), t.npes());
     macro_rules! check {

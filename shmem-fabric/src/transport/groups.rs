@@ -7,7 +7,7 @@ use crate::error::RtResult;
 /// The operations a group-collectives capability may offer (see
 /// [`GroupCollectives::supports`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum GroupOp {
+pub enum GroupOp {
     /// [`GroupCollectives::start_allgather`] and [`GroupCollectives::test`].
     Iallgather,
     /// [`GroupCollectives::allgather`].
@@ -20,13 +20,13 @@ pub(crate) enum GroupOp {
 
 /// A communicator: a group of PEs, named by the capability that made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Comm(pub(crate) i64);
+pub struct Comm(pub(crate) i64);
 
 /// Collectives over groups of PEs that a network runs itself (MPI's). The collectives
 /// layer asks [`GroupCollectives::supports`] per operation and runs its own protocol
 /// over remote memory for what is not offered. Blocks are bytes; counts fit an `i32`
 /// (the caller checks).
-pub(crate) trait GroupCollectives {
+pub trait GroupCollectives {
     /// An exchange in flight.
     type Request;
 
@@ -94,7 +94,7 @@ pub(crate) trait GroupCollectives {
 /// The capability of a network without one: offers nothing, so the collectives layer
 /// never calls it (it cannot be made).
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum NoGroups {}
+pub enum NoGroups {}
 
 impl GroupCollectives for NoGroups {
     type Request = NoGroups;

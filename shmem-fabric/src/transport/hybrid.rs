@@ -38,7 +38,7 @@ static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
 /// A job of several nodes: the node mapping and a network (see the module
 /// documentation). Clones share one state.
 #[derive(Clone)]
-pub(crate) struct Hybrid<N: Network> {
+pub struct Hybrid<N: Network> {
     /// This PE's node's partitions.
     mapping: &'static Mapping,
     region: Region,
@@ -65,7 +65,7 @@ struct State {
 
 /// A place: a PE and a symmetric offset.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct NetPlace {
+pub struct NetPlace {
     pe: usize,
     off: usize,
 }

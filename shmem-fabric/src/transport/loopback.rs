@@ -18,13 +18,13 @@ use crate::memory::layout::Region;
 
 /// The shared-memory transport, reached only through calls.
 #[derive(Clone)]
-pub(crate) struct LoopbackTransport {
+pub struct LoopbackTransport {
     shm: ShmTransport,
 }
 
 /// A place: PE and symmetric offset.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Remote {
+pub struct Remote {
     pe: usize,
     off: usize,
 }
@@ -174,7 +174,7 @@ impl Transport for LoopbackTransport {
 /// of [`HYBRID_NODE_PES`] PEs, so that the hybrid's routing — on-node peers through the
 /// mapping, the others through the network — is tested without an MPI.
 #[derive(Clone)]
-pub(crate) struct LoopbackNet {
+pub struct LoopbackNet {
     shm: ShmTransport,
 }
 

@@ -19,21 +19,21 @@
 //! `hybrid` transport composes it with the node mapping. It adds a variant to
 //! [`Transports`] and its start in [`Transports::join`]; the algorithms do not change.
 
-pub(crate) mod amo;
-pub(crate) mod contract;
-pub(crate) mod groups;
-pub(crate) mod shm;
+pub mod amo;
+pub mod contract;
+pub mod groups;
+pub mod shm;
 
 #[cfg(any(feature = "mpi", feature = "loopback-transport"))]
-pub(crate) mod hybrid;
+pub mod hybrid;
 #[cfg(any(feature = "mpi", feature = "loopback-transport"))]
-pub(crate) mod network;
+pub mod network;
 
 #[cfg(feature = "loopback-transport")]
-pub(crate) mod loopback;
+pub mod loopback;
 
 #[cfg(feature = "mpi")]
-pub(crate) mod mpi;
+pub mod mpi;
 
 use std::time::Duration;
 
@@ -50,7 +50,7 @@ use groups::GroupCollectives;
 /// partition (the runtime checks user offsets before they get here; its own offsets come
 /// from the layout). Words are 8-aligned `u64`s accessed atomically, so any bit pattern a
 /// peer leaves is a value.
-pub(crate) trait Transport: Sized + 'static {
+pub trait Transport: Sized + 'static {
     /// A place in a PE's partition, ready for repeated access: a direct address where
     /// the partition is mapped here, otherwise what the transport's calls need.
     type Place: Copy;
@@ -178,7 +178,7 @@ pub fn is_pe() -> bool {
 
 /// The transport a PE runs on, chosen at init.
 #[derive(Clone)]
-pub(crate) enum Transports {
+pub enum Transports {
     /// Shared memory of one node.
     Shm(shm::ShmTransport),
     /// Shared memory reached only through the transport's calls (tests).
@@ -202,7 +202,14 @@ impl Transports {
     /// `mpi` feature; see [`crate::config::mpi_job`]). `shared` are settings every PE
     /// must share, compared between PEs where they may differ (the ranks of an MPI job
     /// may be started with different environments; a supervisor's PEs inherit one).
-    pub(crate) fn join(shared: &[Setting]) -> RtResult<Transports> {
+    ///
+    /// # Safety
+    /// A transport trusts its places ([`Transport`]'s contract): the caller passes to the
+    /// transport's calls only places made by [`Transport::place`] from offsets inside the
+    /// partition, with the bytes accessed, and hands the transport to no code that does
+    /// otherwise. The runtime (`shmem_rt`'s `Runtime::init`, itself `unsafe`) is that
+    /// caller.
+    pub unsafe fn join(shared: &[Setting]) -> RtResult<Transports> {
         #[cfg(feature = "mpi")]
         if let Some(launch) = crate::config::mpi_job() {
             return mpi::join(launch, shared);
@@ -244,7 +251,7 @@ impl Transports {
 
     /// Completes leaving the job after finalize: closes a hybrid transport's network
     /// (MPI: frees the window), then leaves MPI if this process is inside it.
-    pub(crate) fn finish(&self) -> RtResult<()> {
+    pub fn finish(&self) -> RtResult<()> {
         match self {
             Transports::Shm(_) => {}
             #[cfg(feature = "loopback-transport")]
@@ -262,14 +269,14 @@ impl Transports {
     /// Ends the whole job at once after this PE recorded its failure, where the launcher
     /// needs telling (MPI: `MPI_Abort`); returns where the others learn of it by the
     /// failure record (shared memory).
-    pub(crate) fn abort_launch(&self, code: i32) {
+    pub fn abort_launch(&self, code: i32) {
         #[cfg(feature = "mpi")]
         mpi::abort_job(code);
         let _ = code;
     }
 
     /// The transport's name, as `SHMEM_TRANSPORT` spells it.
-    pub(crate) fn name(&self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Transports::Shm(_) => "shm",
             #[cfg(feature = "loopback-transport")]
@@ -283,7 +290,10 @@ impl Transports {
 }
 
 /// Runs `$body` with `$t` bound to the concrete transport of `$transports`: one match
-/// per runtime call, then code compiled for that transport.
+/// per runtime call, then code compiled for that transport. Its `cfg`s are read in the
+/// crate that expands it (the runtime), whose features turn on this crate's.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! with_transport {
     ($transports:expr, $t:ident => $body:expr) => {
         match $transports {
@@ -297,4 +307,5 @@ macro_rules! with_transport {
         }
     };
 }
-pub(crate) use with_transport;
+#[doc(hidden)]
+pub use with_transport;

@@ -13,7 +13,7 @@ use crate::error::RtResult;
 
 /// When a put returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Completion {
+pub enum Completion {
     /// The source may be reused; the data is delivered by the next [`Network::flush`].
     Local,
     /// Delivered at the target.
@@ -26,7 +26,7 @@ pub(crate) enum Completion {
 /// bytes accessed lie inside its partition (the hybrid transport's callers check user
 /// offsets; its own come from the layout). A clone is the same network (its state is
 /// shared), as the panic hook holds one.
-pub(crate) trait Network: Clone + Send + Sync + 'static {
+pub trait Network: Clone + Send + Sync + 'static {
     /// The group-collectives capability ([`super::groups::NoGroups`] for a network
     /// without one).
     type Groups: GroupCollectives;

@@ -20,11 +20,11 @@ use super::terms::{ArgValue, Field, Operation, ReduceOp, Unable};
 
 /// Descriptor words every reader needs (operation, element type, count, set, history),
 /// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
-pub(crate) const DESC_HEAD_WORDS: usize = 5;
+pub const DESC_HEAD_WORDS: usize = 5;
 
 /// Descriptor words only some readers need (where direct data is, target capacity,
 /// reduction target, the latest failed call known), after the inline data.
-pub(crate) const DESC_TAIL_WORDS: usize = 4;
+pub const DESC_TAIL_WORDS: usize = 4;
 
 /// Element sizes and roots are published in 20 bits each (roots are below the largest
 /// PE count; larger element sizes are told apart by the type fingerprint anyway). A
@@ -49,7 +49,7 @@ const FLAG_TAIL: u64 = 2 << FLAGS_SHIFT;
 
 /// Where a member's contribution can be read during the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Location {
+pub enum Location {
     /// It has none (a barrier, a broadcast non-root, a member that cannot take part).
     Nothing,
     /// In its arrival line (small data).
@@ -62,6 +62,7 @@ pub(crate) enum Location {
 }
 
 impl Location {
+    #[inline]
     const fn code(self) -> u64 {
         match self {
             Location::Nothing => 0,
@@ -90,8 +91,9 @@ impl ElemType {
 
 /// A published field this PE cannot decode: the member's calls do not match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Undecodable;
+pub struct Undecodable;
 
+#[inline]
 const fn op_code(op: Operation) -> u64 {
     match op {
         Operation::Barrier => 1,
@@ -106,6 +108,7 @@ const fn op_code(op: Operation) -> u64 {
     }
 }
 
+#[inline]
 const fn reduce_op_code(r: ReduceOp) -> u64 {
     match r {
         ReduceOp::And => 1,
@@ -153,7 +156,7 @@ const ALLTOALL: u64 = op_code(Operation::Alltoall);
 
 /// One member's descriptor of one call, in its wire form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Descriptor {
+pub struct Descriptor {
     head: [u64; DESC_HEAD_WORDS],
     tail: [u64; DESC_TAIL_WORDS],
 }
@@ -161,7 +164,7 @@ pub(crate) struct Descriptor {
 impl Descriptor {
     /// A descriptor of `op` on the set with key `set_key`, everything else empty.
     #[inline]
-    pub(crate) fn new(op: Operation, set_key: u64) -> Descriptor {
+    pub fn new(op: Operation, set_key: u64) -> Descriptor {
         Descriptor {
             head: [op_code(op), 0, 0, set_key, 0],
             tail: [0; DESC_TAIL_WORDS],
@@ -171,17 +174,14 @@ impl Descriptor {
     /// The descriptor published as `head` and, if [`Descriptor::head_needs_tail`],
     /// `tail` (else zeros).
     #[inline]
-    pub(crate) fn from_words(
-        head: [u64; DESC_HEAD_WORDS],
-        tail: [u64; DESC_TAIL_WORDS],
-    ) -> Descriptor {
+    pub fn from_words(head: [u64; DESC_HEAD_WORDS], tail: [u64; DESC_TAIL_WORDS]) -> Descriptor {
         Descriptor { head, tail }
     }
 
     /// The words published in an arrival line: head, tail, and whether readers need the
     /// tail (as sealed: call [`Descriptor::seal`] after the last change).
     #[inline]
-    pub(crate) fn words(&self) -> (&[u64; DESC_HEAD_WORDS], &[u64; DESC_TAIL_WORDS], bool) {
+    pub fn words(&self) -> (&[u64; DESC_HEAD_WORDS], &[u64; DESC_TAIL_WORDS], bool) {
         (&self.head, &self.tail, Self::head_needs_tail(&self.head))
     }
 
@@ -189,7 +189,7 @@ impl Descriptor {
     /// take part, it carries news of a failed call, or it is a collect whose capacity
     /// does not fit the head. The publisher calls it once its descriptor is complete.
     #[inline]
-    pub(crate) fn seal(&mut self) {
+    pub fn seal(&mut self) {
         let h = self.head[0] & !FLAG_TAIL;
         let direct = (h >> LOCATION_SHIFT) & 0xf == Location::Direct.code();
         let fault = (h >> UNABLE_SHIFT) & 0xf != 0;
@@ -206,7 +206,7 @@ impl Descriptor {
     /// Whether a descriptor with these head words has a tail worth reading (see
     /// [`Descriptor::seal`]).
     #[inline]
-    pub(crate) fn head_needs_tail(head: &[u64; DESC_HEAD_WORDS]) -> bool {
+    pub fn head_needs_tail(head: &[u64; DESC_HEAD_WORDS]) -> bool {
         head[0] & FLAG_TAIL != 0
     }
 
@@ -214,7 +214,7 @@ impl Descriptor {
     /// that compares it later must look at: it could not take part, or it carries news
     /// of a failed call.
     #[inline]
-    pub(crate) fn codes_carry_news(codes: u64) -> bool {
+    pub fn codes_carry_news(codes: u64) -> bool {
         (codes >> UNABLE_SHIFT) & 0xf != 0 || codes & FLAG_FAULT_NEWS != 0
     }
 
@@ -227,19 +227,19 @@ impl Descriptor {
 
     /// The operation.
     #[inline]
-    pub(crate) fn op(&self) -> Result<Operation, Undecodable> {
+    pub fn op(&self) -> Result<Operation, Undecodable> {
         op_from(self.head[0] & OP_MASK)
     }
 
     /// Whether the operation is `op` (without decoding).
     #[inline]
-    pub(crate) fn is(&self, op: Operation) -> bool {
+    pub fn is(&self, op: Operation) -> bool {
         self.head[0] & OP_MASK == op_code(op)
     }
 
     /// Where the member's contribution is.
     #[inline]
-    pub(crate) fn location(&self) -> Result<Location, Undecodable> {
+    pub fn location(&self) -> Result<Location, Undecodable> {
         const LOCATIONS: [Result<Location, Undecodable>; 16] = {
             let mut table = [Err(Undecodable); 16];
             table[0] = Ok(Location::Nothing);
@@ -254,27 +254,27 @@ impl Descriptor {
     /// Whether the contribution is at `location`: `location() == Ok(location)` on the
     /// code bits alone, without decoding them.
     #[inline]
-    pub(crate) fn is_at(&self, location: Location) -> bool {
+    pub fn is_at(&self, location: Location) -> bool {
         (self.head[0] >> LOCATION_SHIFT) & 0xf == location.code()
     }
 
     /// Whether `other` gives the same location as this descriptor, which must be
     /// decodable (this PE's own): `location() == other.location()` on the code bits.
     #[inline]
-    pub(crate) fn same_location(&self, other: &Descriptor) -> bool {
+    pub fn same_location(&self, other: &Descriptor) -> bool {
         debug_assert!(self.location().is_ok());
         (self.head[0] ^ other.head[0]) >> LOCATION_SHIFT & 0xf == 0
     }
 
     /// Records where the contribution is.
     #[inline]
-    pub(crate) fn set_location(&mut self, location: Location) {
+    pub fn set_location(&mut self, location: Location) {
         self.set_field(LOCATION_SHIFT, 0xf, location.code());
     }
 
     /// Why the member cannot take part (`Ok(None)`: it can).
     #[inline]
-    pub(crate) fn unable(&self) -> Result<Option<Unable>, Undecodable> {
+    pub fn unable(&self) -> Result<Option<Unable>, Undecodable> {
         let [data_off, capacity, _, _] = self.tail;
         Ok(Some(match (self.head[0] >> UNABLE_SHIFT) & 0xf {
             0 => return Ok(None),
@@ -302,12 +302,12 @@ impl Descriptor {
 
     /// True if the member reported that it cannot take part.
     #[inline]
-    pub(crate) fn is_fault(&self) -> bool {
+    pub fn is_fault(&self) -> bool {
         (self.head[0] >> UNABLE_SHIFT) & 0xf != 0
     }
 
     /// Records why this member cannot take part (details in the tail).
-    pub(crate) fn set_unable(&mut self, why: Unable) {
+    pub fn set_unable(&mut self, why: Unable) {
         let code = match why {
             Unable::TargetTooSmall { capacity, needed } => {
                 self.tail[0] = needed;
@@ -336,7 +336,7 @@ impl Descriptor {
 
     /// The element type.
     #[inline]
-    pub(crate) fn elem(&self) -> ElemType {
+    pub fn elem(&self) -> ElemType {
         ElemType {
             size: ((self.head[0] >> SIZE_SHIFT) & FIELD20) as u32,
             tag: self.head[1],
@@ -345,26 +345,26 @@ impl Descriptor {
 
     /// Records the element type.
     #[inline]
-    pub(crate) fn set_elem(&mut self, elem: ElemType) {
+    pub fn set_elem(&mut self, elem: ElemType) {
         self.set_field(SIZE_SHIFT, FIELD20, (elem.size as u64).min(FIELD20));
         self.head[1] = elem.tag;
     }
 
     /// Elements the member contributes (source length; `nreduce` for reductions).
     #[inline]
-    pub(crate) fn nelems(&self) -> u64 {
+    pub fn nelems(&self) -> u64 {
         self.head[2]
     }
 
     /// Records the element count.
     #[inline]
-    pub(crate) fn set_nelems(&mut self, n: u64) {
+    pub fn set_nelems(&mut self, n: u64) {
         self.head[2] = n;
     }
 
     /// Broadcast: the root index (published in 20 bits; 0 for a collect).
     #[inline]
-    pub(crate) fn root(&self) -> u64 {
+    pub fn root(&self) -> u64 {
         if self.head[0] & OP_MASK == COLLECT {
             0
         } else {
@@ -374,25 +374,25 @@ impl Descriptor {
 
     /// Records the root index.
     #[inline]
-    pub(crate) fn set_root(&mut self, root: u64) {
+    pub fn set_root(&mut self, root: u64) {
         self.set_field(FIELD_SHIFT, FIELD20, root.min(FIELD20));
     }
 
     /// Key of the active set (`SetSpec::key`).
     #[inline]
-    pub(crate) fn set_key(&self) -> u64 {
+    pub fn set_key(&self) -> u64 {
         self.head[3]
     }
 
     /// Digest of the member's earlier calls with these sync words.
     #[inline]
-    pub(crate) fn history(&self) -> u64 {
+    pub fn history(&self) -> u64 {
         self.head[4]
     }
 
     /// Records the digest of earlier calls and the latest failed call known.
     #[inline]
-    pub(crate) fn set_past(&mut self, history: u64, fault_epoch: u64) {
+    pub fn set_past(&mut self, history: u64, fault_epoch: u64) {
         self.head[4] = history;
         self.tail[3] = fault_epoch;
         let news = if fault_epoch != 0 { FLAG_FAULT_NEWS } else { 0 };
@@ -401,25 +401,25 @@ impl Descriptor {
 
     /// The latest failed call with these sync words the member knows of (0: none).
     #[inline]
-    pub(crate) fn fault_epoch(&self) -> u64 {
+    pub fn fault_epoch(&self) -> u64 {
         self.tail[3]
     }
 
     /// Where [`Location::Direct`] data starts (a symmetric offset).
     #[inline]
-    pub(crate) fn data_off(&self) -> u64 {
+    pub fn data_off(&self) -> u64 {
         self.tail[0]
     }
 
     /// Records where direct data starts.
     #[inline]
-    pub(crate) fn set_data_off(&mut self, off: u64) {
+    pub fn set_data_off(&mut self, off: u64) {
         self.tail[0] = off;
     }
 
     /// Elements the member's target holds.
     #[inline]
-    pub(crate) fn capacity(&self) -> u64 {
+    pub fn capacity(&self) -> u64 {
         let field = self.head[0] >> FIELD_SHIFT;
         if self.head[0] & OP_MASK == COLLECT && field < FIELD20 {
             field
@@ -430,7 +430,7 @@ impl Descriptor {
 
     /// Records the target's capacity (a collect's rides in the head when it fits).
     #[inline]
-    pub(crate) fn set_capacity(&mut self, capacity: u64) {
+    pub fn set_capacity(&mut self, capacity: u64) {
         self.tail[1] = capacity;
         if self.head[0] & OP_MASK == COLLECT {
             self.set_field(FIELD_SHIFT, FIELD20, capacity.min(FIELD20));
@@ -440,13 +440,13 @@ impl Descriptor {
     /// Reduction: the target's symmetric offset; alltoalls: the source's stride in
     /// elements.
     #[inline]
-    pub(crate) fn extra(&self) -> u64 {
+    pub fn extra(&self) -> u64 {
         self.tail[2]
     }
 
     /// Records the reduction target's offset.
     #[inline]
-    pub(crate) fn set_extra(&mut self, extra: u64) {
+    pub fn set_extra(&mut self, extra: u64) {
         self.tail[2] = extra;
     }
 
@@ -475,12 +475,13 @@ impl Descriptor {
     /// The history digest after this call: `history` extended by this call's agreed
     /// arguments.
     #[inline]
-    pub(crate) fn history_after(&self) -> u64 {
+    pub fn history_after(&self) -> u64 {
         self.agreed().iter().fold(self.history(), |h, &w| mix(h, w))
     }
 
     /// This member's value of `field` (`Err` for an operation this PE cannot decode).
-    pub(crate) fn value(&self, field: Field) -> Result<ArgValue, Undecodable> {
+    #[inline]
+    pub fn value(&self, field: Field) -> Result<ArgValue, Undecodable> {
         Ok(match field {
             Field::Operation => ArgValue::Operation(self.op()?),
             Field::ActiveSet => ArgValue::ActiveSet(self.set_key()),
@@ -497,7 +498,7 @@ impl Descriptor {
 /// The history digest right after failed call `call`, the same on every member whatever
 /// each passed to it (see `SetCtx::rebase_history`).
 #[inline]
-pub(crate) fn history_reset(call: u64) -> u64 {
+pub fn history_reset(call: u64) -> u64 {
     mix(0x5245_4241_5345_0000, call)
 }
 
@@ -515,7 +516,7 @@ fn mix(h: u64, w: u64) -> u64 {
 /// equal histories, in a few compares. Where the contribution lies may differ (a
 /// broadcast root's and its readers'). `false` says nothing: compare the fields.
 #[inline]
-pub(crate) fn same_call(mine: &Descriptor, theirs: &Descriptor) -> bool {
+pub fn same_call(mine: &Descriptor, theirs: &Descriptor) -> bool {
     const CODES: u64 = !((0xf << LOCATION_SHIFT) | FLAG_TAIL);
     (mine.head[0] ^ theirs.head[0]) & CODES == 0
         && (mine.head[0] >> UNABLE_SHIFT) & 0xf == 0
@@ -529,7 +530,7 @@ pub(crate) fn same_call(mine: &Descriptor, theirs: &Descriptor) -> bool {
 /// The first argument on which `theirs` disagrees with `mine` in this call, in the
 /// order a user would look for the mistake; `None` if the calls match. Compares words.
 #[inline]
-pub(crate) fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
+pub fn disagreement(mine: &Descriptor, theirs: &Descriptor) -> Option<Field> {
     let (m, t) = (mine.head[0], theirs.head[0]);
     if m & OP_MASK != t & OP_MASK {
         return Some(Field::Operation);

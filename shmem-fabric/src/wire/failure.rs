@@ -12,7 +12,8 @@ pub(crate) const PE_MASK: u64 = 0xFFFF;
 
 /// Packs a failure record: marker, kind (7 bits), detail (8 bits: exit statuses and
 /// signal numbers fit), PE (16 bits).
-pub(crate) fn encode(pe: usize, end: PeEnd) -> u64 {
+#[inline]
+pub fn encode(pe: usize, end: PeEnd) -> u64 {
     let (kind, detail) = match end {
         PeEnd::Signal(s) => (1, s),
         PeEnd::Status(c) => (2, c),
@@ -26,7 +27,7 @@ pub(crate) fn encode(pe: usize, end: PeEnd) -> u64 {
 
 /// Unpacks a failure record (0: none).
 #[inline]
-pub(crate) fn decode(word: u64) -> Option<(usize, PeEnd)> {
+pub fn decode(word: u64) -> Option<(usize, PeEnd)> {
     if word == 0 {
         return None;
     }

@@ -6,7 +6,7 @@
 use super::terms::{ArgValue, CollectiveError, Field, Operation, ReduceOp, Unable, WaitSite};
 
 /// Words of an encoded failure.
-pub(crate) const FAULT_WORDS: usize = 8;
+pub const FAULT_WORDS: usize = 8;
 
 /// Operation names as codes (the `during` of an error).
 const NAMES: [&str; 13] = [
@@ -25,14 +25,17 @@ const NAMES: [&str; 13] = [
     "a collective",
 ];
 
-pub(crate) fn name_code(name: &str) -> u64 {
+/// The code of call name `name` in a fault record (the last code, "a collective", for a
+/// name not in the list).
+pub fn name_code(name: &str) -> u64 {
     NAMES
         .iter()
         .position(|n| *n == name)
         .unwrap_or(NAMES.len() - 1) as u64
 }
 
-pub(crate) fn name_from(code: u64) -> &'static str {
+/// The call name a fault record's code stands for.
+pub fn name_from(code: u64) -> &'static str {
     NAMES
         .get(code as usize)
         .copied()
@@ -134,7 +137,7 @@ const DIVERGED: u64 = 7;
 
 /// The error as record words (an [`CollectiveError::Earlier`] is recorded as the error
 /// it carries; a `MemberLeft`, which only finalize finds, is not recorded).
-pub(crate) fn encode(err: &CollectiveError) -> Option<[u64; FAULT_WORDS]> {
+pub fn encode(err: &CollectiveError) -> Option<[u64; FAULT_WORDS]> {
     let mut w = [0u64; FAULT_WORDS];
     match err {
         CollectiveError::Mismatch {
@@ -228,7 +231,7 @@ pub(crate) fn encode(err: &CollectiveError) -> Option<[u64; FAULT_WORDS]> {
 }
 
 /// The error recorded in `w`, if the words are a record this runtime writes.
-pub(crate) fn decode(w: &[u64; FAULT_WORDS]) -> Option<CollectiveError> {
+pub fn decode(w: &[u64; FAULT_WORDS]) -> Option<CollectiveError> {
     let during = name_from((w[0] >> 8) & 0xff);
     Some(match w[0] & 0xff {
         MISMATCH => {

@@ -3,9 +3,9 @@
 //! records. The lowest layer of the crate: it imports nothing of it, so every layer
 //! above reads the same words the same way.
 
-pub(crate) mod descriptor;
-pub(crate) mod failure;
-pub(crate) mod faults;
-pub(crate) mod progress;
-pub(crate) mod set_key;
-pub(crate) mod terms;
+pub mod descriptor;
+pub mod failure;
+pub mod faults;
+pub mod progress;
+pub mod set_key;
+pub mod terms;

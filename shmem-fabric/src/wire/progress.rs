@@ -3,7 +3,7 @@
 //! one word, and its partners read it.
 
 /// The round field of a progress word that means "every round done".
-pub(crate) const ALL_ROUNDS: u64 = 15;
+pub const ALL_ROUNDS: u64 = 15;
 
 const ROUND_SHIFT: u32 = 11;
 const EPOCH_SHIFT: u32 = 15;
@@ -14,19 +14,19 @@ pub(crate) const FAULT_MASK: u64 = (1 << ROUND_SHIFT) - 1;
 /// to have failed the call. Words of later stages compare greater whatever their fault
 /// mark, and a word with a mark compares greater than the same stage without one.
 #[inline]
-pub(crate) fn rounds_word(epoch: u64, round: u64, fault: Option<usize>) -> u64 {
+pub fn rounds_word(epoch: u64, round: u64, fault: Option<usize>) -> u64 {
     epoch << EPOCH_SHIFT | round << ROUND_SHIFT | fault.map_or(0, |pe| pe as u64 + 1)
 }
 
 /// The call a progress word is about.
 #[inline]
-pub(crate) fn epoch_of(word: u64) -> u64 {
+pub fn epoch_of(word: u64) -> u64 {
     word >> EPOCH_SHIFT
 }
 
 /// The fault mark of a progress word.
 #[inline]
-pub(crate) fn fault_of(word: u64) -> Option<usize> {
+pub fn fault_of(word: u64) -> Option<usize> {
     match word & FAULT_MASK {
         0 => None,
         f => Some(f as usize - 1),
@@ -36,7 +36,7 @@ pub(crate) fn fault_of(word: u64) -> Option<usize> {
 /// The PE that failed call `epoch` according to progress word `word`, if the word is
 /// of that call and carries a failure mark.
 #[inline]
-pub(crate) fn failed_in(word: u64, epoch: u64) -> Option<usize> {
+pub fn failed_in(word: u64, epoch: u64) -> Option<usize> {
     if epoch_of(word) == epoch {
         fault_of(word)
     } else {
@@ -46,6 +46,6 @@ pub(crate) fn failed_in(word: u64, epoch: u64) -> Option<usize> {
 
 /// The stage (call and rounds done) of a progress word, without its fault mark.
 #[inline]
-pub(crate) fn stage_of(word: u64) -> u64 {
+pub fn stage_of(word: u64) -> u64 {
     word >> ROUND_SHIFT
 }

@@ -1,7 +1,8 @@
-//! Memory: where everything lives in a partition, the symmetric heap allocator, the
-//! symmetric statics, and the race-tolerant copy through which data crosses.
+//! Memory: the symmetric heap allocator and the symmetric statics; where everything lives
+//! in a partition (`layout`) and the race-tolerant copy (`copy`) are the fabric's,
+//! re-exported here.
 
 pub(crate) mod alloc;
-pub(crate) mod copy;
-pub(crate) mod layout;
 pub(crate) mod statics;
+
+pub(crate) use shmem_fabric::memory::{copy, layout};

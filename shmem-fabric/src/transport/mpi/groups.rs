@@ -12,7 +12,7 @@ use crate::transport::groups::{Comm, GroupCollectives, GroupOp};
 
 /// An `MPI_Iallgather` in flight: the request the shim allocated, released by the test
 /// that finds it complete.
-pub(crate) struct MpiRequest(Option<NonNull<c_void>>);
+pub struct MpiRequest(Option<NonNull<c_void>>);
 
 /// The Fortran handle of a communicator this capability made.
 fn handle(comm: Comm) -> c_int {

@@ -42,7 +42,7 @@ use crate::error::{RtError, RtResult};
 use crate::memory::layout::Region;
 
 /// A job of several nodes over MPI RMA: the hybrid transport over [`MpiNet`].
-pub(crate) type MpiTransport = Hybrid<MpiNet>;
+pub type MpiTransport = Hybrid<MpiNet>;
 
 /// Joins the MPI job this process is a rank of: initialises MPI, checks that every rank
 /// has the same settings (the transport's and `shared`) and that MPI's job size is the
@@ -335,7 +335,7 @@ fn fatal(me: usize, err: RtError) -> ! {
 /// towards every rank while the network exists) and MPI's collectives. Clones share the
 /// window.
 #[derive(Clone)]
-pub(crate) struct MpiNet {
+pub struct MpiNet {
     me: usize,
     window: Arc<Window>,
 }
@@ -426,6 +426,7 @@ impl MpiNet {
     }
 
     /// Ends the job naming `call` unless `rc` is MPI's success.
+    #[inline]
     pub(super) fn check_mpi(&self, rc: c_int, call: &'static str) {
         if let Err(err) = check(rc, call) {
             fatal(self.me, err);
@@ -441,6 +442,7 @@ impl Network for MpiNet {
         self.me
     }
 
+    #[inline]
     unsafe fn get(&self, pe: usize, off: usize, to: *mut u8, len: usize) {
         // SAFETY: `to` is valid for `len` bytes (the caller's contract), the source lies
         // inside the window (the trait's).
@@ -490,6 +492,7 @@ impl Network for MpiNet {
         self.amo(pe, off, bytes, code, operand, cond)
     }
 
+    #[inline]
     fn flush(&self) {
         // SAFETY: the window exists for the life of the network.
         self.check_mpi(
@@ -498,6 +501,7 @@ impl Network for MpiNet {
         );
     }
 
+    #[inline]
     fn sync_memory(&self) {
         // SAFETY: the window exists for the life of the network.
         self.check_mpi(
@@ -507,6 +511,7 @@ impl Network for MpiNet {
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 
+    #[inline]
     fn progress(&self) {
         // SAFETY: MPI is running while the network exists.
         self.check_mpi(unsafe { ffi::shmem_mpi_progress() }, "MPI_Iprobe");

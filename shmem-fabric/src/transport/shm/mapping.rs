@@ -35,7 +35,7 @@ const HEADER_BYTES: usize = PAGE;
 /// Invariant: `base..base + len` stays mapped read-write and shared for the lifetime of
 /// the value, holds `npes` partitions of `part_size` bytes after the header, and every
 /// partition starts page-aligned.
-pub(crate) struct Mapping {
+pub struct Mapping {
     base: *mut u8,
     len: usize,
     npes: usize,
@@ -52,17 +52,14 @@ unsafe impl Sync for Mapping {}
 
 impl Mapping {
     /// Bytes of the whole mapping.
+    #[inline]
     fn size(npes: usize, part_size: usize) -> usize {
         HEADER_BYTES + npes * part_size
     }
 
     /// Creates the job region for `npes` PEs with `part_size`-byte partitions laid out as
     /// `region`, and returns it with the memfd that PEs inherit.
-    pub(crate) fn create(
-        npes: usize,
-        part_size: usize,
-        region: Region,
-    ) -> RtResult<(Mapping, OwnedFd)> {
+    pub fn create(npes: usize, part_size: usize, region: Region) -> RtResult<(Mapping, OwnedFd)> {
         let len = Self::size(npes, part_size);
         // SAFETY: the name is a valid NUL-terminated string; flags are valid.
         let fd = unsafe { libc::memfd_create(c"shmem-symmetric-heap".as_ptr(), libc::MFD_CLOEXEC) };
@@ -142,6 +139,7 @@ impl Mapping {
         })
     }
 
+    #[inline]
     fn header(&self) -> &Header {
         // SAFETY: the header lies at `base` (page-aligned) and consists of atomics,
         // valid for any bit pattern.
@@ -149,21 +147,25 @@ impl Mapping {
     }
 
     /// PEs in the job.
-    pub(crate) fn npes(&self) -> usize {
+    #[inline]
+    pub fn npes(&self) -> usize {
         self.npes
     }
 
     /// Bytes per partition.
+    #[inline]
     pub(crate) fn part_size(&self) -> usize {
         self.part_size
     }
 
     /// The runtime region's layout.
-    pub(crate) fn region(&self) -> Region {
+    #[inline]
+    pub fn region(&self) -> Region {
         self.region
     }
 
     /// The CPUs the job's creator could run on (the same on every PE).
+    #[inline]
     pub(crate) fn cpus(&self) -> usize {
         self.cpus
     }
@@ -183,7 +185,8 @@ impl Mapping {
     ///
     /// # Panics
     /// If the word is not inside the partition or not aligned.
-    pub(crate) fn word(&self, pe: usize, off: usize) -> &AtomicU64 {
+    #[inline]
+    pub fn word(&self, pe: usize, off: usize) -> &AtomicU64 {
         assert!(
             off % 8 == 0 && off + 8 <= self.part_size,
             "bad word offset {off}"
@@ -197,7 +200,7 @@ impl Mapping {
 impl Mapping {
     /// Bumps PE `pe`'s wake word and wakes it if it sleeps (the supervisor's side of the
     /// wake protocol, used when it records a failure).
-    pub(crate) fn wake(&self, pe: usize) {
+    pub fn wake(&self, pe: usize) {
         let at = crate::memory::layout::control(std::mem::offset_of!(
             crate::memory::layout::ControlLine,
             wake

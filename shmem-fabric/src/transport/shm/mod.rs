@@ -7,7 +7,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-pub(crate) use mapping::Mapping;
+pub use mapping::Mapping;
 
 use super::amo::{self, AtomicOp, AtomicWidth};
 use super::Transport;
@@ -20,7 +20,7 @@ use crate::sync::wake;
 /// here by value: every place is computed from them, and a pointer chase through the
 /// mapping would put a dependent load before each.
 #[derive(Clone)]
-pub(crate) struct ShmTransport {
+pub struct ShmTransport {
     mapping: &'static Mapping,
     /// Partition 0.
     base: *mut u8,
@@ -61,6 +61,7 @@ impl ShmTransport {
     }
 
     /// PE `me` of the job whose every partition `mapping` holds (`me` < its PEs).
+    #[inline]
     pub(crate) fn over(mapping: &'static Mapping, me: usize) -> ShmTransport {
         debug_assert!(me < mapping.npes());
         ShmTransport {
@@ -74,6 +75,7 @@ impl ShmTransport {
 
     /// The job's mapping.
     #[cfg(feature = "loopback-transport")]
+    #[inline]
     pub(crate) fn mapping(&self) -> &'static Mapping {
         self.mapping
     }
@@ -106,6 +108,7 @@ impl Transport for ShmTransport {
     fn region(&self) -> Region {
         self.mapping.region()
     }
+    #[inline]
     fn cpus(&self) -> usize {
         self.mapping.cpus()
     }
@@ -151,6 +154,9 @@ impl Transport for ShmTransport {
         Self::word(at).fetch_add(value, Ordering::SeqCst)
     }
     #[inline]
+    // Sound though safe: a transport exists only through the unsafe `Transports::join`,
+    // whose caller promises places made by `place` (the trait's contract).
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn atomic(&self, at: *mut u8, width: AtomicWidth, op: AtomicOp) -> u64 {
         debug_assert_eq!(at as usize % width.bytes(), 0);
         // SAFETY: a place inside the mapping with its bytes (the trait's contract),
@@ -183,6 +189,8 @@ impl Transport for ShmTransport {
     }
 
     #[inline]
+    // Sound though safe: as `atomic`.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn zero(&self, at: *mut u8, len: usize) {
         // SAFETY: `at` holds `len` bytes of the mapping (the trait's contract).
         unsafe { crate::memory::copy::zero(at, len) }
@@ -235,6 +243,7 @@ impl Transport for ShmTransport {
         // Puts are complete when they return: nothing is outstanding.
     }
 
+    #[inline]
     fn sleep(&self, seen: u64, timeout: Duration) {
         let word = self.place(
             self.me,
@@ -244,6 +253,7 @@ impl Transport for ShmTransport {
         // life of the process; its low 32 bits are the futex (little-endian).
         unsafe { wake::futex_wait(word.cast(), seen as u32, timeout) };
     }
+    #[inline]
     fn wake_sleepers(&self, pe: usize) {
         let word = self.place(
             pe,

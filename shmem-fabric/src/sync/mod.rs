@@ -1,0 +1,3 @@
+//! Waking: the futex primitives, below the transports.
+
+pub mod wake;
