@@ -7,18 +7,15 @@
 //! The modules, by layer, bottom first (a module uses only its own layer and those
 //! below; `tests/layering.rs` holds the order and checks it, and the README lists every
 //! file under its layer):
-//! - `wire`: the encodings other PEs read — set keys, progress words, the failure
-//!   record, descriptors, fault records, and the terms they carry; imports nothing;
-//! - `error`: the errors and their messages (imports only `wire`);
-//! - the fabric's primitives: `memory::layout` (the partition), `memory::copy` (the
-//!   race-tolerant copy), `sync::wake` (futexes), `transport::amo` (atomics), and
-//!   `observe::probe` (the observation flag and clock);
-//! - `config`: the job's environment;
+//! - the fabric (`shmem-fabric`, a crate of its own that depends on nothing above it):
+//!   `wire` (the encodings other PEs read), `error` (the errors and their messages),
+//!   `memory::layout` (the partition), `memory::copy` (the race-tolerant copy),
+//!   `transport` (the seam and its transports: shared memory, MPI with feature `mpi`, the
+//!   hybrid, the test transports with feature `loopback-transport`), re-exported here
+//!   under these paths; the features of the same names turn on the fabric's;
+//! - `observe::probe`: the observation flag and clock;
+//! - `config`: the job's environment, the launcher's side (the fabric's re-exported);
 //! - `memory`: the heap allocator and the symmetric statics;
-//! - `transport`: the seam — `shm` (one node, loads and stores), the `network` and
-//!   `groups` traits a network implements, `hybrid` (the node mapping plus any network),
-//!   `mpi` (the MPI-3 network, feature `mpi`), test transports (`loopback`, and the hybrid
-//!   over a loopback network), and the `contract` every transport passes;
 //! - `sync::notify` (waking PEs), then `job::state` and `observe::record` (the job's and
 //!   each call's shared records), then `sync::wait` (the wait every blocking call uses);
 //! - `coll`: active sets and selection, verdicts, the call context, the steps every

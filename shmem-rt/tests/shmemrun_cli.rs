@@ -61,10 +61,12 @@ fn help_lists_every_variable_with_its_default() {
 
 #[test]
 fn the_list_names_every_variable_the_runtime_reads() {
-    // Every `"SHMEM_…"` string literal in the runtime's sources (reads, the launcher's
-    // forwarding, the selection overrides) must be in the list, and nothing else.
+    // Every `"SHMEM_…"` string literal in the runtime's sources and the fabric's (reads,
+    // the launcher's forwarding, the selection overrides) must be in the list, and
+    // nothing else.
     let mut read = BTreeSet::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![here.join("src"), here.join("../shmem-fabric/src")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).expect("src is readable") {
             let path = entry.expect("entry").path();
@@ -81,7 +83,7 @@ fn the_list_names_every_variable_the_runtime_reads() {
     assert_eq!(
         read,
         listed(),
-        "string literals in shmem-rt/src vs USER_VARIABLES"
+        "string literals in shmem-rt/src and shmem-fabric/src vs USER_VARIABLES"
     );
 }
 
