@@ -307,6 +307,7 @@ impl Descriptor {
     }
 
     /// Records why this member cannot take part (details in the tail).
+    #[inline]
     pub fn set_unable(&mut self, why: Unable) {
         let code = match why {
             Unable::TargetTooSmall { capacity, needed } => {
