@@ -35,6 +35,9 @@ pub struct Runtime {
     /// Where the user heap starts in a partition, and where it ends.
     user_start: usize,
     part_size: usize,
+    /// Whether observation is on (`observe::probe::on`, fixed when this PE joined): the
+    /// one-sided calls test this copy, beside the fields their checks read.
+    observing: bool,
     heap: HeapState,
     sets: SetTable,
     /// The communicators of the network's group collectives, per set (offloaded calls
@@ -89,6 +92,7 @@ impl Runtime {
             npes,
             user_start: region.bytes(),
             part_size,
+            observing: crate::observe::probe::on(),
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
             comms: crate::coll::offload::SetComms::new(),
