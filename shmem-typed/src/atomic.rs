@@ -148,7 +148,7 @@ impl<T> Fetched<T> {
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn into_value(self, pe: &Pe) -> Result<T> {
-        crate::error::in_call!("into_value", None, || {
+        crate::error::in_call!(pe => "into_value", None, || {
             self.check(pe)?;
             Ok(self.value)
         })
@@ -169,7 +169,7 @@ impl<T: Copy> Fetched<T> {
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn value(&self, pe: &Pe) -> Result<T> {
-        crate::error::in_call!("value", None, || {
+        crate::error::in_call!(pe => "value", None, || {
             self.check(pe)?;
             Ok(self.value)
         })

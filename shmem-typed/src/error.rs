@@ -499,12 +499,20 @@ impl fmt::Display for FailedCall {
 /// registers, and the observed copy's are built only on its (cold) branch. For the
 /// one-sided calls, which the runtime observes itself, see [`in_one_sided_call`].
 macro_rules! in_call {
-    ($call:expr, $pe:expr, $body:expr) => {{
+    ($pe:expr => $call:expr, $target:expr, $body:expr) => {
+        $crate::error::in_call!(@on $pe.rt().observing(), $call, $target, $body)
+    };
+    ($call:expr, $target:expr, $body:expr) => {
+        $crate::error::in_call!(
+            @on ::shmem_rt::__private::observe::observing(), $call, $target, $body
+        )
+    };
+    (@on $on:expr, $call:expr, $target:expr, $body:expr) => {{
         let site = ::std::panic::Location::caller();
-        if ::shmem_rt::__private::observe::observing() {
-            $crate::error::observed_call($call, $pe, site, $body)
+        if $on {
+            $crate::error::observed_call($call, $target, site, $body)
         } else {
-            $crate::error::direct_call($call, $pe, site, $body)
+            $crate::error::direct_call($call, $target, site, $body)
         }
     }};
 }

@@ -148,7 +148,7 @@ impl Pe {
     /// Example: [`Pe::my_pe`].
     #[track_caller]
     pub fn barrier_all(&mut self) -> Result<()> {
-        crate::error::in_call!("barrier_all", None, || {
+        crate::error::in_call!(self => "barrier_all", None, || {
             crate::collectives::barrier_all(self)
         })
     }
@@ -159,7 +159,7 @@ impl Pe {
     /// Example: [`Pe::my_pe`].
     #[track_caller]
     pub fn sync_all(&mut self) -> Result<()> {
-        crate::error::in_call!("sync_all", None, || crate::collectives::sync_all(self))
+        crate::error::in_call!(self => "sync_all", None, || crate::collectives::sync_all(self))
     }
 
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.

@@ -568,7 +568,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn read_local(&self, pe: &Pe, dst: &mut [Self::Elem]) -> Result<()> {
-        crate::error::in_call!("read_local", None, || self.get(pe, pe.my_pe(), dst))
+        crate::error::in_call!(pe => "read_local", None, || self.get(pe, pe.my_pe(), dst))
     }
 
     /// This PE's elements, copied.
@@ -587,7 +587,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn write_local(&self, pe: &mut Pe, src: &[Self::Elem]) -> Result<()> {
-        crate::error::in_call!("write_local", None, || {
+        crate::error::in_call!(pe => "write_local", None, || {
             let me = pe.my_pe();
             self.put(pe, me, src)
         })
@@ -732,7 +732,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// ```
     #[track_caller]
     fn remote_ptr(&self, pe: &Pe, target_pe: usize) -> Result<*mut Self::Elem> {
-        crate::error::in_call!("remote_ptr", Some(target_pe), || {
+        crate::error::in_call!(pe => "remote_ptr", Some(target_pe), || {
             let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
             let address = pe
                 .rt()
@@ -847,7 +847,7 @@ impl Pe {
     /// ```
     #[track_caller]
     pub fn alloc_slice<T: SymmetricType>(&mut self, len: usize) -> Result<SymSlice<T>> {
-        crate::error::in_call!("alloc_slice", None, || {
+        crate::error::in_call!(self => "alloc_slice", None, || {
             self.alloc_slice_aligned(len, std::mem::align_of::<T>())
         })
     }
@@ -861,7 +861,7 @@ impl Pe {
         len: usize,
         align: usize,
     ) -> Result<SymSlice<T>> {
-        crate::error::in_call!("alloc_slice_aligned", None, || {
+        crate::error::in_call!(self => "alloc_slice_aligned", None, || {
             let bytes = bytes_for::<T>(len)?;
             let align = align.max(std::mem::align_of::<T>());
             let offset = self.rt_mut().alloc(bytes, align)?;
@@ -903,7 +903,7 @@ impl Pe {
         slice: &mut SymSlice<T>,
         new_len: usize,
     ) -> Result<()> {
-        crate::error::in_call!("realloc", None, || {
+        crate::error::in_call!(self => "realloc", None, || {
             let bytes = bytes_for::<T>(new_len)?;
             let offset = self
                 .rt_mut()
