@@ -117,6 +117,42 @@ fn sigquit_prints_whom_each_pe_waits_for() {
     interrupt_prints_the_table(test_name!(), libc::SIGQUIT, "SIGQUIT");
 }
 
+/// Gap between the first and the second Ctrl-C.
+const SECOND_CTRL_C: Duration = Duration::from_millis(100);
+
+/// A second Ctrl-C ends a job at once: its PEs ignore SIGINT and stay in their own code,
+/// so the first one (which the launcher passes on to them) ends the job only when the
+/// grace after it runs out; the second kills them before that.
+#[test]
+fn second_ctrl_c_ends_the_job_at_once() {
+    let npes = 2;
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .signal_supervisor_twice(libc::SIGINT, SECOND_CTRL_C)
+        .run(|| {
+            let _pe = Pe::init().expect("init");
+            // SAFETY: setting a signal's disposition to "ignore" touches no memory.
+            unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+            mark_ready();
+            std::thread::sleep(Duration::from_secs(60));
+        });
+    if let Some(r) = report {
+        println!("{}", r.stderr);
+        assert_eq!(r.ready_pes, npes);
+        assert!(!r.hung, "{}", r.stderr);
+        assert_eq!(r.ended, Ended::Code(128 + libc::SIGINT), "{}", r.stderr);
+        assert_eq!(r.stderr_lines_with("where every PE is:"), 1, "{}", r.stderr);
+        let after = r.supervisor_exit_after_fault;
+        assert!(
+            after >= SECOND_CTRL_C && after < shmem_rt::__private::ABORT_GRACE,
+            "the job ended {after:?} after the first Ctrl-C (second {SECOND_CTRL_C:?} after it; grace {:?}):\n{}",
+            shmem_rt::__private::ABORT_GRACE,
+            r.stderr
+        );
+        assert!(r.survivors.is_empty(), "{:?}", r.survivors);
+    }
+}
+
 #[test]
 fn watchdog_prints_the_table_and_ends_the_job() {
     let npes = 3;
