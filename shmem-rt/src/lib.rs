@@ -80,14 +80,14 @@ pub mod __private {
     pub use crate::memory::layout::{
         ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,
     };
-    /// Seeing a job: the hook every call of the typed layer goes through, and what
+    /// Seeing a job: the flag and the observed path of the typed layer's calls, and what
     /// `shmemrun --trace-svg` makes of a trace.
     pub mod observe {
         pub use crate::config::env::{
             STATS as STATS_VAR, TRACE as TRACE_VAR, WATCHDOG as WATCHDOG_VAR,
         };
         pub use crate::observe::timeline::{summary, svg};
-        pub use crate::observe::watch;
+        pub use crate::observe::{observing, watched};
     }
     pub use crate::memory::statics::{
         check_statics_fit, StaticOffset, StaticSlot, SYMMETRIC_STATICS,

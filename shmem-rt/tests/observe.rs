@@ -117,6 +117,42 @@ fn sigquit_prints_whom_each_pe_waits_for() {
     interrupt_prints_the_table(test_name!(), libc::SIGQUIT, "SIGQUIT");
 }
 
+/// Gap between the first and the second Ctrl-C.
+const SECOND_CTRL_C: Duration = Duration::from_millis(100);
+
+/// A second Ctrl-C ends a job at once: its PEs ignore SIGINT and stay in their own code,
+/// so the first one (which the launcher passes on to them) ends the job only when the
+/// grace after it runs out; the second kills them before that.
+#[test]
+fn second_ctrl_c_ends_the_job_at_once() {
+    let npes = 2;
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .signal_supervisor_twice(libc::SIGINT, SECOND_CTRL_C)
+        .run(|| {
+            let _pe = Pe::init().expect("init");
+            // SAFETY: setting a signal's disposition to "ignore" touches no memory.
+            unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+            mark_ready();
+            std::thread::sleep(Duration::from_secs(60));
+        });
+    if let Some(r) = report {
+        println!("{}", r.stderr);
+        assert_eq!(r.ready_pes, npes);
+        assert!(!r.hung, "{}", r.stderr);
+        assert_eq!(r.ended, Ended::Code(128 + libc::SIGINT), "{}", r.stderr);
+        assert_eq!(r.stderr_lines_with("where every PE is:"), 1, "{}", r.stderr);
+        let after = r.supervisor_exit_after_fault;
+        assert!(
+            after >= SECOND_CTRL_C && after < shmem_rt::__private::ABORT_GRACE,
+            "the job ended {after:?} after the first Ctrl-C (second {SECOND_CTRL_C:?} after it; grace {:?}):\n{}",
+            shmem_rt::__private::ABORT_GRACE,
+            r.stderr
+        );
+        assert!(r.survivors.is_empty(), "{:?}", r.survivors);
+    }
+}
+
 #[test]
 fn watchdog_prints_the_table_and_ends_the_job() {
     let npes = 3;
@@ -319,5 +355,82 @@ fn a_failed_job_leaves_its_trace() {
         .filter(|e| e["name"] == "barrier_all" && e["args"]["ok"] == false)
         .count();
     assert_eq!(failed, npes - 1, "the failed calls");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Puts, gets and fetch-adds each PE makes to the next PE in the one-sided case.
+const PUTS: usize = 3;
+const GETS: usize = 2;
+const ADDS: usize = 4;
+/// Elements (`u64`) per put and get.
+const WORDS: usize = 4;
+
+/// The runtime observes the one-sided calls itself: with `SHMEM_STATS` each PE's
+/// statistics count its puts and gets with the bytes they moved, and the trace has a
+/// slice per call (with no call site).
+#[test]
+fn statistics_count_the_bytes_of_puts_and_gets() {
+    let npes = 2;
+    let dir = std::env::temp_dir().join(format!("shmem-trace-rma-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("trace directory");
+    let path = dir.join("trace.json");
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .env("SHMEM_STATS", "1")
+        .env("SHMEM_TRACE", &path)
+        .run(|| {
+            let mut pe = Pe::init().expect("init");
+            let me = pe.my_pe() as u64;
+            let next = (pe.my_pe() + 1) % pe.n_pes();
+            let data = pe.alloc_slice::<u64>(WORDS).expect("alloc");
+            let word = pe.alloc_slice::<u64>(1).expect("alloc");
+            mark_ready();
+            for round in 0..PUTS as u64 {
+                data.put(&mut pe, next, &[me * 100 + round; WORDS])
+                    .expect("put");
+            }
+            for _ in 0..ADDS {
+                word.atomic_fetch_add(&mut pe, next, 1).expect("fetch-add");
+            }
+            pe.barrier_all().expect("barrier");
+            let mut got = [0; WORDS];
+            for _ in 0..GETS {
+                data.get(&pe, next, &mut got).expect("get");
+            }
+            // PE `next` holds what `next - 1`, this PE's own number for 2 PEs, put last.
+            assert_eq!(got, [me * 100 + PUTS as u64 - 1; WORDS]);
+            pe.finalize().expect("finalize");
+        });
+    let Some(r) = report else { return };
+    println!("{}", r.stderr);
+    assert_eq!(r.ended, Ended::Code(0), "{}", r.stderr);
+    assert_eq!(r.ready_pes, npes);
+    let bytes = WORDS * 8;
+    for pe in 0..npes {
+        // "PE p   op   calls   ms in calls   ms waiting   bytes"
+        let stats = |op: &str| -> (usize, usize) {
+            let line = r
+                .stderr
+                .lines()
+                .find(|l| l.split_whitespace().take(3).eq(["PE", &pe.to_string(), op]))
+                .unwrap_or_else(|| panic!("PE {pe} counts no {op}:\n{}", r.stderr));
+            let f: Vec<&str> = line.split_whitespace().collect();
+            (f[3].parse().expect("calls"), f[6].parse().expect("bytes"))
+        };
+        assert_eq!(stats("put"), (PUTS, PUTS * bytes), "{}", r.stderr);
+        assert_eq!(stats("get"), (GETS, GETS * bytes), "{}", r.stderr);
+        assert_eq!(stats("atomic_fetch_add"), (ADDS, ADDS * 8), "{}", r.stderr);
+    }
+    let text = std::fs::read_to_string(&path).expect("the trace is written");
+    let trace: Value = serde_json::from_str(&text).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let puts: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "put")
+        .collect();
+    assert_eq!(puts.len(), npes * PUTS);
+    assert!(puts
+        .iter()
+        .all(|e| e["args"]["nelems"] == bytes && e["args"]["site"] == ""));
     let _ = std::fs::remove_dir_all(&dir);
 }

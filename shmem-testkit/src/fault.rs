@@ -184,6 +184,8 @@ pub struct FaultCase {
     launcher: Launcher,
     env: Vec<(OsString, OsString)>,
     signal_when_ready: Option<i32>,
+    /// Sends the signal a second time this long after the first.
+    signal_again_after: Option<Duration>,
 }
 
 /// How a supervisor process ended.
@@ -228,6 +230,7 @@ impl FaultCase {
             launcher: Launcher::SelfStarted,
             env: Vec::new(),
             signal_when_ready: None,
+            signal_again_after: None,
         }
     }
 
@@ -248,6 +251,14 @@ impl FaultCase {
     /// is then the signal; the PEs inject none).
     pub fn signal_supervisor(mut self, sig: i32) -> FaultCase {
         self.signal_when_ready = Some(sig);
+        self
+    }
+
+    /// As [`signal_supervisor`](FaultCase::signal_supervisor), and sends `sig` a second
+    /// time `gap` after the first (a second Ctrl-C); the fault is the first.
+    pub fn signal_supervisor_twice(mut self, sig: i32, gap: Duration) -> FaultCase {
+        self.signal_when_ready = Some(sig);
+        self.signal_again_after = Some(gap);
         self
     }
 
@@ -303,6 +314,7 @@ impl FaultCase {
         });
 
         let mut signalled_at = None;
+        let mut signalled_again = false;
         let mut hung = false;
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for the supervisor") {
@@ -313,6 +325,18 @@ impl FaultCase {
                 if ready_count(&dir) >= self.npes {
                     std::thread::sleep(Duration::from_millis(50));
                     signalled_at = Some(monotonic_ns());
+                    // SAFETY: the supervisor is our unreaped child.
+                    unsafe { libc::kill(child.id() as i32, sig) };
+                }
+            }
+            if let (Some(sig), Some(gap), Some(first), false) = (
+                self.signal_when_ready,
+                self.signal_again_after,
+                signalled_at,
+                signalled_again,
+            ) {
+                if now.saturating_sub(first) >= gap.as_nanos() as u64 {
+                    signalled_again = true;
                     // SAFETY: the supervisor is our unreaped child.
                     unsafe { libc::kill(child.id() as i32, sig) };
                 }

@@ -148,7 +148,7 @@ impl<T> Fetched<T> {
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn into_value(self, pe: &Pe) -> Result<T> {
-        crate::error::in_call("into_value", None, || {
+        crate::error::in_call!(pe => "into_value", None, || {
             self.check(pe)?;
             Ok(self.value)
         })
@@ -169,7 +169,7 @@ impl<T: Copy> Fetched<T> {
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn value(&self, pe: &Pe) -> Result<T> {
-        crate::error::in_call("value", None, || {
+        crate::error::in_call!(pe => "value", None, || {
             self.check(pe)?;
             Ok(self.value)
         })
@@ -189,7 +189,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_call("atomic_fetch", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Fetch)
         })
     }
@@ -202,7 +202,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_call("atomic_set", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_set", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Set(value.to_bits())).map(drop)
         })
     }
@@ -215,7 +215,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_call("atomic_swap", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_swap", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
         })
     }
@@ -265,7 +265,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_compare_swap", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_compare_swap", Some(target_pe), || {
             let op = AtomicOp::CompareSwap {
                 cond: cond.to_bits(),
                 value: value.to_bits(),
@@ -282,7 +282,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_fetch_inc", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_inc", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Add(1))
         })
     }
@@ -295,7 +295,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_inc", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_inc", Some(target_pe), || {
             self.atomic_fetch_inc(pe, target_pe).map(drop)
         })
     }
@@ -313,7 +313,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_fetch_add", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_add", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
         })
     }
@@ -326,7 +326,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_add", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_add", Some(target_pe), || {
             self.atomic_fetch_add(pe, target_pe, value).map(drop)
         })
     }
@@ -365,7 +365,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_fetch_and", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_and", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::And(value.to_bits()))
         })
     }
@@ -378,7 +378,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_and", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_and", Some(target_pe), || {
             self.atomic_fetch_and(pe, target_pe, value).map(drop)
         })
     }
@@ -396,7 +396,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_fetch_or", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_or", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
         })
     }
@@ -409,7 +409,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_or", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_or", Some(target_pe), || {
             self.atomic_fetch_or(pe, target_pe, value).map(drop)
         })
     }
@@ -427,7 +427,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_fetch_xor", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_xor", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
         })
     }
@@ -440,7 +440,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_xor", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_xor", Some(target_pe), || {
             self.atomic_fetch_xor(pe, target_pe, value).map(drop)
         })
     }
@@ -479,7 +479,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_call("atomic_fetch_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Fetch)
         })
     }
@@ -497,7 +497,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_call("atomic_swap_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_swap_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
         })
     }
@@ -516,7 +516,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_compare_swap_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_compare_swap_nbi", Some(target_pe), || {
             let op = AtomicOp::CompareSwap {
                 cond: cond.to_bits(),
                 value: value.to_bits(),
@@ -533,7 +533,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_fetch_inc_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_inc_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Add(1))
         })
     }
@@ -551,7 +551,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_call("atomic_fetch_add_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_add_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
         })
     }
@@ -569,7 +569,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_fetch_and_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_and_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::And(value.to_bits()))
         })
     }
@@ -587,7 +587,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_fetch_or_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_or_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
         })
     }
@@ -605,7 +605,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_call("atomic_fetch_xor_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("atomic_fetch_xor_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
         })
     }

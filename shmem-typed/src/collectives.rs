@@ -91,7 +91,7 @@ use crate::work::{
 /// ```
 #[track_caller]
 pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    crate::error::in_call("barrier", None, || {
+    crate::error::in_call!(pe => "barrier", None, || {
         barrier_on(pe, On::Set(set), Work::Implicit, Completion::Quiet)
     })
 }
@@ -101,7 +101,7 @@ pub fn barrier(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
 /// Example: [`barrier`].
 #[track_caller]
 pub fn barrier_all(pe: &mut Pe) -> Result<()> {
-    crate::error::in_call("barrier_all", None, || {
+    crate::error::in_call!(pe => "barrier_all", None, || {
         let world = pe.world();
         barrier(pe, &world)
     })
@@ -116,7 +116,7 @@ pub fn barrier_with(
     set: &ActiveSet,
     sync: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("barrier_with", None, || {
+    crate::error::in_call!(pe => "barrier_with", None, || {
         barrier_on(pe, On::Set(set), sync_work(sync), Completion::Quiet)
     })
 }
@@ -162,7 +162,7 @@ pub fn broadcast<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("broadcast", None, || {
+    crate::error::in_call!(pe => "broadcast", None, || {
         broadcast_on(
             pe,
             On::Set(set),
@@ -187,7 +187,7 @@ pub fn broadcast_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &(impl WorkArray<Kind: ServesAs<BroadcastSync>> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("broadcast_with", None, || {
+    crate::error::in_call!(pe => "broadcast_with", None, || {
         broadcast_on(
             pe,
             On::Set(set),
@@ -207,7 +207,7 @@ pub fn broadcast_with<T: SymmetricType>(
 /// Example: [`barrier`].
 #[track_caller]
 pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
-    crate::error::in_call("sync", None, || {
+    crate::error::in_call!(pe => "sync", None, || {
         barrier_on(pe, On::Set(set), Work::Implicit, Completion::None)
     })
 }
@@ -217,7 +217,7 @@ pub fn sync(pe: &mut Pe, set: &ActiveSet) -> Result<()> {
 /// Example: [`barrier`].
 #[track_caller]
 pub fn sync_all(pe: &mut Pe) -> Result<()> {
-    crate::error::in_call("sync_all", None, || {
+    crate::error::in_call!(pe => "sync_all", None, || {
         let world = pe.world();
         sync(pe, &world)
     })
@@ -232,7 +232,7 @@ pub fn sync_with(
     set: &ActiveSet,
     work: &(impl WorkArray<Kind: ServesAs<BarrierSync>> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("sync_with", None, || {
+    crate::error::in_call!(pe => "sync_with", None, || {
         barrier_on(pe, On::Set(set), sync_work(work), Completion::None)
     })
 }
@@ -350,7 +350,7 @@ pub fn fcollect<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("fcollect", None, || {
+    crate::error::in_call!(pe => "fcollect", None, || {
         fcollect_on(
             pe,
             On::Set(set),
@@ -373,7 +373,7 @@ pub fn fcollect_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &(impl WorkArray<Kind: ServesAs<CollectSync>> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("fcollect_with", None, || {
+    crate::error::in_call!(pe => "fcollect_with", None, || {
         fcollect_on(
             pe,
             On::Set(set),
@@ -412,7 +412,7 @@ pub fn collect<T: SymmetricType>(
     target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
 ) -> Result<usize> {
-    crate::error::in_call("collect", None, || {
+    crate::error::in_call!(pe => "collect", None, || {
         collect_on(
             pe,
             On::Set(set),
@@ -435,7 +435,7 @@ pub fn collect_with<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     sync: &(impl WorkArray<Kind: ServesAs<CollectSync>> + ?Sized),
 ) -> Result<usize> {
-    crate::error::in_call("collect_with", None, || {
+    crate::error::in_call!(pe => "collect_with", None, || {
         collect_on(
             pe,
             On::Set(set),
@@ -501,7 +501,7 @@ pub fn alltoall<T: SymmetricType>(
     source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     nelems: usize,
 ) -> Result<()> {
-    crate::error::in_call("alltoall", None, || {
+    crate::error::in_call!(pe => "alltoall", None, || {
         let blocks = Blocks {
             nelems,
             target_stride: 1,
@@ -530,7 +530,7 @@ pub fn alltoall_with<T: SymmetricType>(
     nelems: usize,
     work: &(impl WorkArray<Kind: ServesAs<AlltoallSync>> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("alltoall_with", None, || {
+    crate::error::in_call!(pe => "alltoall_with", None, || {
         let blocks = Blocks {
             nelems,
             target_stride: 1,
@@ -563,7 +563,7 @@ pub fn alltoalls<T: SymmetricType>(
     source_stride: usize,
     nelems: usize,
 ) -> Result<()> {
-    crate::error::in_call("alltoalls", None, || {
+    crate::error::in_call!(pe => "alltoalls", None, || {
         let blocks = Blocks {
             nelems,
             target_stride,
@@ -595,7 +595,7 @@ pub fn alltoalls_with<T: SymmetricType>(
     nelems: usize,
     work: &(impl WorkArray<Kind: ServesAs<AlltoallSync>> + ?Sized),
 ) -> Result<()> {
-    crate::error::in_call("alltoalls_with", None, || {
+    crate::error::in_call!(pe => "alltoalls_with", None, || {
         let blocks = Blocks {
             nelems,
             target_stride,
@@ -669,7 +669,7 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    crate::error::in_call("reduce", None, || {
+    crate::error::in_call!(pe => "reduce", None, || {
         reduce_on::<Op, T>(
             pe,
             On::Set(set),
@@ -698,7 +698,7 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    crate::error::in_call("reduce_with", None, || {
+    crate::error::in_call!(pe => "reduce_with", None, || {
         check_work_fits::<_, _, T>(source, work);
         reduce_on::<Op, T>(
             pe,

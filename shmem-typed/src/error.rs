@@ -488,21 +488,75 @@ impl fmt::Display for FailedCall {
 }
 
 /// Runs `body`, the work of the API's `call` (targeting PE `pe`, if it targets one), and
-/// names the call and the program's line in its error. Called from a `#[track_caller]`
+/// names the call and the program's line in its error. Used in a `#[track_caller]`
 /// function of the API, so the line is the program's. Free on success: the location is a
-/// constant the caller passes, and the error is built only on `Err`. The runtime's
-/// observation hook sees every call (see `shmem_rt`'s `SHMEM_TRACE`).
+/// constant, and the error is built only on `Err`.
+///
+/// The runtime's observation (`SHMEM_TRACE`, `SHMEM_STATS`, `SHMEM_WATCHDOG`) sees the
+/// call: the body is expanded twice, once run directly and once through the runtime's
+/// cold observed path, chosen by one test of the runtime's flag. So with observation off
+/// the call pays the flag test and nothing else: the captures of the direct copy stay in
+/// registers, and the observed copy's are built only on its (cold) branch. For the
+/// one-sided calls, which the runtime observes itself, see [`in_one_sided_call`].
+macro_rules! in_call {
+    ($pe:expr => $call:expr, $target:expr, $body:expr) => {
+        $crate::error::in_call!(@on $pe.rt().observing(), $call, $target, $body)
+    };
+    ($call:expr, $target:expr, $body:expr) => {
+        $crate::error::in_call!(
+            @on ::shmem_rt::__private::observe::observing(), $call, $target, $body
+        )
+    };
+    (@on $on:expr, $call:expr, $target:expr, $body:expr) => {{
+        let site = ::std::panic::Location::caller();
+        if $on {
+            $crate::error::observed_call($call, $target, site, $body)
+        } else {
+            $crate::error::direct_call($call, $target, site, $body)
+        }
+    }};
+}
+pub(crate) use in_call;
+
+/// The observed path of [`in_call!`]: out of line and cold.
+#[cold]
+#[inline(never)]
+pub(crate) fn observed_call<T>(
+    call: &'static str,
+    pe: Option<usize>,
+    site: &'static Location<'static>,
+    body: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    direct_call(call, pe, site, || {
+        shmem_rt::__private::observe::watched(call, site, body)
+    })
+}
+
+/// `body`'s result, its error named as raised by `call` (on `pe`) at `site`.
+#[inline(always)]
+pub(crate) fn direct_call<T>(
+    call: &'static str,
+    pe: Option<usize>,
+    site: &'static Location<'static>,
+    body: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    match body() {
+        Ok(value) => Ok(value),
+        Err(err) => Err(err.in_call(call, pe, site)),
+    }
+}
+
+/// [`in_call!`] for a one-sided call (put, get, atomic), whose body is one one-sided call
+/// of the runtime: the runtime observes it itself (by the operation's name, without a call
+/// site), so the typed call, inlined into the program, carries no test of its own.
 #[inline(always)]
 #[track_caller]
-pub(crate) fn in_call<T>(
+pub(crate) fn in_one_sided_call<T>(
     call: &'static str,
     pe: Option<usize>,
     body: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
-    match shmem_rt::__private::observe::watch(call, Location::caller(), body) {
-        Ok(value) => Ok(value),
-        Err(err) => Err(err.in_call(call, pe, Location::caller())),
-    }
+    direct_call(call, pe, Location::caller(), body)
 }
 
 impl From<RtError> for ShmemError {

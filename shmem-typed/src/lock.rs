@@ -400,7 +400,7 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// ```
     #[track_caller]
     fn set_lock(&self, pe: &mut Pe) -> Result<()> {
-        crate::error::in_call("set_lock", None, || {
+        crate::error::in_call!(pe => "set_lock", None, || {
             let lock = self.lock_offset();
             check_not_held(pe, lock, "set_lock")?;
             let me = pe.my_pe();
@@ -458,7 +458,7 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// Example: [`set_lock`](SymmetricLockExt::set_lock).
     #[track_caller]
     fn clear_lock(&self, pe: &mut Pe) -> Result<()> {
-        crate::error::in_call("clear_lock", None, || {
+        crate::error::in_call!(pe => "clear_lock", None, || {
             let lock = self.lock_offset();
             let me = pe.my_pe();
             if !pe.held_locks.holds(lock) {
@@ -503,7 +503,7 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// Example: [`set_lock`](SymmetricLockExt::set_lock).
     #[track_caller]
     fn test_lock(&self, pe: &mut Pe) -> Result<bool> {
-        crate::error::in_call("test_lock", None, || {
+        crate::error::in_call!(pe => "test_lock", None, || {
             let lock = self.lock_offset();
             check_not_held(pe, lock, "test_lock")?;
             let me = pe.my_pe();

@@ -64,7 +64,7 @@ impl Pe {
     /// ```
     #[track_caller]
     pub fn init() -> Result<Pe> {
-        crate::error::in_call("init", None, || {
+        crate::error::in_call!("init", None, || {
             // SAFETY: the `Pe` owns the runtime and never hands it out; the typed layer
             // passes it only offsets of the objects it placed or allocated, each as what it
             // is (statics, `SymSlice`s, locks, work arrays).
@@ -88,7 +88,7 @@ impl Pe {
     /// Example: [`Pe::init`].
     #[track_caller]
     pub fn finalize(self) -> Result<()> {
-        crate::error::in_call("finalize", None, || Ok(self.rt.finalize()?))
+        crate::error::in_call!("finalize", None, || Ok(self.rt.finalize()?))
     }
 
     /// This PE's number (`shmem_my_pe`).
@@ -148,7 +148,7 @@ impl Pe {
     /// Example: [`Pe::my_pe`].
     #[track_caller]
     pub fn barrier_all(&mut self) -> Result<()> {
-        crate::error::in_call("barrier_all", None, || {
+        crate::error::in_call!(self => "barrier_all", None, || {
             crate::collectives::barrier_all(self)
         })
     }
@@ -159,7 +159,7 @@ impl Pe {
     /// Example: [`Pe::my_pe`].
     #[track_caller]
     pub fn sync_all(&mut self) -> Result<()> {
-        crate::error::in_call("sync_all", None, || crate::collectives::sync_all(self))
+        crate::error::in_call!(self => "sync_all", None, || crate::collectives::sync_all(self))
     }
 
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.

@@ -97,7 +97,7 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// ```
     #[track_caller]
     fn put_nbi(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
-        crate::error::in_call("put_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("put_nbi", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
             Ok(pe
                 .rt()
@@ -113,7 +113,7 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// Example: [`put_nbi`](SymmetricRma::put_nbi).
     #[track_caller]
     fn get_nbi(&self, pe: &Pe, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
-        crate::error::in_call("get_nbi", Some(source_pe), || {
+        crate::error::in_one_sided_call("get_nbi", Some(source_pe), || {
             let mut data = vec![Self::Elem::zeroed(); self.sym_len()];
             pe.rt().get(
                 source_pe,
@@ -158,7 +158,7 @@ pub trait SymmetricRma: SymmetricBuffer {
         src_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        crate::error::in_call("iput", Some(target_pe), || {
+        crate::error::in_one_sided_call("iput", Some(target_pe), || {
             let strides = strides::<Self>(self, target_stride, src.len(), src_stride, nelems)?;
             Ok(pe.rt().iput(
                 target_pe,
@@ -184,7 +184,7 @@ pub trait SymmetricRma: SymmetricBuffer {
         dst_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        crate::error::in_call("iget", Some(source_pe), || {
+        crate::error::in_one_sided_call("iget", Some(source_pe), || {
             let strides = strides::<Self>(self, source_stride, dst.len(), dst_stride, nelems)?;
             Ok(pe.rt().iget(
                 source_pe,
@@ -213,7 +213,7 @@ pub trait SymmetricRma: SymmetricBuffer {
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
-        crate::error::in_call("put_signal", Some(target_pe), || {
+        crate::error::in_one_sided_call("put_signal", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
             let word = signal.range(0..1)?;
             check_disjoint(self, &word)?;
@@ -262,7 +262,7 @@ pub trait SymmetricRma: SymmetricBuffer {
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
-        crate::error::in_call("put_signal_nbi", Some(target_pe), || {
+        crate::error::in_one_sided_call("put_signal_nbi", Some(target_pe), || {
             // Delivering earlier than `quiet` keeps the promise; no transport of this build
             // defers it.
             self.put_signal(pe, target_pe, src, signal, value, op)

@@ -187,7 +187,7 @@ impl<T: SymmetricType> Symmetric<T> {
     /// ```
     #[track_caller]
     pub fn put_value(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
-        crate::error::in_call("put", Some(target_pe), || {
+        crate::error::in_one_sided_call("put", Some(target_pe), || {
             Ok(pe
                 .rt()
                 .put(target_pe, self.offset(), bytemuck::bytes_of(value))?)
@@ -199,7 +199,7 @@ impl<T: SymmetricType> Symmetric<T> {
     /// Example: [`Symmetric::put_value`].
     #[track_caller]
     pub fn get_value(&self, pe: &Pe, source_pe: usize) -> Result<T> {
-        crate::error::in_call("get", Some(source_pe), || {
+        crate::error::in_one_sided_call("get", Some(source_pe), || {
             let mut value = T::zeroed();
             pe.rt()
                 .get(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
@@ -540,7 +540,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn range(&self, range: impl RangeBounds<usize>) -> Result<SymRange<'_, Self::Elem>> {
-        crate::error::in_call("range", None, || {
+        crate::error::in_call!("range", None, || {
             let (start, end) = resolve_range(range, self.sym_len())?;
             Ok(SymRange {
                 offset: self.sym_offset() + start * std::mem::size_of::<Self::Elem>(),
@@ -556,7 +556,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn at(&self, index: usize) -> Result<SymRange<'_, Self::Elem>> {
-        crate::error::in_call("at", None, || {
+        crate::error::in_call!("at", None, || {
             check_index(index, self.sym_len())?;
             self.range(index..=index)
         })
@@ -568,7 +568,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn read_local(&self, pe: &Pe, dst: &mut [Self::Elem]) -> Result<()> {
-        crate::error::in_call("read_local", None, || self.get(pe, pe.my_pe(), dst))
+        crate::error::in_call!(pe => "read_local", None, || self.get(pe, pe.my_pe(), dst))
     }
 
     /// This PE's elements, copied.
@@ -587,7 +587,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn write_local(&self, pe: &mut Pe, src: &[Self::Elem]) -> Result<()> {
-        crate::error::in_call("write_local", None, || {
+        crate::error::in_call!(pe => "write_local", None, || {
             let me = pe.my_pe();
             self.put(pe, me, src)
         })
@@ -662,7 +662,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// ```
     #[track_caller]
     fn put(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
-        crate::error::in_call("put", Some(target_pe), || {
+        crate::error::in_one_sided_call("put", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
             Ok(pe
                 .rt()
@@ -675,7 +675,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn get(&self, pe: &Pe, source_pe: usize, dst: &mut [Self::Elem]) -> Result<()> {
-        crate::error::in_call("get", Some(source_pe), || {
+        crate::error::in_one_sided_call("get", Some(source_pe), || {
             check_fits(dst.len(), self.sym_len())?;
             Ok(pe
                 .rt()
@@ -688,7 +688,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn p(&self, pe: &mut Pe, target_pe: usize, index: usize, value: Self::Elem) -> Result<()> {
-        crate::error::in_call("p", Some(target_pe), || {
+        crate::error::in_one_sided_call("p", Some(target_pe), || {
             let one = self.at(index)?;
             one.put(pe, target_pe, std::slice::from_ref(&value))
         })
@@ -699,7 +699,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
     fn g(&self, pe: &Pe, source_pe: usize, index: usize) -> Result<Self::Elem> {
-        crate::error::in_call("g", Some(source_pe), || {
+        crate::error::in_one_sided_call("g", Some(source_pe), || {
             let one = self.at(index)?;
             let mut value = Self::Elem::zeroed();
             one.get(pe, source_pe, std::slice::from_mut(&mut value))?;
@@ -732,7 +732,7 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// ```
     #[track_caller]
     fn remote_ptr(&self, pe: &Pe, target_pe: usize) -> Result<*mut Self::Elem> {
-        crate::error::in_call("remote_ptr", Some(target_pe), || {
+        crate::error::in_call!(pe => "remote_ptr", Some(target_pe), || {
             let bytes = self.sym_len() * std::mem::size_of::<Self::Elem>();
             let address = pe
                 .rt()
@@ -847,7 +847,7 @@ impl Pe {
     /// ```
     #[track_caller]
     pub fn alloc_slice<T: SymmetricType>(&mut self, len: usize) -> Result<SymSlice<T>> {
-        crate::error::in_call("alloc_slice", None, || {
+        crate::error::in_call!(self => "alloc_slice", None, || {
             self.alloc_slice_aligned(len, std::mem::align_of::<T>())
         })
     }
@@ -861,7 +861,7 @@ impl Pe {
         len: usize,
         align: usize,
     ) -> Result<SymSlice<T>> {
-        crate::error::in_call("alloc_slice_aligned", None, || {
+        crate::error::in_call!(self => "alloc_slice_aligned", None, || {
             let bytes = bytes_for::<T>(len)?;
             let align = align.max(std::mem::align_of::<T>());
             let offset = self.rt_mut().alloc(bytes, align)?;
@@ -903,7 +903,7 @@ impl Pe {
         slice: &mut SymSlice<T>,
         new_len: usize,
     ) -> Result<()> {
-        crate::error::in_call("realloc", None, || {
+        crate::error::in_call!(self => "realloc", None, || {
             let bytes = bytes_for::<T>(new_len)?;
             let offset = self
                 .rt_mut()

@@ -119,7 +119,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("wait_until", None, || {
+        crate::error::in_call!(self => "wait_until", None, || {
             self.wait_until_at(var, 0, cmp, value)
         })
     }
@@ -139,7 +139,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("wait_until_at", None, || {
+        crate::error::in_call!(self => "wait_until_at", None, || {
             let one = var.at(index)?;
             self.wait_for_elements(&one, &[], "wait_until", |w| w.all_hold(cmp, value))
         })
@@ -184,7 +184,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("wait_until_all", None, || {
+        crate::error::in_call!(self => "wait_until_all", None, || {
             self.wait_for_elements(ivars, status, "wait_until_all", |w| w.all_hold(cmp, value))
         })
     }
@@ -206,7 +206,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("wait_until_any", None, || {
+        crate::error::in_call!(self => "wait_until_any", None, || {
             let mut found = None;
             self.wait_for_elements(ivars, status, "wait_until_any", |w| {
                 found = w.first_holding(cmp, value);
@@ -233,7 +233,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("wait_until_some", None, || {
+        crate::error::in_call!(self => "wait_until_some", None, || {
             let mut found = Vec::new();
             self.wait_for_elements(ivars, status, "wait_until_some", |w| {
                 found = w.every_holding(cmp, value);
@@ -253,7 +253,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("test", None, || {
+        crate::error::in_call!(self => "test", None, || {
             let one = ivar.at(0)?;
             self.look_at_elements(&one, &[], |w| w.all_hold(cmp, value))
         })
@@ -275,7 +275,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("test_all", None, || {
+        crate::error::in_call!(self => "test_all", None, || {
             self.look_at_elements(ivars, status, |w| w.all_hold(cmp, value))
         })
     }
@@ -296,7 +296,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("test_any", None, || {
+        crate::error::in_call!(self => "test_any", None, || {
             self.look_at_elements(ivars, status, |w| w.first_holding(cmp, value))
         })
     }
@@ -317,7 +317,7 @@ impl Pe {
         B: SymmetricBuffer + ?Sized,
         B::Elem: WaitInt,
     {
-        crate::error::in_call("test_some", None, || {
+        crate::error::in_call!(self => "test_some", None, || {
             self.look_at_elements(ivars, status, |w| w.every_holding(cmp, value))
         })
     }
@@ -331,7 +331,7 @@ impl Pe {
     where
         B: SymmetricBuffer<Elem: SignalWord> + ?Sized,
     {
-        crate::error::in_call("signal_fetch", None, || {
+        crate::error::in_call!(self => "signal_fetch", None, || {
             let one = signal.at(0)?;
             self.look_at_elements(&one, &[], |w| w.values[0].value())
         })
@@ -347,7 +347,7 @@ impl Pe {
     where
         B: SymmetricBuffer<Elem: SignalWord> + ?Sized,
     {
-        crate::error::in_call("signal_wait_until", None, || {
+        crate::error::in_call!(self => "signal_wait_until", None, || {
             let one = signal.at(0)?;
             let mut seen = 0;
             self.wait_for_elements(&one, &[], "signal_wait_until", |w| {

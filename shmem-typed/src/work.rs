@@ -308,7 +308,7 @@ impl crate::Pe {
     /// ```
     #[track_caller]
     pub fn alloc_work<W: WorkKind>(&mut self, len: usize) -> crate::Result<WorkArrays<W>> {
-        crate::error::in_call("alloc_work", None, || {
+        crate::error::in_call!(self => "alloc_work", None, || {
             // Every work array type is whole cache lines, aligned to one: an array of them
             // keeps each one's sync words aligned.
             const { assert!(size_of::<W>() % WORK_SYNC_ALIGN == 0) };

@@ -5,8 +5,12 @@
 //! One mechanism feeds all of them: the wait record each blocked PE publishes for the
 //! deadlock watch (`coll::deadlock`), and a call record beside it (`record`) that says
 //! which call of the program a PE is in and where the program made it. The typed layer
-//! reports every call through [`watch`]. Off (the default), that is one branch on a
-//! flag read once (and one more where a wait has to spin); the call record then only
+//! reports every call that is not one-sided through [`watched`] when [`observing`]; the
+//! runtime's one-sided calls (puts, gets, atomics: they never wait for another PE on
+//! shared memory) report themselves through `one_sided`, without a call site. Off (the
+//! default), that is one branch on a flag read once per call (in the runtime's
+//! out-of-line call for the one-sided calls, so the typed call inlined into the program
+//! carries nothing), and one more where a wait has to spin; the call record then only
 //! says which operation a PE waits in, written when the wait publishes its wait record,
 //! and the table has no source lines. On, the call record is rewritten at every call.
 //!
@@ -72,30 +76,44 @@ fn merge_into(path: &std::path::Path) {
     }
 }
 
-/// Runs `body`, the call `call` that the program made at `site`, and observes it if
-/// observation is on. The typed layer wraps every call of its API in this.
+/// Whether calls are observed (timeline, statistics or watchdog on): one relaxed load
+/// of a process-wide flag set once when the PE joins its job.
 #[inline(always)]
-pub fn watch<T, E>(
-    call: &'static str,
-    site: &'static Location<'static>,
-    body: impl FnOnce() -> Result<T, E>,
-) -> Result<T, E> {
-    if !on() {
-        return body();
-    }
-    watched(call, site, body)
+pub fn observing() -> bool {
+    on()
 }
 
-/// [`watch`] with observation on.
+/// Runs `body`, the call `call` that the program made at `site`, observed: the typed
+/// layer runs every call of its API that is not one-sided through this when
+/// [`observing`] says so, and the same body directly otherwise (two copies of the body,
+/// so that the unobserved one keeps its captures in registers and the call site holds
+/// nothing of this path but the flag test and one call).
 #[cold]
 #[inline(never)]
-fn watched<T, E>(
+pub fn watched<T, E>(
     call: &'static str,
     site: &'static Location<'static>,
     body: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
-    trace::begin(call, site);
+    trace::begin(call, Some(site));
     let result = body();
-    trace::end(result.is_ok());
+    trace::end(result.is_ok(), 0);
+    result
+}
+
+/// Runs `op`, the one-sided call `name` (a put, get or atomic) moving `bytes` bytes,
+/// observed. The runtime's one-sided calls report themselves through this (see
+/// `runtime::rma`), so the typed layer's one-sided calls, inlined into the program, carry
+/// no test of their own; the event has no call site.
+#[cold]
+#[inline(never)]
+pub(crate) fn one_sided<R>(
+    name: &'static str,
+    bytes: usize,
+    op: impl FnOnce() -> crate::error::RtResult<R>,
+) -> crate::error::RtResult<R> {
+    trace::begin(name, None);
+    let result = op();
+    trace::end(result.is_ok(), bytes as u64);
     result
 }

@@ -147,13 +147,14 @@ fn store_call(w: &dyn Fn(usize, u64), name: &str, site: Option<&Location<'_>>) {
     w(field!(line), site.map_or(0, |s| s.line() as u64));
 }
 
-/// Publishes that this PE began its call number `calls`, `name` at `site`, at `now`.
-pub(crate) fn begin(name: &str, site: &Location<'_>, calls: u64, now: u64) {
+/// Publishes that this PE began its call number `calls`, `name` at `site` (if known),
+/// at `now`.
+pub(crate) fn begin(name: &str, site: Option<&Location<'_>>, calls: u64, now: u64) {
     write(|w| {
         w(field!(state), IN_CALL);
         w(field!(calls), calls);
         w(field!(began_ns), now);
-        store_call(w, name, Some(site));
+        store_call(w, name, site);
     });
 }
 

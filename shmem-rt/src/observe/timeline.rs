@@ -15,8 +15,9 @@ use super::json::{self, quoted, Value};
 pub(crate) struct Event {
     /// The call.
     pub(crate) name: &'static str,
-    /// Where the program made it.
-    pub(crate) site: &'static Location<'static>,
+    /// Where the program made it (None: a one-sided call, which the runtime observes
+    /// itself and which carries no site).
+    pub(crate) site: Option<&'static Location<'static>>,
     /// When it began and ended (`CLOCK_MONOTONIC` nanoseconds).
     pub(crate) start: u64,
     pub(crate) end: u64,
@@ -29,7 +30,8 @@ pub(crate) struct Event {
     /// number on the set (0: none).
     pub(crate) set_key: u64,
     pub(crate) epoch: u64,
-    /// Element size and count this PE contributed (0: none).
+    /// Element size and count this PE contributed to a collective, or 1 and the bytes a
+    /// one-sided call moved (0: none).
     pub(crate) elem_size: u32,
     pub(crate) nelems: u64,
     /// Whether it succeeded.
@@ -51,7 +53,9 @@ fn us(ns: u64) -> f64 {
 /// Appends PE `pe`'s event `e` (its call slice, and its wait slice if it waited) as
 /// Chrome trace events.
 pub(crate) fn write_event(out: &mut String, pe: usize, e: &Event) {
-    let site = format!("{}:{}", e.site.file(), e.site.line());
+    let site = e
+        .site
+        .map_or_else(String::new, |s| format!("{}:{}", s.file(), s.line()));
     let _ = write!(
         out,
         "{{\"name\":{},\"cat\":\"call\",\"ph\":\"X\",\"pid\":0,\"tid\":{pe},\"ts\":{:.3},\"dur\":{:.3},\

@@ -95,9 +95,10 @@ pub(crate) fn start(me: usize, _npes: usize, settings: Settings) {
     });
 }
 
-/// A call `name` made at `site` begins (an API call made inside another is not one of
-/// the program's: only the outermost call is recorded).
-pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) {
+/// A call `name` made at `site` (None: a one-sided call the runtime reports) begins (an
+/// API call made inside another is not one of the program's: only the outermost call is
+/// recorded).
+pub(crate) fn begin(name: &'static str, site: Option<&'static Location<'static>>) {
     with(|r| {
         r.depth += 1;
         if r.depth > 1 {
@@ -126,9 +127,10 @@ pub(crate) fn begin(name: &'static str, site: &'static Location<'static>) {
     });
 }
 
-/// The latest call that began ends, successfully if `ok`. A failed call of the program
-/// writes this PE's part of the trace as it stands.
-pub(crate) fn end(ok: bool) {
+/// The latest call that began ends, successfully if `ok`, having moved `bytes` bytes
+/// (a one-sided call; 0 for the others, whose bytes are those of their collective). A
+/// failed call of the program writes this PE's part of the trace as it stands.
+pub(crate) fn end(ok: bool, bytes: u64) {
     let failed = with(|r| {
         if r.depth == 0 {
             // Began before observation was on (the call that joined the job).
@@ -146,6 +148,9 @@ pub(crate) fn end(ok: bool) {
         event.end = now;
         event.ok = ok;
         (event.wait_ns, event.wait_from, event.wait_to) = probe::take_waited();
+        if bytes > 0 {
+            (event.elem_size, event.nelems) = (1, bytes);
+        }
         let (key, epoch) = record::latest_collective();
         if key != 0 && (key, epoch) != r.before {
             event.set_key = key;
@@ -224,7 +229,7 @@ fn statistics(me: usize, totals: &BTreeMap<&'static str, Totals>) -> String {
     });
     let ms = |ns: u64| ns as f64 / 1e6;
     let mut out = format!(
-        "PE {me} statistics: {} calls, {:.3} ms in calls, {:.3} ms waiting, {} bytes contributed",
+        "PE {me} statistics: {} calls, {:.3} ms in calls, {:.3} ms waiting, {} bytes moved",
         sum.calls,
         ms(sum.ns),
         ms(sum.wait_ns),

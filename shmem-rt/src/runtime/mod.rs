@@ -35,6 +35,12 @@ pub struct Runtime {
     /// Where the user heap starts in a partition, and where it ends.
     user_start: usize,
     part_size: usize,
+    /// Whether observation is on (`observe::probe::on`, fixed when this PE joined).
+    observing: bool,
+    /// The PEs a one-sided call reaches on its direct path: `npes` with observation
+    /// off, 0 with it on (so that every one-sided call takes its observed path; see
+    /// `rma::one_sided!`).
+    direct_reach: usize,
     heap: HeapState,
     sets: SetTable,
     /// The communicators of the network's group collectives, per set (offloaded calls
@@ -92,6 +98,8 @@ impl Runtime {
             npes,
             user_start: region.bytes(),
             part_size,
+            observing: crate::observe::probe::on(),
+            direct_reach: if crate::observe::probe::on() { 0 } else { npes },
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
             comms: crate::coll::offload::SetComms::new(),
@@ -137,6 +145,14 @@ impl Runtime {
             crate::observe::merge_trace();
         }
         self.transport.finish()
+    }
+
+    /// Whether observation is on (`SHMEM_TRACE`, `SHMEM_STATS`, `SHMEM_WATCHDOG`): what
+    /// the typed layer tests before each call that is not one-sided, a field of the
+    /// runtime it already holds.
+    #[inline]
+    pub fn observing(&self) -> bool {
+        self.observing
     }
 
     /// This PE's number (`shmem_my_pe`).

@@ -50,6 +50,37 @@ pub enum SignalOp {
     Add,
 }
 
+/// `$op`, the block of the runtime `$rt`'s one-sided call `$name` to PE `$pe`, moving
+/// `$bytes` bytes. The block checks everything but the PE; the macro checks that, against
+/// `direct_reach` (the job's PEs with observation off, none with it on), so that one
+/// compare is both the PE's check and the test of the flag: off, the call costs what it
+/// costs without observation. Past it, `one_sided_slow` (cold) tells a PE that does not
+/// exist from an observed call. The block is expanded twice, so that the direct copy
+/// keeps its values in registers.
+macro_rules! one_sided {
+    ($rt:expr, $pe:expr, $name:expr, $bytes:expr, $op:block) => {
+        if $pe < $rt.direct_reach {
+            $op
+        } else {
+            $rt.one_sided_slow($pe, $name, $bytes, move || $op)
+        }
+    };
+}
+
+/// The name an atomic operation is observed under.
+fn atomic_name(op: AtomicOp) -> &'static str {
+    match op {
+        AtomicOp::Fetch => "atomic_fetch",
+        AtomicOp::Set(_) => "atomic_set",
+        AtomicOp::Swap(_) => "atomic_swap",
+        AtomicOp::CompareSwap { .. } => "atomic_compare_swap",
+        AtomicOp::Add(_) => "atomic_fetch_add",
+        AtomicOp::And(_) => "atomic_fetch_and",
+        AtomicOp::Or(_) => "atomic_fetch_or",
+        AtomicOp::Xor(_) => "atomic_fetch_xor",
+    }
+}
+
 impl Runtime {
     /// Checks that `pe` exists and `offset..offset+len` lies in the user heap.
     #[inline]
@@ -57,11 +88,43 @@ impl Runtime {
         if pe >= self.npes {
             return Err(self.pe_out_of_range(pe));
         }
+        self.check_range(offset, len)
+    }
+
+    /// Checks that `offset..offset+len` lies in the user heap.
+    #[inline]
+    fn check_range(&self, offset: usize, len: usize) -> RtResult<()> {
         let end = offset.checked_add(len);
         if offset < self.user_start || end.is_none_or(|e| e > self.part_size) {
             return Err(self.out_of_bounds(offset, len));
         }
         Ok(())
+    }
+
+    /// The path of a one-sided call (`one_sided!`) whose PE `pe` is not below
+    /// `direct_reach`: `pe` does not exist, or observation is on (and `op`, which checks
+    /// all but the PE, runs observed).
+    #[cold]
+    #[inline(never)]
+    fn one_sided_slow<R>(
+        &self,
+        pe: usize,
+        name: &'static str,
+        bytes: usize,
+        op: impl FnOnce() -> RtResult<R>,
+    ) -> RtResult<R> {
+        let checked = move || {
+            if pe < self.npes {
+                op()
+            } else {
+                Err(self.pe_out_of_range(pe))
+            }
+        };
+        if self.observing {
+            crate::observe::one_sided(name, bytes, checked)
+        } else {
+            checked()
+        }
     }
 
     #[cold]
@@ -84,66 +147,85 @@ impl Runtime {
     /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem`), then wakes `pe` if
     /// it sleeps in a wait. Complete on return (blocking put).
     pub fn put(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
-        self.check_access(pe, offset, src.len())?;
-        with_transport!(&self.transport, t => {
-            // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
-            // memory of this process (a slice the caller owns), so it does not overlap.
-            unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
-            notify::notify(t, pe);
-        });
-        Ok(())
+        one_sided!(self, pe, "put", src.len(), {
+            self.check_range(offset, src.len())?;
+            with_transport!(&self.transport, t => {
+                // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
+                // memory of this process (a slice the caller owns), so it does not overlap.
+                unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
+                notify::notify(t, pe);
+            });
+            Ok(())
+        })
     }
 
     /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem_nbi`): delivered by
     /// the next [`Runtime::quiet`] (or barrier); `src` may be reused as soon as this
     /// returns.
     pub fn put_nbi(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
-        self.check_access(pe, offset, src.len())?;
-        with_transport!(&self.transport, t => {
-            // SAFETY: as in `put`.
-            unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
-            notify::notify(t, pe);
-        });
-        Ok(())
+        one_sided!(self, pe, "put_nbi", src.len(), {
+            self.check_range(offset, src.len())?;
+            with_transport!(&self.transport, t => {
+                // SAFETY: as in `put`.
+                unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
+                notify::notify(t, pe);
+            });
+            Ok(())
+        })
     }
 
     /// Strided put (`shmem_iput`): element `i` of `src` (at byte `i * strides.local`)
     /// to byte `offset + i * strides.remote` of PE `pe`, for `i < strides.count`. The
     /// whole walk is checked to lie in `src` and in the user heap first.
     pub fn iput(&self, pe: usize, offset: usize, src: &[u8], strides: Strides) -> RtResult<()> {
-        self.check_strided(pe, offset, src.len(), strides, "iput")?;
-        with_transport!(&self.transport, t => {
-            for i in 0..strides.count {
-                let from = src[i * strides.local..].as_ptr();
-                // SAFETY: element `i` lies inside `src` and inside PE `pe`'s user heap
-                // (the extents were checked); `src` is private memory.
-                unsafe { t.put(from, t.place(pe, offset + i * strides.remote), strides.elem) };
+        one_sided!(
+            self,
+            pe,
+            "iput",
+            strides.count.saturating_mul(strides.elem),
+            {
+                self.check_strided(offset, src.len(), strides, "iput")?;
+                with_transport!(&self.transport, t => {
+                    for i in 0..strides.count {
+                        let from = src[i * strides.local..].as_ptr();
+                        // SAFETY: element `i` lies inside `src` and inside PE `pe`'s user heap
+                        // (the extents were checked); `src` is private memory.
+                        unsafe { t.put(from, t.place(pe, offset + i * strides.remote), strides.elem) };
+                    }
+                    notify::notify(t, pe);
+                });
+                Ok(())
             }
-            notify::notify(t, pe);
-        });
-        Ok(())
+        )
     }
 
     /// Strided get (`shmem_iget`): byte `offset + i * strides.remote` of PE `pe` into
     /// element `i` of `dst` (at byte `i * strides.local`), for `i < strides.count`.
     pub fn iget(&self, pe: usize, offset: usize, dst: &mut [u8], strides: Strides) -> RtResult<()> {
-        self.check_strided(pe, offset, dst.len(), strides, "iget")?;
-        with_transport!(&self.transport, t => {
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            for i in 0..strides.count {
-                let to = dst[i * strides.local..].as_mut_ptr();
-                // SAFETY: as in `iput`, the other way round; `dst` is exclusive.
-                unsafe { t.get(t.place(pe, offset + i * strides.remote), to, strides.elem) };
+        one_sided!(
+            self,
+            pe,
+            "iget",
+            strides.count.saturating_mul(strides.elem),
+            {
+                self.check_strided(offset, dst.len(), strides, "iget")?;
+                with_transport!(&self.transport, t => {
+                    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+                    for i in 0..strides.count {
+                        let to = dst[i * strides.local..].as_mut_ptr();
+                        // SAFETY: as in `iput`, the other way round; `dst` is exclusive.
+                        unsafe { t.get(t.place(pe, offset + i * strides.remote), to, strides.elem) };
+                    }
+                });
+                Ok(())
             }
-        });
-        Ok(())
+        )
     }
 
-    /// Checks a strided walk: the remote extent lies in PE `pe`'s user heap, the local
-    /// one in the `local_len` bytes of the private buffer.
+    /// Checks a strided walk: the remote extent lies in the user heap, the local one in
+    /// the `local_len` bytes of the private buffer.
     fn check_strided(
         &self,
-        pe: usize,
         offset: usize,
         local_len: usize,
         strides: Strides,
@@ -152,7 +234,7 @@ impl Runtime {
         let remote = strides
             .extent(strides.remote)
             .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
-        self.check_access(pe, offset, remote)?;
+        self.check_range(offset, remote)?;
         match strides.extent(strides.local) {
             Some(local) if local <= local_len => Ok(()),
             _ => Err(RtError::Config(format!(
@@ -174,27 +256,29 @@ impl Runtime {
         op: SignalOp,
         value: u64,
     ) -> RtResult<()> {
-        self.check_access(pe, offset, src.len())?;
-        self.check_access(pe, signal, 8)?;
-        if signal % 8 != 0 {
-            return Err(RtError::Misaligned {
-                offset: signal,
-                len: 8,
+        one_sided!(self, pe, "put_signal", src.len() + 8, {
+            self.check_range(offset, src.len())?;
+            self.check_range(signal, 8)?;
+            if signal % 8 != 0 {
+                return Err(RtError::Misaligned {
+                    offset: signal,
+                    len: 8,
+                });
+            }
+            let update = match op {
+                SignalOp::Set => AtomicOp::Set(value),
+                SignalOp::Add => AtomicOp::Add(value),
+            };
+            with_transport!(&self.transport, t => {
+                // SAFETY: as in `put`.
+                unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
+                // The data is delivered before the signal changes.
+                t.fence();
+                t.atomic(t.place(pe, signal), AtomicWidth::Bits64, update);
+                notify::notify(t, pe);
             });
-        }
-        let update = match op {
-            SignalOp::Set => AtomicOp::Set(value),
-            SignalOp::Add => AtomicOp::Add(value),
-        };
-        with_transport!(&self.transport, t => {
-            // SAFETY: as in `put`.
-            unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
-            // The data is delivered before the signal changes.
-            t.fence();
-            t.atomic(t.place(pe, signal), AtomicWidth::Bits64, update);
-            notify::notify(t, pe);
-        });
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Whether PE `pe` can be reached by puts, gets and atomics (`shmem_pe_accessible`):
@@ -218,30 +302,34 @@ impl Runtime {
         width: AtomicWidth,
         op: AtomicOp,
     ) -> RtResult<u64> {
-        let len = width.bytes();
-        self.check_access(pe, offset, len)?;
-        if offset % len != 0 {
-            return Err(RtError::Misaligned { offset, len });
-        }
-        Ok(with_transport!(&self.transport, t => {
-            let old = t.atomic(t.place(pe, offset), width, op);
-            if op.writes() {
-                notify::notify(t, pe);
+        one_sided!(self, pe, atomic_name(op), width.bytes(), {
+            let len = width.bytes();
+            self.check_range(offset, len)?;
+            if offset % len != 0 {
+                return Err(RtError::Misaligned { offset, len });
             }
-            old
-        }))
+            Ok(with_transport!(&self.transport, t => {
+                let old = t.atomic(t.place(pe, offset), width, op);
+                if op.writes() {
+                    notify::notify(t, pe);
+                }
+                old
+            }))
+        })
     }
 
     /// Copies PE `pe`'s memory at `offset` into `dst` (`shmem_getmem`).
     pub fn get(&self, pe: usize, offset: usize, dst: &mut [u8]) -> RtResult<()> {
-        self.check_access(pe, offset, dst.len())?;
-        with_transport!(&self.transport, t => {
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            // SAFETY: the range lies in PE `pe`'s user heap (checked); `dst` is an
-            // exclusive slice of private memory.
-            unsafe { t.get(t.place(pe, offset), dst.as_mut_ptr(), dst.len()) };
-        });
-        Ok(())
+        one_sided!(self, pe, "get", dst.len(), {
+            self.check_range(offset, dst.len())?;
+            with_transport!(&self.transport, t => {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+                // SAFETY: the range lies in PE `pe`'s user heap (checked); `dst` is an
+                // exclusive slice of private memory.
+                unsafe { t.get(t.place(pe, offset), dst.as_mut_ptr(), dst.len()) };
+            });
+            Ok(())
+        })
     }
 
     /// Address of `len` bytes at `offset` of this PE's own partition (checked to lie in
