@@ -172,28 +172,47 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     wake_pending: Cell<bool>,
 }
 
-impl<T: Transport> Drop for SetCtx<'_, T> {
-    /// Wakes the other members if this call published something it has not woken them
-    /// for yet: every call ends with its words announced.
-    #[inline]
-    fn drop(&mut self) {
-        self.wake_others();
-    }
-}
-
 impl<'a, T: Transport> SetCtx<'a, T> {
+    /// Binds the program's work array `at` (not the runtime's own words) to `set` on its
+    /// first use. Fails if it is bound to a different set (its epochs count that set's
+    /// calls): the runtime hands a work array over before it gets here, so this is a
+    /// hand-over racing with a call on the old set. Call before [`SetCtx::enter`].
+    #[inline]
+    pub(crate) fn bind_work(
+        t: &T,
+        set: &SetSpec,
+        index: usize,
+        at: &SyncAt<'_>,
+        during: &'static str,
+    ) -> Result<(), CollectiveError> {
+        debug_assert!(!at.runtime_owned);
+        let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
+        let owner = T::advance(mine, sync::OWNER_SET);
+        let key = set.key();
+        let bound = t.load_relaxed(owner);
+        if bound != key {
+            if bound != 0 {
+                return Err(CollectiveError::WrongSet {
+                    during,
+                    bound,
+                    used: key,
+                });
+            }
+            t.store_relaxed(owner, key);
+        }
+        Ok(())
+    }
+
     /// Starts a collective call on `set`, of which this PE is member `index`, with the
-    /// sync words `at`: binds a work array to the set on first use, bumps the epoch and
-    /// returns the call's context. Fails if a work array is bound to a different set
-    /// (its epochs count that set's calls): the runtime hands a work array over before
-    /// it gets here, so this is a hand-over racing with a call on the old set.
+    /// sync words `at` (a work array bound to `set` by [`SetCtx::bind_work`]): bumps the
+    /// epoch and returns the call's context.
     ///
     /// `index` must be this PE's index in `set`, `at.slots` hold one entry per member,
     /// and every member's sync words (with their staging area) lie inside its partition
     /// (the runtime builds `at` from its own layout or from a checked work array).
     ///
-    /// Always inlined: the context is built in place in the caller's frame rather than
-    /// returned through a `Result` and moved.
+    /// Always inlined and infallible: the context is built in place in the caller's
+    /// frame rather than returned through a `Result` and moved.
     #[inline(always)]
     pub(crate) fn enter(
         t: &'a T,
@@ -202,30 +221,26 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         index: usize,
         at: SyncAt<'a>,
         during: &'static str,
-    ) -> RtResult<SetCtx<'a, T>> {
+    ) -> SetCtx<'a, T> {
         debug_assert_eq!(set.member(index), t.me());
         debug_assert_eq!(at.slots.len(), set.size());
-        let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
-        let own = |off: usize| T::advance(mine, off);
-        if !at.runtime_owned {
-            let key = set.key();
-            let bound = t.load_relaxed(own(sync::OWNER_SET));
-            if bound != key {
-                if bound != 0 {
-                    return Err(CollectiveError::WrongSet {
-                        during,
-                        bound,
-                        used: key,
-                    }
-                    .into());
-                }
-                t.store_relaxed(own(sync::OWNER_SET), key);
-            }
-        }
         let mut ctx = Self::inspect(t, env, set, index, at, during);
         ctx.epoch += 1;
-        t.store_relaxed(own(sync::OWNER_EPOCH), ctx.epoch);
-        Ok(ctx)
+        t.store_relaxed(ctx.own(sync::OWNER_EPOCH), ctx.epoch);
+        ctx
+    }
+
+    /// The end of a call started with [`SetCtx::enter`], whatever its `result`: a
+    /// failure of the call is recorded (however it failed — a cycle of waits, too —
+    /// it is known here, and nothing later reports it again), and the other members are
+    /// woken if this call published something it has not woken them for yet, so every
+    /// call ends with its words announced.
+    #[inline(always)]
+    pub(crate) fn end<R>(&self, result: &RtResult<R>) {
+        if let Err(RtError::Collective(err)) = result {
+            self.note_failed(err);
+        }
+        self.wake_others();
     }
 
     /// A context for looking at the sync words `at` as they stand after this PE's last
@@ -480,22 +495,34 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     }
 
     /// The latest call in `from..=upto` at which member `index` is seen to have arrived,
-    /// given that it has arrived at `from` and not at `upto + 1`, found by bisection over
-    /// its arrival lines (each holds its call while the member is fewer than
-    /// `ARRIVAL_LINES` calls past it). A line being rewritten reads as not arrived, so
-    /// the answer may be low, never high.
+    /// given that it has arrived at `from` and not at `upto + 1`, found over its arrival
+    /// lines (each holds its call while the member is fewer than `ARRIVAL_LINES` calls
+    /// past it): by steps that double from `from` (a slow member is usually just past
+    /// it: one or two looks), then by bisection of the last step. A line being rewritten
+    /// reads as not arrived, so the answer may be low, never high.
     ///
     /// A member that runs ahead (a broadcast root) records this rather than `from`, so
     /// that after waiting for a slow reader it looks again only when it has used up
     /// the lines that reader has freed, not at every call.
     fn arrived_up_to(&self, index: usize, mut from: u64, mut upto: u64) -> u64 {
+        let arrived = |call: u64| {
+            self.t
+                .load(self.word(index, sync::epoch(Self::line_index(call))))
+                >= call
+        };
+        let mut step = 1;
+        while from < upto {
+            let probe = (from + step).min(upto);
+            if !arrived(probe) {
+                upto = probe - 1;
+                break;
+            }
+            from = probe;
+            step *= 2;
+        }
         while from < upto {
             let mid = from + (upto - from).div_ceil(2);
-            if self
-                .t
-                .load(self.word(index, sync::epoch(Self::line_index(mid))))
-                >= mid
-            {
+            if arrived(mid) {
                 from = mid;
             } else {
                 upto = mid - 1;
@@ -1040,6 +1067,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Records that this call failed with `err` (if the failure path has not already).
     /// An [`CollectiveError::Earlier`] belongs to an earlier call, already recorded: the
     /// call that reports it completed.
+    #[cold]
     pub(crate) fn note_failed(&self, err: &CollectiveError) {
         if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known.get() < self.epoch {
             self.record(self.epoch, err);

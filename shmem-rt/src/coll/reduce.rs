@@ -193,13 +193,24 @@ struct Chunks {
 }
 
 impl Chunks {
+    #[inline]
     fn new(n: usize, count: usize, size: usize, plan: ReducePlan, stage: usize) -> Chunks {
+        if plan != ReducePlan::ScatterGather {
+            // One shot: one chunk, every member's whole source (no division on the
+            // small path).
+            return Chunks {
+                count,
+                size,
+                per: count,
+                in_stage: false,
+            };
+        }
         let mut per = count.div_ceil(n);
         // Chunk boundaries on 64-byte boundaries keep wide loads aligned.
         if 64 % size == 0 {
             per = (per * size).next_multiple_of(64) / size;
         }
-        let in_stage = plan == ReducePlan::ScatterGather && per * size <= stage;
+        let in_stage = per * size <= stage;
         Chunks {
             count,
             size,
