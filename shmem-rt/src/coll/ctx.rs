@@ -398,13 +398,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         self.wait_blocked(writer, rel, place, at_least)
     }
 
-    /// Polls member `writer`'s word at `rel` until it reaches `at_least`, at most the
-    /// policy's clock-free polls; returns whether it did. Used before waiting for a
-    /// member's arrival: plain loads notice the change sooner than the slow path's
-    /// polls, which carry its cycle watch and book-keeping.
+    /// Polls the word at `place` until it reaches `at_least`, at most the policy's
+    /// clock-free polls; returns whether it did. Used before waiting for a member's
+    /// arrival (see [`SetCtx::poll_arrival`]): plain loads notice the change sooner than
+    /// the slow path's polls, which carry its cycle watch and book-keeping.
     #[inline]
-    pub(crate) fn poll_briefly(&self, writer: usize, rel: usize, at_least: u64) -> bool {
-        let place = self.word(writer, rel);
+    fn poll_briefly(&self, place: T::Place, at_least: u64) -> bool {
         (0..self.env.policy.free_polls()).any(|_| self.t.load(place) >= at_least)
     }
 
@@ -685,9 +684,33 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// returns it.
     #[inline(always)]
     pub(crate) fn wait_arrival(&self, index: usize) -> RtResult<Descriptor> {
-        let line = Self::line_index(self.epoch);
-        self.wait_word(index, sync::epoch(line), self.epoch)?;
-        Ok(self.arrived_desc(index))
+        self.arrival(index, false)
+    }
+
+    /// [`SetCtx::wait_arrival`] after polling the member's arrival briefly (see
+    /// [`SetCtx::poll_briefly`]): for members whose arrival is about due.
+    #[inline(always)]
+    pub(crate) fn poll_arrival(&self, index: usize) -> RtResult<Descriptor> {
+        self.arrival(index, true)
+    }
+
+    #[inline(always)]
+    fn arrival(&self, index: usize, poll: bool) -> RtResult<Descriptor> {
+        let rel = sync::epoch(Self::line_index(self.epoch));
+        // One place for the polls, the wait and the reads: the member's words are
+        // found once.
+        let at = self.word(index, rel);
+        if poll {
+            self.poll_briefly(at, self.epoch);
+        }
+        if self.t.load(at) < self.epoch {
+            self.wait_blocked(index, rel, at, self.epoch)?;
+        }
+        let desc = self.desc_at(at);
+        if desc.fault_epoch() > self.fault_known.get() {
+            self.learn_from(index, desc.fault_epoch());
+        }
+        Ok(desc)
     }
 
     /// Member `index`'s descriptor of this epoch, which it has published already (the
@@ -705,9 +728,15 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// only if the head says it has one worth reading (it lies in the line's other half).
     #[inline]
     fn line_desc(&self, index: usize, line: usize) -> Descriptor {
+        self.desc_at(self.word(index, sync::epoch(line)))
+    }
+
+    /// The descriptor in the arrival line whose epoch word is at `at` (see
+    /// [`SetCtx::line_desc`]).
+    #[inline(always)]
+    fn desc_at(&self, at: T::Place) -> Descriptor {
         const HEAD: usize = sync::head(0, 0) - sync::epoch(0);
         const TAIL: usize = sync::tail(0, 0) - sync::epoch(0);
-        let at = self.word(index, sync::epoch(line));
         let word = |off: usize| self.t.load_relaxed(T::advance(at, off));
         let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|w| word(HEAD + 8 * w));
         let tail: [u64; DESC_TAIL_WORDS] = if Descriptor::head_needs_tail(&head) {

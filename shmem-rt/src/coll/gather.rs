@@ -110,8 +110,7 @@ fn gather<T: Transport>(
     let mut least_capacity = u64::MAX;
     let mut any_direct = exposed;
     for i in ctx.others() {
-        ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-        let theirs = ctx.wait_arrival(i)?;
+        let theirs = ctx.poll_arrival(i)?;
         let ok = ctx.check_member(&mine, i, &theirs).and_then(|()| {
             if fixed {
                 contribution(ctx, i, &theirs, bytes, 1).map(Some)

@@ -145,8 +145,7 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     let exposed = (plan == ReducePlan::ScatterGather).then_some(&mine);
     let mut first = None;
     for i in ctx.others() {
-        ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-        let theirs = ctx.wait_arrival(i)?;
+        let theirs = ctx.poll_arrival(i)?;
         if first.is_none() {
             if let Err(err) = ctx
                 .check_member(&mine, i, &theirs)
@@ -237,6 +236,12 @@ impl Chunks {
         let bytes = self.count * self.size;
         if !mine.same_location(theirs) {
             return Err(ctx.bad(i));
+        }
+        if !theirs.is_at(Location::Direct) {
+            // Inline or staged, as this PE's own: its plan chose the place for `bytes`
+            // (which the member's agreed count gives too), and the place is the member's
+            // runtime area, computed locally.
+            return Ok(());
         }
         contribution(ctx, i, theirs, bytes, align_of::<C::Elem>())?;
         if theirs.is_at(Location::Direct) && !self.in_stage {
