@@ -347,16 +347,27 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// The inline data of member `index`'s arrival line for this call.
     #[inline]
     pub(crate) fn inline_of(&self, index: usize) -> T::Place {
-        self.word(index, sync::inline(Self::line_index(self.epoch)))
+        self.word(index, self.inline_rel())
+    }
+
+    /// Where the inline data of this call's arrival line is, relative to a member's
+    /// sync words.
+    #[inline]
+    pub(crate) fn inline_rel(&self) -> usize {
+        sync::inline(Self::line_index(self.epoch))
+    }
+
+    /// Where the staging buffer of this call's parity is, relative to a member's sync
+    /// words.
+    #[inline]
+    pub(crate) fn stage_rel(&self) -> usize {
+        self.at.stage.delta + self.parity() * self.at.stage.stride
     }
 
     /// Member `index`'s staging buffer of this call's parity.
     #[inline]
     pub(crate) fn stage_of(&self, index: usize) -> T::Place {
-        self.word(
-            index,
-            self.at.stage.delta + self.parity() * self.at.stage.stride,
-        )
+        self.word(index, self.stage_rel())
     }
 
     /// PE `pe`'s (any member's) copy of symmetric offset `off`.

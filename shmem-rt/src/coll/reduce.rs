@@ -164,13 +164,15 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     if let ReducePlan::OneShot(carrier) = plan {
         // Every member's contribution is where this PE's is, inline or staged (validated
         // above), so its place follows without reading its descriptor again.
+        let rel = match carrier {
+            Carrier::Inline => ctx.inline_rel(),
+            _ => ctx.stage_rel(),
+        };
         let from = |i: usize| {
             if i == ctx.index {
                 my_src
-            } else if carrier == Carrier::Inline {
-                ctx.inline_of(i)
             } else {
-                ctx.stage_of(i)
+                ctx.word(i, rel)
             }
         };
         // SAFETY: every member's contribution holds `count` elements (validated); the
