@@ -5,7 +5,9 @@
 //! the call asks for it (OpenSHMEM 1.5's team broadcast).
 
 use super::ctx::SetCtx;
-use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
+use super::{
+    contribution, contribution_in, fail, place_contribution, publish_or_fail, wait_readers, Span,
+};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
@@ -130,10 +132,10 @@ pub(crate) fn broadcast<T: Transport>(
         }
         return ctx.finish(());
     }
-    let from_root = ctx.wait_arrival(root)?;
+    let (from_root, line) = ctx.arrival_at(root, false)?;
     let checked = ctx
         .check_member(&mine, root, &from_root)
-        .and_then(|()| contribution(ctx, root, &from_root, bytes, 1));
+        .and_then(|()| contribution_in(ctx, root, &from_root, Some(line), bytes, 1));
     let src = match checked {
         Ok(src) => src,
         Err(err) => return Err(fail(ctx, err, None)),

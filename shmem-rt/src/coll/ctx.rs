@@ -695,18 +695,33 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// returns it.
     #[inline(always)]
     pub(crate) fn wait_arrival(&self, index: usize) -> RtResult<Descriptor> {
-        self.arrival(index, false)
+        self.arrival(index, false).map(|(desc, _)| desc)
     }
 
     /// [`SetCtx::wait_arrival`] after polling the member's arrival briefly (see
     /// [`SetCtx::poll_briefly`]): for members whose arrival is about due.
     #[inline(always)]
     pub(crate) fn poll_arrival(&self, index: usize) -> RtResult<Descriptor> {
-        self.arrival(index, true)
+        self.arrival(index, true).map(|(desc, _)| desc)
+    }
+
+    /// [`SetCtx::poll_arrival`] (`poll`) or [`SetCtx::wait_arrival`], with the place of
+    /// the member's arrival line (for [`SetCtx::inline_in`]).
+    #[inline(always)]
+    pub(crate) fn arrival_at(&self, index: usize, poll: bool) -> RtResult<(Descriptor, T::Place)> {
+        self.arrival(index, poll)
+    }
+
+    /// The inline data of the arrival line at `line` (as [`SetCtx::arrival_at`] gives
+    /// it): [`SetCtx::inline_of`] its owner, without finding the owner's words again.
+    #[inline(always)]
+    pub(crate) fn inline_in(line: T::Place) -> T::Place {
+        const INLINE: usize = sync::inline(0) - sync::epoch(0);
+        T::advance(line, INLINE)
     }
 
     #[inline(always)]
-    fn arrival(&self, index: usize, poll: bool) -> RtResult<Descriptor> {
+    fn arrival(&self, index: usize, poll: bool) -> RtResult<(Descriptor, T::Place)> {
         let rel = sync::epoch(Self::line_index(self.epoch));
         // One place for the polls, the wait and the reads: the member's words are
         // found once.
@@ -721,7 +736,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if desc.fault_epoch() > self.fault_known.get() {
             self.learn_from(index, desc.fault_epoch());
         }
-        Ok(desc)
+        Ok((desc, at))
     }
 
     /// Member `index`'s descriptor of this epoch, which it has published already (the

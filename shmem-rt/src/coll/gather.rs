@@ -3,7 +3,9 @@
 
 use super::ctx::SetCtx;
 use super::verdict;
-use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
+use super::{
+    contribution, contribution_in, fail, place_contribution, publish_or_fail, wait_readers, Span,
+};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
@@ -110,10 +112,10 @@ fn gather<T: Transport>(
     let mut least_capacity = u64::MAX;
     let mut any_direct = exposed;
     for i in ctx.others() {
-        let theirs = ctx.poll_arrival(i)?;
+        let (theirs, line) = ctx.arrival_at(i, true)?;
         let ok = ctx.check_member(&mine, i, &theirs).and_then(|()| {
             if fixed {
-                contribution(ctx, i, &theirs, bytes, 1).map(Some)
+                contribution_in(ctx, i, &theirs, Some(line), bytes, 1).map(Some)
             } else {
                 Ok(None)
             }
