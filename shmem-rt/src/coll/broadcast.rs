@@ -132,10 +132,10 @@ pub(crate) fn broadcast<T: Transport>(
         }
         return ctx.finish(());
     }
-    let (from_root, line) = ctx.arrival_at(root, false)?;
+    let (from_root, words) = ctx.arrival_at(root, false)?;
     let checked = ctx
         .check_member(&mine, root, &from_root)
-        .and_then(|()| contribution_in(ctx, root, &from_root, Some(line), bytes, 1));
+        .and_then(|()| contribution_in(ctx, root, &from_root, Some(words), bytes, 1));
     let src = match checked {
         Ok(src) => src,
         Err(err) => return Err(fail(ctx, err, None)),
@@ -170,7 +170,7 @@ pub(crate) fn broadcast<T: Transport>(
     }
     // A root that does not wait for its readers is usually a call or more ahead: start
     // fetching its next announcement now, so the next call finds it close by.
-    ctx.prefetch_next_line(root);
+    ctx.prefetch_next_lines(words);
     ctx.finish(())
 }
 

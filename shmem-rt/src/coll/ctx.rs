@@ -376,13 +376,14 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         self.t.place(self.set.member(index), off)
     }
 
-    /// Hints the processor to fetch member `index`'s arrival lines of the next
-    /// `PREFETCH_AHEAD` calls (reads that are not needed yet; no effect on correctness).
+    /// Hints the processor to fetch the arrival lines of the next `PREFETCH_AHEAD` calls
+    /// of the member whose sync words are at `words` (as [`SetCtx::arrival_at`] gives
+    /// them): reads that are not needed yet, no effect on correctness.
     #[inline]
-    pub(crate) fn prefetch_next_line(&self, index: usize) {
+    pub(crate) fn prefetch_next_lines(&self, words: T::Place) {
         for ahead in 1..=PREFETCH_AHEAD {
-            self.t
-                .prefetch(self.word(index, sync::epoch(Self::line_index(self.epoch + ahead))));
+            let line = Self::line_index(self.epoch + ahead);
+            self.t.prefetch(T::advance(words, sync::epoch(line)));
         }
     }
 
@@ -706,18 +707,18 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     }
 
     /// [`SetCtx::poll_arrival`] (`poll`) or [`SetCtx::wait_arrival`], with the place of
-    /// the member's arrival line (for [`SetCtx::inline_in`]).
+    /// the member's sync words (for [`SetCtx::inline_in`]).
     #[inline(always)]
     pub(crate) fn arrival_at(&self, index: usize, poll: bool) -> RtResult<(Descriptor, T::Place)> {
         self.arrival(index, poll)
     }
 
-    /// The inline data of the arrival line at `line` (as [`SetCtx::arrival_at`] gives
-    /// it): [`SetCtx::inline_of`] its owner, without finding the owner's words again.
+    /// The inline data of this call's arrival line in the sync words at `words` (as
+    /// [`SetCtx::arrival_at`] gives them): [`SetCtx::inline_of`] their owner, without
+    /// finding the owner's words again.
     #[inline(always)]
-    pub(crate) fn inline_in(line: T::Place) -> T::Place {
-        const INLINE: usize = sync::inline(0) - sync::epoch(0);
-        T::advance(line, INLINE)
+    pub(crate) fn inline_in(&self, words: T::Place) -> T::Place {
+        T::advance(words, self.inline_rel())
     }
 
     #[inline(always)]
@@ -725,7 +726,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         let rel = sync::epoch(Self::line_index(self.epoch));
         // One place for the polls, the wait and the reads: the member's words are
         // found once.
-        let at = self.word(index, rel);
+        let words = self.sync_of(index);
+        let at = T::advance(words, rel);
         if poll {
             self.poll_briefly(at, self.epoch);
         }
@@ -736,7 +738,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if desc.fault_epoch() > self.fault_known.get() {
             self.learn_from(index, desc.fault_epoch());
         }
-        Ok((desc, at))
+        Ok((desc, words))
     }
 
     /// Member `index`'s descriptor of this epoch, which it has published already (the

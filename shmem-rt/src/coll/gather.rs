@@ -112,10 +112,10 @@ fn gather<T: Transport>(
     let mut least_capacity = u64::MAX;
     let mut any_direct = exposed;
     for i in ctx.others() {
-        let (theirs, line) = ctx.arrival_at(i, true)?;
+        let (theirs, words) = ctx.arrival_at(i, true)?;
         let ok = ctx.check_member(&mine, i, &theirs).and_then(|()| {
             if fixed {
-                contribution_in(ctx, i, &theirs, Some(line), bytes, 1).map(Some)
+                contribution_in(ctx, i, &theirs, Some(words), bytes, 1).map(Some)
             } else {
                 Ok(None)
             }

@@ -149,18 +149,18 @@ fn contribution<T: Transport>(
     contribution_in(ctx, index, desc, None, bytes, align)
 }
 
-/// [`contribution`], given the place of the member's arrival line when the caller has
-/// it (see [`SetCtx::arrival_at`]).
+/// [`contribution`], given the place of the member's sync words when the caller has
+/// them (see [`SetCtx::arrival_at`]).
 #[inline(always)]
 fn contribution_in<T: Transport>(
     ctx: &SetCtx<'_, T>,
     index: usize,
     desc: &Descriptor,
-    line: Option<T::Place>,
+    words: Option<T::Place>,
     bytes: usize,
     align: usize,
 ) -> Result<T::Place, CollectiveError> {
-    let inline = || line.map_or_else(|| ctx.inline_of(index), SetCtx::<T>::inline_in);
+    let inline = || words.map_or_else(|| ctx.inline_of(index), |w| ctx.inline_in(w));
     match desc.location() {
         Ok(Location::Inline) if bytes <= INLINE_BYTES => Ok(inline()),
         Ok(Location::Staged) if bytes <= ctx.stage_capacity() => Ok(ctx.stage_of(index)),
