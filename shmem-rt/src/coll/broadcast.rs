@@ -145,7 +145,7 @@ pub(crate) fn broadcast<T: Transport>(
             return Err(fail(ctx, err, None));
         }
     }
-    let dst = ctx.data_of(ctx.index, target.off);
+    let dst = ctx.own_data(target.off);
     let own = if assisted {
         shares(bytes, ctx.size()).0
     } else {
@@ -191,7 +191,7 @@ fn push_share<T: Transport>(
     bytes: usize,
 ) -> Result<(), CollectiveError> {
     let (head, tail) = shares(bytes, ctx.size());
-    let from = T::advance(ctx.data_of(ctx.index, source.off), head);
+    let from = T::advance(ctx.own_data(source.off), head);
     for i in ctx.others() {
         let to = contribution(ctx, i, &ctx.arrived_desc(i), bytes, 1)?;
         // SAFETY: `from` is the last `tail` bytes of this PE's own source (checked to

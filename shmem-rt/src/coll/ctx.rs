@@ -370,6 +370,13 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         self.word(index, self.stage_rel())
     }
 
+    /// This PE's own copy of symmetric offset `off` ([`SetCtx::data_of`] its own index,
+    /// without the member arithmetic).
+    #[inline]
+    pub(crate) fn own_data(&self, off: usize) -> T::Place {
+        self.t.place(self.t.me(), off)
+    }
+
     /// PE `pe`'s (any member's) copy of symmetric offset `off`.
     #[inline]
     pub(crate) fn data_of(&self, index: usize, off: usize) -> T::Place {

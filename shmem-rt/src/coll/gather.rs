@@ -99,8 +99,8 @@ fn gather<T: Transport>(
     let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
     let exposed = mine.is_at(Location::Direct);
-    let my_src = ctx.data_of(ctx.index, source.off);
-    let dst = ctx.data_of(ctx.index, target.off);
+    let my_src = ctx.own_data(source.off);
+    let dst = ctx.own_data(target.off);
     let block = |i: usize| T::advance(dst, i * bytes);
     // Where this PE's own elements go in its target (collect: known once every count is).
     let mut own_at = ctx.index * source.len;

@@ -159,8 +159,8 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     if let Some(err) = first {
         return Err(fail(ctx, err, exposed));
     }
-    let my_src = ctx.data_of(ctx.index, source.off);
-    let dst = ctx.data_of(ctx.index, target.off);
+    let my_src = ctx.own_data(source.off);
+    let dst = ctx.own_data(target.off);
     if let ReducePlan::OneShot(carrier) = plan {
         // Every member's contribution is where this PE's is, inline or staged (validated
         // above), so its place follows without reading its descriptor again.
