@@ -161,6 +161,10 @@ fn contribution_in<T: Transport>(
     align: usize,
 ) -> Result<T::Place, CollectiveError> {
     let inline = || words.map_or_else(|| ctx.inline_of(index), |w| ctx.inline_in(w));
+    // Small data first, on the location's code bits alone.
+    if desc.is_at(Location::Inline) && bytes <= INLINE_BYTES {
+        return Ok(inline());
+    }
     match desc.location() {
         Ok(Location::Inline) if bytes <= INLINE_BYTES => Ok(inline()),
         Ok(Location::Staged) if bytes <= ctx.stage_capacity() => Ok(ctx.stage_of(index)),
