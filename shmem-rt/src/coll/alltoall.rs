@@ -130,8 +130,7 @@ pub(crate) fn alltoall<T: Transport>(
 
     let mut any_direct = exposed;
     for i in ctx.others() {
-        ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-        let theirs = ctx.wait_arrival(i)?;
+        let theirs = ctx.poll_arrival(i)?;
         let from = ctx
             .check_member(&mine, i, &theirs)
             .and_then(|()| their_blocks(ctx, i, &theirs, &blocks, size));

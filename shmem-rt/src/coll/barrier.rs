@@ -43,8 +43,7 @@ pub(crate) fn barrier_as<T: Transport>(ctx: &SetCtx<'_, T>, op: Operation) -> Rt
     match ctx.env.select.barrier(n) {
         BarrierAlgorithm::Flat => {
             for i in ctx.others() {
-                ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-                let theirs = ctx.wait_arrival(i)?;
+                let theirs = ctx.poll_arrival(i)?;
                 if first_error.is_none() {
                     if let Err(err) = ctx.check_member_fields(&mine, i, &theirs) {
                         first_error = Some(err);

@@ -5,7 +5,9 @@
 //! the call asks for it (OpenSHMEM 1.5's team broadcast).
 
 use super::ctx::SetCtx;
-use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
+use super::{
+    contribution, contribution_in, fail, place_contribution, publish_or_fail, wait_readers, Span,
+};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
@@ -130,10 +132,10 @@ pub(crate) fn broadcast<T: Transport>(
         }
         return ctx.finish(());
     }
-    let from_root = ctx.wait_arrival(root)?;
+    let (from_root, words) = ctx.arrival_at(root, false)?;
     let checked = ctx
         .check_member(&mine, root, &from_root)
-        .and_then(|()| contribution(ctx, root, &from_root, bytes, 1));
+        .and_then(|()| contribution_in(ctx, root, &from_root, Some(words), bytes, 1));
     let src = match checked {
         Ok(src) => src,
         Err(err) => return Err(fail(ctx, err, None)),
@@ -143,7 +145,7 @@ pub(crate) fn broadcast<T: Transport>(
             return Err(fail(ctx, err, None));
         }
     }
-    let dst = ctx.data_of(ctx.index, target.off);
+    let dst = ctx.own_data(target.off);
     let own = if assisted {
         shares(bytes, ctx.size()).0
     } else {
@@ -168,7 +170,7 @@ pub(crate) fn broadcast<T: Transport>(
     }
     // A root that does not wait for its readers is usually a call or more ahead: start
     // fetching its next announcement now, so the next call finds it close by.
-    ctx.prefetch_next_line(root);
+    ctx.prefetch_next_lines(words);
     ctx.finish(())
 }
 
@@ -189,7 +191,7 @@ fn push_share<T: Transport>(
     bytes: usize,
 ) -> Result<(), CollectiveError> {
     let (head, tail) = shares(bytes, ctx.size());
-    let from = T::advance(ctx.data_of(ctx.index, source.off), head);
+    let from = T::advance(ctx.own_data(source.off), head);
     for i in ctx.others() {
         let to = contribution(ctx, i, &ctx.arrived_desc(i), bytes, 1)?;
         // SAFETY: `from` is the last `tail` bytes of this PE's own source (checked to

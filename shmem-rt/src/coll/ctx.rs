@@ -172,28 +172,47 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     wake_pending: Cell<bool>,
 }
 
-impl<T: Transport> Drop for SetCtx<'_, T> {
-    /// Wakes the other members if this call published something it has not woken them
-    /// for yet: every call ends with its words announced.
-    #[inline]
-    fn drop(&mut self) {
-        self.wake_others();
-    }
-}
-
 impl<'a, T: Transport> SetCtx<'a, T> {
+    /// Binds the program's work array `at` (not the runtime's own words) to `set` on its
+    /// first use. Fails if it is bound to a different set (its epochs count that set's
+    /// calls): the runtime hands a work array over before it gets here, so this is a
+    /// hand-over racing with a call on the old set. Call before [`SetCtx::enter`].
+    #[inline]
+    pub(crate) fn bind_work(
+        t: &T,
+        set: &SetSpec,
+        index: usize,
+        at: &SyncAt<'_>,
+        during: &'static str,
+    ) -> Result<(), CollectiveError> {
+        debug_assert!(!at.runtime_owned);
+        let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
+        let owner = T::advance(mine, sync::OWNER_SET);
+        let key = set.key();
+        let bound = t.load_relaxed(owner);
+        if bound != key {
+            if bound != 0 {
+                return Err(CollectiveError::WrongSet {
+                    during,
+                    bound,
+                    used: key,
+                });
+            }
+            t.store_relaxed(owner, key);
+        }
+        Ok(())
+    }
+
     /// Starts a collective call on `set`, of which this PE is member `index`, with the
-    /// sync words `at`: binds a work array to the set on first use, bumps the epoch and
-    /// returns the call's context. Fails if a work array is bound to a different set
-    /// (its epochs count that set's calls): the runtime hands a work array over before
-    /// it gets here, so this is a hand-over racing with a call on the old set.
+    /// sync words `at` (a work array bound to `set` by [`SetCtx::bind_work`]): bumps the
+    /// epoch and returns the call's context.
     ///
     /// `index` must be this PE's index in `set`, `at.slots` hold one entry per member,
     /// and every member's sync words (with their staging area) lie inside its partition
     /// (the runtime builds `at` from its own layout or from a checked work array).
     ///
-    /// Always inlined: the context is built in place in the caller's frame rather than
-    /// returned through a `Result` and moved.
+    /// Always inlined and infallible: the context is built in place in the caller's
+    /// frame rather than returned through a `Result` and moved.
     #[inline(always)]
     pub(crate) fn enter(
         t: &'a T,
@@ -202,30 +221,26 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         index: usize,
         at: SyncAt<'a>,
         during: &'static str,
-    ) -> RtResult<SetCtx<'a, T>> {
+    ) -> SetCtx<'a, T> {
         debug_assert_eq!(set.member(index), t.me());
         debug_assert_eq!(at.slots.len(), set.size());
-        let mine = t.place(t.me(), at.base + at.slots[index] as usize * SLOT_BYTES);
-        let own = |off: usize| T::advance(mine, off);
-        if !at.runtime_owned {
-            let key = set.key();
-            let bound = t.load_relaxed(own(sync::OWNER_SET));
-            if bound != key {
-                if bound != 0 {
-                    return Err(CollectiveError::WrongSet {
-                        during,
-                        bound,
-                        used: key,
-                    }
-                    .into());
-                }
-                t.store_relaxed(own(sync::OWNER_SET), key);
-            }
-        }
         let mut ctx = Self::inspect(t, env, set, index, at, during);
         ctx.epoch += 1;
-        t.store_relaxed(own(sync::OWNER_EPOCH), ctx.epoch);
-        Ok(ctx)
+        t.store_relaxed(ctx.own(sync::OWNER_EPOCH), ctx.epoch);
+        ctx
+    }
+
+    /// The end of a call started with [`SetCtx::enter`], whatever its `result`: a
+    /// failure of the call is recorded (however it failed — a cycle of waits, too —
+    /// it is known here, and nothing later reports it again), and the other members are
+    /// woken if this call published something it has not woken them for yet, so every
+    /// call ends with its words announced.
+    #[inline(always)]
+    pub(crate) fn end<R>(&self, result: &RtResult<R>) {
+        if let Err(RtError::Collective(err)) = result {
+            self.note_failed(err);
+        }
+        self.wake_others();
     }
 
     /// A context for looking at the sync words `at` as they stand after this PE's last
@@ -332,16 +347,34 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// The inline data of member `index`'s arrival line for this call.
     #[inline]
     pub(crate) fn inline_of(&self, index: usize) -> T::Place {
-        self.word(index, sync::inline(Self::line_index(self.epoch)))
+        self.word(index, self.inline_rel())
+    }
+
+    /// Where the inline data of this call's arrival line is, relative to a member's
+    /// sync words.
+    #[inline]
+    pub(crate) fn inline_rel(&self) -> usize {
+        sync::inline(Self::line_index(self.epoch))
+    }
+
+    /// Where the staging buffer of this call's parity is, relative to a member's sync
+    /// words.
+    #[inline]
+    pub(crate) fn stage_rel(&self) -> usize {
+        self.at.stage.delta + self.parity() * self.at.stage.stride
     }
 
     /// Member `index`'s staging buffer of this call's parity.
     #[inline]
     pub(crate) fn stage_of(&self, index: usize) -> T::Place {
-        self.word(
-            index,
-            self.at.stage.delta + self.parity() * self.at.stage.stride,
-        )
+        self.word(index, self.stage_rel())
+    }
+
+    /// This PE's own copy of symmetric offset `off` ([`SetCtx::data_of`] its own index,
+    /// without the member arithmetic).
+    #[inline]
+    pub(crate) fn own_data(&self, off: usize) -> T::Place {
+        self.t.place(self.t.me(), off)
     }
 
     /// PE `pe`'s (any member's) copy of symmetric offset `off`.
@@ -350,13 +383,14 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         self.t.place(self.set.member(index), off)
     }
 
-    /// Hints the processor to fetch member `index`'s arrival lines of the next
-    /// `PREFETCH_AHEAD` calls (reads that are not needed yet; no effect on correctness).
+    /// Hints the processor to fetch the arrival lines of the next `PREFETCH_AHEAD` calls
+    /// of the member whose sync words are at `words` (as [`SetCtx::arrival_at`] gives
+    /// them): reads that are not needed yet, no effect on correctness.
     #[inline]
-    pub(crate) fn prefetch_next_line(&self, index: usize) {
+    pub(crate) fn prefetch_next_lines(&self, words: T::Place) {
         for ahead in 1..=PREFETCH_AHEAD {
-            self.t
-                .prefetch(self.word(index, sync::epoch(Self::line_index(self.epoch + ahead))));
+            let line = Self::line_index(self.epoch + ahead);
+            self.t.prefetch(T::advance(words, sync::epoch(line)));
         }
     }
 
@@ -383,13 +417,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         self.wait_blocked(writer, rel, place, at_least)
     }
 
-    /// Polls member `writer`'s word at `rel` until it reaches `at_least`, at most the
-    /// policy's clock-free polls; returns whether it did. Used before waiting for a
-    /// member's arrival: plain loads notice the change sooner than the slow path's
-    /// polls, which carry its cycle watch and book-keeping.
+    /// Polls the word at `place` until it reaches `at_least`, at most the policy's
+    /// clock-free polls; returns whether it did. Used before waiting for a member's
+    /// arrival (see [`SetCtx::poll_arrival`]): plain loads notice the change sooner than
+    /// the slow path's polls, which carry its cycle watch and book-keeping.
     #[inline]
-    pub(crate) fn poll_briefly(&self, writer: usize, rel: usize, at_least: u64) -> bool {
-        let place = self.word(writer, rel);
+    fn poll_briefly(&self, place: T::Place, at_least: u64) -> bool {
         (0..self.env.policy.free_polls()).any(|_| self.t.load(place) >= at_least)
     }
 
@@ -480,22 +513,34 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     }
 
     /// The latest call in `from..=upto` at which member `index` is seen to have arrived,
-    /// given that it has arrived at `from` and not at `upto + 1`, found by bisection over
-    /// its arrival lines (each holds its call while the member is fewer than
-    /// `ARRIVAL_LINES` calls past it). A line being rewritten reads as not arrived, so
-    /// the answer may be low, never high.
+    /// given that it has arrived at `from` and not at `upto + 1`, found over its arrival
+    /// lines (each holds its call while the member is fewer than `ARRIVAL_LINES` calls
+    /// past it): by steps that double from `from` (a slow member is usually just past
+    /// it: one or two looks), then by bisection of the last step. A line being rewritten
+    /// reads as not arrived, so the answer may be low, never high.
     ///
     /// A member that runs ahead (a broadcast root) records this rather than `from`, so
     /// that after waiting for a slow reader it looks again only when it has used up
     /// the lines that reader has freed, not at every call.
     fn arrived_up_to(&self, index: usize, mut from: u64, mut upto: u64) -> u64 {
+        let arrived = |call: u64| {
+            self.t
+                .load(self.word(index, sync::epoch(Self::line_index(call))))
+                >= call
+        };
+        let mut step = 1;
+        while from < upto {
+            let probe = (from + step).min(upto);
+            if !arrived(probe) {
+                upto = probe - 1;
+                break;
+            }
+            from = probe;
+            step *= 2;
+        }
         while from < upto {
             let mid = from + (upto - from).div_ceil(2);
-            if self
-                .t
-                .load(self.word(index, sync::epoch(Self::line_index(mid))))
-                >= mid
-            {
+            if arrived(mid) {
                 from = mid;
             } else {
                 upto = mid - 1;
@@ -658,9 +703,49 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// returns it.
     #[inline(always)]
     pub(crate) fn wait_arrival(&self, index: usize) -> RtResult<Descriptor> {
-        let line = Self::line_index(self.epoch);
-        self.wait_word(index, sync::epoch(line), self.epoch)?;
-        Ok(self.arrived_desc(index))
+        self.arrival(index, false).map(|(desc, _)| desc)
+    }
+
+    /// [`SetCtx::wait_arrival`] after polling the member's arrival briefly (see
+    /// [`SetCtx::poll_briefly`]): for members whose arrival is about due.
+    #[inline(always)]
+    pub(crate) fn poll_arrival(&self, index: usize) -> RtResult<Descriptor> {
+        self.arrival(index, true).map(|(desc, _)| desc)
+    }
+
+    /// [`SetCtx::poll_arrival`] (`poll`) or [`SetCtx::wait_arrival`], with the place of
+    /// the member's sync words (for [`SetCtx::inline_in`]).
+    #[inline(always)]
+    pub(crate) fn arrival_at(&self, index: usize, poll: bool) -> RtResult<(Descriptor, T::Place)> {
+        self.arrival(index, poll)
+    }
+
+    /// The inline data of this call's arrival line in the sync words at `words` (as
+    /// [`SetCtx::arrival_at`] gives them): [`SetCtx::inline_of`] their owner, without
+    /// finding the owner's words again.
+    #[inline(always)]
+    pub(crate) fn inline_in(&self, words: T::Place) -> T::Place {
+        T::advance(words, self.inline_rel())
+    }
+
+    #[inline(always)]
+    fn arrival(&self, index: usize, poll: bool) -> RtResult<(Descriptor, T::Place)> {
+        let rel = sync::epoch(Self::line_index(self.epoch));
+        // One place for the polls, the wait and the reads: the member's words are
+        // found once.
+        let words = self.sync_of(index);
+        let at = T::advance(words, rel);
+        if poll {
+            self.poll_briefly(at, self.epoch);
+        }
+        if self.t.load(at) < self.epoch {
+            self.wait_blocked(index, rel, at, self.epoch)?;
+        }
+        let desc = self.desc_at(at);
+        if desc.fault_epoch() > self.fault_known.get() {
+            self.learn_from(index, desc.fault_epoch());
+        }
+        Ok((desc, words))
     }
 
     /// Member `index`'s descriptor of this epoch, which it has published already (the
@@ -678,9 +763,15 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// only if the head says it has one worth reading (it lies in the line's other half).
     #[inline]
     fn line_desc(&self, index: usize, line: usize) -> Descriptor {
+        self.desc_at(self.word(index, sync::epoch(line)))
+    }
+
+    /// The descriptor in the arrival line whose epoch word is at `at` (see
+    /// [`SetCtx::line_desc`]).
+    #[inline(always)]
+    fn desc_at(&self, at: T::Place) -> Descriptor {
         const HEAD: usize = sync::head(0, 0) - sync::epoch(0);
         const TAIL: usize = sync::tail(0, 0) - sync::epoch(0);
-        let at = self.word(index, sync::epoch(line));
         let word = |off: usize| self.t.load_relaxed(T::advance(at, off));
         let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|w| word(HEAD + 8 * w));
         let tail: [u64; DESC_TAIL_WORDS] = if Descriptor::head_needs_tail(&head) {
@@ -1040,6 +1131,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Records that this call failed with `err` (if the failure path has not already).
     /// An [`CollectiveError::Earlier`] belongs to an earlier call, already recorded: the
     /// call that reports it completed.
+    #[cold]
     pub(crate) fn note_failed(&self, err: &CollectiveError) {
         if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known.get() < self.epoch {
             self.record(self.epoch, err);

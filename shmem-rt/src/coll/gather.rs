@@ -3,7 +3,9 @@
 
 use super::ctx::SetCtx;
 use super::verdict;
-use super::{contribution, fail, place_contribution, publish_or_fail, wait_readers, Span};
+use super::{
+    contribution, contribution_in, fail, place_contribution, publish_or_fail, wait_readers, Span,
+};
 use crate::error::{CollectiveError, Operation, RtResult, Unable};
 use crate::memory::layout::sync;
 use crate::transport::Transport;
@@ -97,8 +99,8 @@ fn gather<T: Transport>(
     let staged = mine.is_at(Location::Staged);
     publish_or_fail(ctx, &mut mine, source, staged)?;
     let exposed = mine.is_at(Location::Direct);
-    let my_src = ctx.data_of(ctx.index, source.off);
-    let dst = ctx.data_of(ctx.index, target.off);
+    let my_src = ctx.own_data(source.off);
+    let dst = ctx.own_data(target.off);
     let block = |i: usize| T::advance(dst, i * bytes);
     // Where this PE's own elements go in its target (collect: known once every count is).
     let mut own_at = ctx.index * source.len;
@@ -110,11 +112,10 @@ fn gather<T: Transport>(
     let mut least_capacity = u64::MAX;
     let mut any_direct = exposed;
     for i in ctx.others() {
-        ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-        let theirs = ctx.wait_arrival(i)?;
+        let (theirs, words) = ctx.arrival_at(i, true)?;
         let ok = ctx.check_member(&mine, i, &theirs).and_then(|()| {
             if fixed {
-                contribution(ctx, i, &theirs, bytes, 1).map(Some)
+                contribution_in(ctx, i, &theirs, Some(words), bytes, 1).map(Some)
             } else {
                 Ok(None)
             }

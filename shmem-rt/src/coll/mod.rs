@@ -146,8 +146,27 @@ fn contribution<T: Transport>(
     bytes: usize,
     align: usize,
 ) -> Result<T::Place, CollectiveError> {
+    contribution_in(ctx, index, desc, None, bytes, align)
+}
+
+/// [`contribution`], given the place of the member's sync words when the caller has
+/// them (see [`SetCtx::arrival_at`]).
+#[inline(always)]
+fn contribution_in<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    index: usize,
+    desc: &Descriptor,
+    words: Option<T::Place>,
+    bytes: usize,
+    align: usize,
+) -> Result<T::Place, CollectiveError> {
+    let inline = || words.map_or_else(|| ctx.inline_of(index), |w| ctx.inline_in(w));
+    // Small data first, on the location's code bits alone.
+    if desc.is_at(Location::Inline) && bytes <= INLINE_BYTES {
+        return Ok(inline());
+    }
     match desc.location() {
-        Ok(Location::Inline) if bytes <= INLINE_BYTES => Ok(ctx.inline_of(index)),
+        Ok(Location::Inline) if bytes <= INLINE_BYTES => Ok(inline()),
         Ok(Location::Staged) if bytes <= ctx.stage_capacity() => Ok(ctx.stage_of(index)),
         Ok(Location::Direct)
             if in_user_heap(ctx, desc.data_off(), bytes)
@@ -155,7 +174,7 @@ fn contribution<T: Transport>(
         {
             Ok(ctx.data_of(index, desc.data_off() as usize))
         }
-        Ok(Location::Nothing) if bytes == 0 => Ok(ctx.inline_of(index)),
+        Ok(Location::Nothing) if bytes == 0 => Ok(inline()),
         _ => Err(ctx.bad(index)),
     }
 }

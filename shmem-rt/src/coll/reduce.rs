@@ -145,8 +145,7 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     let exposed = (plan == ReducePlan::ScatterGather).then_some(&mine);
     let mut first = None;
     for i in ctx.others() {
-        ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-        let theirs = ctx.wait_arrival(i)?;
+        let theirs = ctx.poll_arrival(i)?;
         if first.is_none() {
             if let Err(err) = ctx
                 .check_member(&mine, i, &theirs)
@@ -160,18 +159,20 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     if let Some(err) = first {
         return Err(fail(ctx, err, exposed));
     }
-    let my_src = ctx.data_of(ctx.index, source.off);
-    let dst = ctx.data_of(ctx.index, target.off);
+    let my_src = ctx.own_data(source.off);
+    let dst = ctx.own_data(target.off);
     if let ReducePlan::OneShot(carrier) = plan {
         // Every member's contribution is where this PE's is, inline or staged (validated
         // above), so its place follows without reading its descriptor again.
+        let rel = match carrier {
+            Carrier::Inline => ctx.inline_rel(),
+            _ => ctx.stage_rel(),
+        };
         let from = |i: usize| {
             if i == ctx.index {
                 my_src
-            } else if carrier == Carrier::Inline {
-                ctx.inline_of(i)
             } else {
-                ctx.stage_of(i)
+                ctx.word(i, rel)
             }
         };
         // SAFETY: every member's contribution holds `count` elements (validated); the
@@ -193,13 +194,24 @@ struct Chunks {
 }
 
 impl Chunks {
+    #[inline]
     fn new(n: usize, count: usize, size: usize, plan: ReducePlan, stage: usize) -> Chunks {
+        if plan != ReducePlan::ScatterGather {
+            // One shot: one chunk, every member's whole source (no division on the
+            // small path).
+            return Chunks {
+                count,
+                size,
+                per: count,
+                in_stage: false,
+            };
+        }
         let mut per = count.div_ceil(n);
         // Chunk boundaries on 64-byte boundaries keep wide loads aligned.
         if 64 % size == 0 {
             per = (per * size).next_multiple_of(64) / size;
         }
-        let in_stage = plan == ReducePlan::ScatterGather && per * size <= stage;
+        let in_stage = per * size <= stage;
         Chunks {
             count,
             size,
@@ -226,6 +238,12 @@ impl Chunks {
         let bytes = self.count * self.size;
         if !mine.same_location(theirs) {
             return Err(ctx.bad(i));
+        }
+        if !theirs.is_at(Location::Direct) {
+            // Inline or staged, as this PE's own: its plan chose the place for `bytes`
+            // (which the member's agreed count gives too), and the place is the member's
+            // runtime area, computed locally.
+            return Ok(());
         }
         contribution(ctx, i, theirs, bytes, align_of::<C::Elem>())?;
         if theirs.is_at(Location::Direct) && !self.in_stage {

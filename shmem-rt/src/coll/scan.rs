@@ -82,8 +82,7 @@ pub(crate) fn scan<T: Transport, C: Combine>(
     // Where each member's contribution is (this PE's own: its source).
     let mut places = vec![ctx.data_of(ctx.index, source.off); ctx.size()];
     for i in ctx.others() {
-        ctx.poll_briefly(i, ctx.line_epoch(), ctx.epoch);
-        let theirs = ctx.wait_arrival(i)?;
+        let theirs = ctx.poll_arrival(i)?;
         let checked = ctx
             .check_member(&mine, i, &theirs)
             .and_then(|()| contribution(ctx, i, &theirs, bytes, align_of::<C::Elem>()));

@@ -9,7 +9,7 @@ use crate::coll::deadlock::{Awaited, Watch};
 use crate::coll::select::{self, Path};
 use crate::coll::sets::{self, SetSpec};
 use crate::coll::{self, Blocks, Combine, RootTarget, Span};
-use crate::error::{CollectiveError, Operation, ReduceOp, RtError, RtResult, WaitSite};
+use crate::error::{Operation, ReduceOp, RtError, RtResult, WaitSite};
 use crate::memory::layout::{self, SLOT_STAGE, STAGE_BYTES};
 use crate::sync::wait::{self, Blocker};
 use crate::transport::{with_transport, Transport};
@@ -208,14 +208,12 @@ macro_rules! run_call {
         let rt = &*$rt;
         let result = with_transport!(&rt.transport, t => {
             let at = rt.sync_at(t, set, work, state);
-            let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during)?;
-            let result = $body;
-            if let Err(RtError::Collective(err)) = &result {
-                let err: &CollectiveError = err;
-                // However it failed (a cycle of waits, too), the call's failure is
-                // known here: nothing later reports it again.
-                $ctx.note_failed(err);
+            if !at.runtime_owned {
+                SetCtx::bind_work(t, set, index, &at, during)?;
             }
+            let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during);
+            let result = $body;
+            $ctx.end(&result);
             result
         });
         match result {
