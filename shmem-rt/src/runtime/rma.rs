@@ -274,6 +274,11 @@ impl Runtime {
     /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
     /// checked to lie there and to be aligned to `len` (a power of two up to 8): words
     /// the caller may load atomically while other PEs update them (`shmem_test`).
+    ///
+    /// Each call first lets the transport serve other PEs' operations aimed at this one,
+    /// so that a PE polling its words in a loop (`shmem_test`, `shmem_signal_fetch`)
+    /// sees a put that completes only once its target enters the network (MPI's
+    /// passive-target components).
     pub fn local_words(&self, offset: usize, len: usize, count: usize) -> RtResult<*const u8> {
         if !len.is_power_of_two() || len > 8 || offset % len != 0 {
             return Err(RtError::Misaligned { offset, len });
@@ -281,7 +286,9 @@ impl Runtime {
         let bytes = len
             .checked_mul(count)
             .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
-        Ok(self.local_address(offset, bytes)?.cast_const())
+        let address = self.local_address(offset, bytes)?.cast_const();
+        with_transport!(&self.transport, t => t.progress());
+        Ok(address)
     }
 
     /// Waits until `ready(address)` holds, where `address` is `count` words of `len` bytes
