@@ -55,10 +55,25 @@ int shmem_mpi_error_string(int code, char *buf, int len) {
     return out;
 }
 
+/*
+ * Open MPI up to 4.x: its default one-sided component, osc/rdma, fails in MPI_Win_create
+ * over TCP and crashes in MPI_Compare_and_swap, while osc/pt2pt works over every
+ * transport; Open MPI 5 has no pt2pt (and a rewritten osc/rdma). So pt2pt is chosen
+ * before MPI reads its settings, unless the user chose a component (`mpirun --mca osc X`
+ * reaches the ranks as OMPI_MCA_osc too; a component named only in a parameter file
+ * is overridden).
+ */
+static void choose_osc(void) {
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION <= 4
+    setenv("OMPI_MCA_osc", "pt2pt", 0);
+#endif
+}
+
 int shmem_mpi_init(int *rank, int *size, int *provided) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
+        choose_osc();
         int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
         if (rc != MPI_SUCCESS) {
             return rc;
