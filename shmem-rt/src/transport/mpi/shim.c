@@ -225,8 +225,8 @@ int shmem_mpi_win_unified(struct shmem_mpi_net *net, int *unified) {
     return rc;
 }
 
-/* Completion after a put: 0 none (until the next flush), 1 local (the source may be
- * reused), 2 remote (delivered at the target). */
+/* Completion after a put: 0 none (until the next flush; the source must stay until
+ * then), 1 local (the source may be reused), 2 remote (delivered at the target). */
 int shmem_mpi_put(struct shmem_mpi_net *net, const void *src, size_t len, int pe, size_t off,
                   int completion) {
     MPI_Win window = net->window;
@@ -263,6 +263,56 @@ int shmem_mpi_get(struct shmem_mpi_net *net, void *dst, size_t len, int pe, size
         to += n;
         off += n;
         len -= n;
+    }
+    return MPI_Win_flush(pe, window);
+}
+
+/*
+ * A strided transfer as one MPI call per chunk of elements: `count` elements of `elem`
+ * bytes, `local` bytes apart at `buf` and `remote` bytes apart from `off` of PE `pe`,
+ * each side a vector datatype; `put` != 0 puts, else gets. Complete at the target (a
+ * put) or here (a get) on return. A put's `remote` and a get's `local` must be at least
+ * `elem` (no overlapping entries where MPI writes); `elem` at most CHUNK.
+ */
+int shmem_mpi_strided(struct shmem_mpi_net *net, int put, void *buf, size_t local, int pe,
+                      size_t off, size_t remote, size_t elem, size_t count) {
+    MPI_Win window = net->window;
+    size_t per_call = CHUNK / elem;
+    if (per_call > INT_MAX) {
+        per_call = INT_MAX;
+    }
+    MPI_Datatype one;
+    int rc = MPI_Type_contiguous((int)elem, MPI_BYTE, &one);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    char *at = buf;
+    while (rc == MPI_SUCCESS && count > 0) {
+        size_t n = count < per_call ? count : per_call;
+        MPI_Datatype here, there;
+        rc = MPI_Type_create_hvector((int)n, 1, (MPI_Aint)local, one, &here);
+        if (rc != MPI_SUCCESS) {
+            break;
+        }
+        rc = MPI_Type_create_hvector((int)n, 1, (MPI_Aint)remote, one, &there);
+        if (rc != MPI_SUCCESS) {
+            MPI_Type_free(&here);
+            break;
+        }
+        MPI_Type_commit(&here);
+        MPI_Type_commit(&there);
+        /* A datatype freed while an operation uses it lives until the operation ends. */
+        rc = put ? MPI_Put(at, 1, here, pe, (MPI_Aint)off, 1, there, window)
+                 : MPI_Get(at, 1, here, pe, (MPI_Aint)off, 1, there, window);
+        MPI_Type_free(&here);
+        MPI_Type_free(&there);
+        at += n * local;
+        off += n * remote;
+        count -= n;
+    }
+    MPI_Type_free(&one);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     return MPI_Win_flush(pe, window);
 }
