@@ -50,7 +50,7 @@ fn iput_and_iget_of_64ki_elements_match_the_oracle(pe: &mut Pe) -> Result<(), Sh
         let start = Instant::now();
         WIDE.iput(pe, 1, 2, &src, 3, BIG)?;
         say(&format!(
-            "iput of {BIG} 8-byte elements to a remote PE: {:.2} ms",
+            "iput of {BIG} 8-byte elements to PE 1: {:.2} ms",
             start.elapsed().as_secs_f64() * 1e3
         ));
     }
@@ -70,7 +70,7 @@ fn iput_and_iget_of_64ki_elements_match_the_oracle(pe: &mut Pe) -> Result<(), Sh
         let start = Instant::now();
         WIDE.iget(pe, 1, 2, &mut dst, 4, BIG)?;
         say(&format!(
-            "iget of {BIG} 8-byte elements from a remote PE: {:.2} ms",
+            "iget of {BIG} 8-byte elements from PE 1: {:.2} ms",
             start.elapsed().as_secs_f64() * 1e3
         ));
         for (j, &v) in dst.iter().enumerate() {
