@@ -11,8 +11,11 @@
 //!   issued on a window.
 //! - **Several nodes** ([`MpiTransport`]): the [hybrid transport](super::hybrid) over
 //!   [`MpiNet`], this rank's window (`MPI_Win_create`) and MPI's collectives: words are
-//!   MPI atomics, data to other nodes `MPI_Put`/`MPI_Get`, progress `MPI_Iprobe` and
-//!   `MPI_Win_sync`.
+//!   MPI atomics, data to other nodes `MPI_Put`/`MPI_Get` (a strided transfer one call
+//!   with vector datatypes; a non-blocking put from a staged copy of its source, flushed
+//!   at the next `fence`/`quiet`), progress `MPI_Iprobe` and `MPI_Win_sync`.
+//! - **Start.** On Open MPI up to 4.x the shim chooses the one-sided component `pt2pt`
+//!   before `MPI_Init` unless the user chose one (see `choose_osc` in `shim.c`).
 //! - **Ending.** The network's `close` frees the window and [`finish`] leaves MPI at
 //!   finalize; a panic ends the job with `MPI_Abort` ([`abort_job`]); an MPI error in a
 //!   call that cannot return one aborts the job with MPI's message.
