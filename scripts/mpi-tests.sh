@@ -37,7 +37,7 @@ fi
 SUITES=(alltoall atomics collectives collectives_errors collectives_props collective_errors_every_size
   random_collectives_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
   overflow_props panics rma failed_free_and_set_barrier soundness statics teams team_hand_overs wait_family
-  scans lock_arrays local_collectives transport_contract)
+  scans lock_arrays local_collectives transport_contract polling_progress strided_and_nbi)
 
 examples() {
   step "examples, one node (shared memory under mpirun)"
@@ -46,6 +46,26 @@ examples() {
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 cargo test --release -p examples --features mpi
   step "examples, nodes of two ranks (SHMEM_MPI_NODE_RANKS=2)"
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_NODE_RANKS=2 cargo test --release -p examples --features mpi
+  plain_mpirun
+}
+
+# The examples with atomics under a plain `mpirun` line, without the one-sided component
+# flag shmemrun adds (the runtime chooses a working one itself): every peer remote, over
+# the launcher's default transports and over TCP alone.
+plain_mpirun() {
+  step "atomics examples under a plain mpirun line (no --mca osc), every peer remote"
+  cargo build --release -q -p examples --features mpi --example workqueue --example kvstore
+  local root=()
+  [[ $(id -u) == 0 ]] && root=(--allow-run-as-root)
+  local ex net
+  for ex in workqueue kvstore; do
+    for net in "" "--mca pml ob1 --mca btl self,tcp"; do
+      printf -- '-- mpirun -np 2 %s %s\n' "$net" "$ex"
+      # shellcheck disable=SC2086 # the flags are words
+      timeout 60 mpirun -np 2 --oversubscribe "${root[@]}" $net -x SHMEM_MPI_ONNODE=0 \
+        "target/release/examples/$ex"
+    done
+  done
 }
 
 suites() {

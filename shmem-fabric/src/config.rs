@@ -135,34 +135,62 @@ pub struct MpiLaunch {
 }
 
 /// The MPI launch this process belongs to, unless a supervisor started it or
-/// `SHMEM_TRANSPORT` names another transport: Open MPI's `mpirun` and MPICH's Hydra
-/// (`mpiexec`) are recognised by their variables; `SHMEM_TRANSPORT=mpi` claims an MPI
-/// launch whatever started the process (its rank and size then come from MPI alone).
+/// `SHMEM_TRANSPORT` names another transport (see [`mpi_launch_in`]).
 pub fn mpi_job() -> Option<MpiLaunch> {
-    if std::env::var_os(env::HEAP_FD).is_some() {
+    mpi_launch_in(|name| std::env::var(name).ok())
+}
+
+/// The launchers recognised by their variables, first match first: the variable of the
+/// rank, the variable of the job size (none: MPI says), and the launcher's name. Open
+/// MPI's come first because its `mpirun` may run inside a Slurm allocation, whose
+/// variables its ranks inherit.
+const MPI_LAUNCHERS: [(&str, Option<&str>, &str); 4] = [
+    (
+        "OMPI_COMM_WORLD_RANK",
+        Some("OMPI_COMM_WORLD_SIZE"),
+        "Open MPI's mpirun",
+    ),
+    (
+        "PMI_RANK",
+        Some("PMI_SIZE"),
+        "the PMI launcher (MPICH's mpiexec, srun --mpi=pmi2)",
+    ),
+    ("SLURM_PROCID", Some("SLURM_STEP_NUM_TASKS"), "Slurm's srun"),
+    ("PMIX_RANK", None, "the PMIx launcher"),
+];
+
+/// The MPI launch that the environment `var` describes, unless a supervisor started the
+/// process (`SHMEM_HEAP_FD`) or `SHMEM_TRANSPORT` names another transport: Open MPI's
+/// `mpirun`, a PMI launcher (MPICH's Hydra `mpiexec`, `srun --mpi=pmi2`), Slurm's `srun`
+/// and a PMIx launcher are recognised by their variables ([`MPI_LAUNCHERS`]);
+/// `SHMEM_TRANSPORT=mpi` claims an MPI launch whatever started the process (its rank and
+/// size then come from MPI alone).
+///
+/// A Slurm step of one task is no launch: `SLURM_PROCID` and `SLURM_STEP_NUM_TASKS` are
+/// also set in the shell of an interactive `srun --pty bash`, whose programs start their
+/// own jobs. (A batch script has `SLURM_PROCID` and `SLURM_NTASKS` but no step of its
+/// own, hence the step's count.)
+pub fn mpi_launch_in(var: impl Fn(&str) -> Option<String>) -> Option<MpiLaunch> {
+    if var(env::HEAP_FD).is_some() {
         return None;
     }
-    let forced = match std::env::var(env::TRANSPORT).as_deref() {
-        Ok("mpi") => true,
-        Err(_) | Ok("") => false,
-        Ok(_) => return None,
+    let forced = match var(env::TRANSPORT).as_deref() {
+        Some("mpi") => true,
+        None | Some("") => false,
+        Some(_) => return None,
     };
-    let number = |name: &str| std::env::var(name).ok()?.trim().parse::<usize>().ok();
-    let announced = [
-        (
-            "OMPI_COMM_WORLD_RANK",
-            "OMPI_COMM_WORLD_SIZE",
-            "Open MPI's mpirun",
-        ),
-        ("PMI_RANK", "PMI_SIZE", "the PMI launcher (MPICH's mpiexec)"),
-    ]
-    .into_iter()
-    .find_map(|(rank, size, launcher)| {
-        Some(MpiLaunch {
+    let number = |name: &str| var(name)?.trim().parse::<usize>().ok();
+    let announced = MPI_LAUNCHERS.iter().find_map(|&(rank, size, launcher)| {
+        let launch = MpiLaunch {
             rank: number(rank)?,
-            size: number(size)?,
+            size: match size {
+                Some(size) => number(size)?,
+                None => 0,
+            },
             launcher,
-        })
+        };
+        let one_task_step = rank == "SLURM_PROCID" && launch.size < 2;
+        (!one_task_step).then_some(launch)
     });
     match announced {
         Some(launch) => Some(launch),
@@ -293,6 +321,95 @@ pub fn available_cpus() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The launch the variables `vars` describe.
+    fn launch_in(vars: &[(&str, &str)]) -> Option<MpiLaunch> {
+        mpi_launch_in(|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_string())
+        })
+    }
+
+    fn launch(rank: usize, size: usize, launcher: &'static str) -> Option<MpiLaunch> {
+        Some(MpiLaunch {
+            rank,
+            size,
+            launcher,
+        })
+    }
+
+    #[test]
+    fn mpi_launchers_are_recognised_by_their_variables() {
+        let ompi = "Open MPI's mpirun";
+        let pmi = "the PMI launcher (MPICH's mpiexec, srun --mpi=pmi2)";
+        let slurm = "Slurm's srun";
+        assert_eq!(launch_in(&[]), None);
+        assert_eq!(
+            launch_in(&[("OMPI_COMM_WORLD_RANK", "2"), ("OMPI_COMM_WORLD_SIZE", "4")]),
+            launch(2, 4, ompi)
+        );
+        // MPICH's Hydra (PMI-1) and srun --mpi=pmi2.
+        assert_eq!(
+            launch_in(&[("PMI_RANK", "1"), ("PMI_SIZE", "3")]),
+            launch(1, 3, pmi)
+        );
+        // srun: the step's task count, with or without PMIx beside it.
+        let srun = [
+            ("SLURM_PROCID", "3"),
+            ("SLURM_STEP_NUM_TASKS", "4"),
+            ("SLURM_NTASKS", "4"),
+        ];
+        assert_eq!(launch_in(&srun), launch(3, 4, slurm));
+        let pmix = [srun.as_slice(), &[("PMIX_RANK", "3")]].concat();
+        assert_eq!(launch_in(&pmix), launch(3, 4, slurm));
+        // A PMIx launcher alone: the size comes from MPI.
+        assert_eq!(
+            launch_in(&[("PMIX_RANK", "5")]),
+            launch(5, 0, "the PMIx launcher")
+        );
+        // mpirun inside a Slurm allocation: Open MPI's variables win.
+        let nested = [
+            ("SLURM_PROCID", "0"),
+            ("SLURM_STEP_NUM_TASKS", "8"),
+            ("OMPI_COMM_WORLD_RANK", "1"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+        ];
+        assert_eq!(launch_in(&nested), launch(1, 2, ompi));
+        // A size that does not parse is no announcement.
+        assert_eq!(launch_in(&[("PMI_RANK", "1"), ("PMI_SIZE", "many")]), None);
+    }
+
+    #[test]
+    fn slurm_without_a_step_of_several_tasks_is_no_mpi_launch() {
+        // A batch script: the allocation's tasks, no step.
+        assert_eq!(
+            launch_in(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4")]),
+            None
+        );
+        // An interactive `srun --pty bash`: a step of one task.
+        assert_eq!(
+            launch_in(&[("SLURM_PROCID", "0"), ("SLURM_STEP_NUM_TASKS", "1")]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_supervisor_or_another_transport_overrides_the_launcher() {
+        let ompi = [("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2")];
+        let with =
+            |extra: (&'static str, &'static str)| launch_in(&[ompi.as_slice(), &[extra]].concat());
+        assert_eq!(with((env::HEAP_FD, "3")), None);
+        assert_eq!(with((env::TRANSPORT, "shm")), None);
+        assert_eq!(
+            with((env::TRANSPORT, "mpi")),
+            launch(0, 2, "Open MPI's mpirun")
+        );
+        assert_eq!(
+            launch_in(&[(env::TRANSPORT, "mpi")]),
+            launch(0, 0, "SHMEM_TRANSPORT=mpi")
+        );
+    }
 
     #[test]
     fn sizes_take_suffixes() {

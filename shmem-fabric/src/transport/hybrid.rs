@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use super::amo::{AtomicOp, AtomicWidth};
 use super::network::{Completion, Network};
 use super::shm::Mapping;
-use super::Transport;
+use super::{get_each, put_each, Strides, Transport};
 use crate::error::RtResult;
 use crate::memory::layout::{self, Region};
 
@@ -270,6 +270,30 @@ impl<N: Network> Transport for Hybrid<N> {
         self.state.unflushed.store(true, Ordering::Relaxed);
         // SAFETY: the caller's promise, passed on.
         unsafe { self.put_with(from, to, len, Completion::Local) };
+    }
+    unsafe fn put_strided(&self, from: *const u8, to: NetPlace, strides: Strides) {
+        if strides.elem == 0 {
+            return;
+        }
+        if self.direct(to.pe).is_none() {
+            // SAFETY: the caller's promise, passed on; the walk lies in the partition.
+            unsafe { self.net.put_strided(from, to.pe, to.off, strides) };
+            return;
+        }
+        // SAFETY: as above (on-node: copies through the mapping).
+        unsafe { put_each(self, from, to, strides) }
+    }
+    unsafe fn get_strided(&self, from: NetPlace, to: *mut u8, strides: Strides) {
+        if strides.elem == 0 {
+            return;
+        }
+        if self.direct(from.pe).is_none() {
+            // SAFETY: the caller's promise, passed on; the walk lies in the partition.
+            unsafe { self.net.get_strided(from.pe, from.off, to, strides) };
+            return;
+        }
+        // SAFETY: as above (on-node: copies through the mapping).
+        unsafe { get_each(self, from, to, strides) }
     }
     fn zero(&self, at: NetPlace, len: usize) {
         if let Some(dst) = self.address(at) {

@@ -42,6 +42,38 @@ use crate::memory::layout::Region;
 use amo::{AtomicOp, AtomicWidth};
 use groups::GroupCollectives;
 
+/// How a strided transfer (`shmem_iput`/`shmem_iget`) walks memory: `count` elements of
+/// `elem` bytes, `remote` bytes apart in the symmetric buffer and `local` bytes apart in
+/// the private one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strides {
+    /// Bytes of one element.
+    pub elem: usize,
+    /// Elements moved.
+    pub count: usize,
+    /// Bytes from one element to the next in the symmetric buffer.
+    pub remote: usize,
+    /// Bytes from one element to the next in the private buffer.
+    pub local: usize,
+}
+
+impl Strides {
+    /// Bytes from the first element's start to the last one's end, `stride` bytes
+    /// apart (0 for no elements; `None` if it overflows).
+    pub(crate) fn extent(&self, stride: usize) -> Option<usize> {
+        match self.count {
+            0 => Some(0),
+            n => (n - 1).checked_mul(stride)?.checked_add(self.elem),
+        }
+    }
+
+    /// Each element's offsets: (in the private buffer, in the symmetric one).
+    pub(crate) fn offsets(&self) -> impl Iterator<Item = (usize, usize)> {
+        let (local, remote) = (self.local, self.remote);
+        (0..self.count).map(move |i| (i * local, i * remote))
+    }
+}
+
 /// What a PE needs from its transport. Offsets are symmetric offsets (inside a
 /// partition); places are resolved once per call and reused.
 ///
@@ -118,6 +150,27 @@ pub trait Transport: Sized + 'static {
         // SAFETY: the caller's promise, passed on.
         unsafe { self.put(from, to, len) }
     }
+    /// Copies the elements of private memory at `from` that `strides` walks to the
+    /// places it walks from `to`, each as [`Transport::put`] copies it.
+    ///
+    /// # Safety
+    /// `from` must be valid for reads of the private walk's extent, the symmetric walk
+    /// must lie inside the partition (the place's contract), and the two must not
+    /// overlap.
+    unsafe fn put_strided(&self, from: *const u8, to: Self::Place, strides: Strides) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { put_each(self, from, to, strides) }
+    }
+    /// Copies the elements `strides` walks from `from` into private memory at `to`, each
+    /// as [`Transport::get`] copies it.
+    ///
+    /// # Safety
+    /// `to` must be valid for writes of the private walk's extent, the symmetric walk
+    /// must lie inside the partition, and the two must not overlap.
+    unsafe fn get_strided(&self, from: Self::Place, to: *mut u8, strides: Strides) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { get_each(self, from, to, strides) }
+    }
     /// Sets `len` bytes at `at` to zero (race-tolerant).
     fn zero(&self, at: Self::Place, len: usize);
     /// Copies `len` bytes between two places (race-tolerant; equal places are a no-op).
@@ -166,6 +219,33 @@ pub trait Transport: Sized + 'static {
     #[inline]
     fn groups(&self) -> Option<&Self::Groups> {
         None
+    }
+}
+
+/// [`Transport::put_strided`] as one put per element.
+///
+/// # Safety
+/// As [`Transport::put_strided`].
+pub(crate) unsafe fn put_each<T: Transport>(
+    t: &T,
+    from: *const u8,
+    to: T::Place,
+    strides: Strides,
+) {
+    for (local, remote) in strides.offsets() {
+        // SAFETY: element by element, the caller's promise.
+        unsafe { t.put(from.add(local), T::advance(to, remote), strides.elem) };
+    }
+}
+
+/// [`Transport::get_strided`] as one get per element.
+///
+/// # Safety
+/// As [`Transport::get_strided`].
+pub(crate) unsafe fn get_each<T: Transport>(t: &T, from: T::Place, to: *mut u8, strides: Strides) {
+    for (local, remote) in strides.offsets() {
+        // SAFETY: element by element, the caller's promise.
+        unsafe { t.get(T::advance(from, remote), to.add(local), strides.elem) };
     }
 }
 

@@ -9,6 +9,7 @@
 
 use super::amo::{AtomicOp, AtomicWidth};
 use super::groups::GroupCollectives;
+use super::Strides;
 use crate::error::RtResult;
 
 /// When a put returns.
@@ -54,6 +55,38 @@ pub trait Network: Clone + Send + Sync + 'static {
         len: usize,
         completion: Completion,
     );
+
+    /// Copies the elements of private memory at `from` that `strides` walks to the places
+    /// it walks from `off` of PE `pe`; delivered at the target on return.
+    ///
+    /// # Safety
+    /// `from` must be valid for reads of the private walk's extent.
+    unsafe fn put_strided(&self, from: *const u8, pe: usize, off: usize, strides: Strides) {
+        for (local, remote) in strides.offsets() {
+            // SAFETY: element by element, the caller's promise.
+            unsafe {
+                self.put(
+                    from.add(local),
+                    pe,
+                    off + remote,
+                    strides.elem,
+                    Completion::Remote,
+                )
+            };
+        }
+    }
+
+    /// Copies the elements `strides` walks from `off` of PE `pe` into private memory at
+    /// `to`; complete on return.
+    ///
+    /// # Safety
+    /// `to` must be valid for writes of the private walk's extent.
+    unsafe fn get_strided(&self, pe: usize, off: usize, to: *mut u8, strides: Strides) {
+        for (local, remote) in strides.offsets() {
+            // SAFETY: element by element, the caller's promise.
+            unsafe { self.get(pe, off + remote, to.add(local), strides.elem) };
+        }
+    }
 
     /// Performs `op` on the `width`-byte word at `off` of PE `pe` (aligned to its size),
     /// complete at the target on return, and returns the value it held before (see

@@ -13,33 +13,8 @@ use crate::memory::layout::PeState;
 use crate::sync::notify;
 use crate::sync::wait::{self, Blocker};
 use crate::transport::amo::{AtomicOp, AtomicWidth};
+pub use crate::transport::Strides;
 use crate::transport::{with_transport, Transport};
-
-/// How a strided transfer (`shmem_iput`/`shmem_iget`) walks memory: `count` elements of
-/// `elem` bytes, `remote` bytes apart in the symmetric buffer and `local` bytes apart in
-/// the private one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Strides {
-    /// Bytes of one element.
-    pub elem: usize,
-    /// Elements moved.
-    pub count: usize,
-    /// Bytes from one element to the next in the symmetric buffer.
-    pub remote: usize,
-    /// Bytes from one element to the next in the private buffer.
-    pub local: usize,
-}
-
-impl Strides {
-    /// Bytes from the first element's start to the last one's end, `stride` bytes
-    /// apart (0 for no elements; `None` if it overflows).
-    fn extent(&self, stride: usize) -> Option<usize> {
-        match self.count {
-            0 => Some(0),
-            n => (n - 1).checked_mul(stride)?.checked_add(self.elem),
-        }
-    }
-}
 
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,13 +160,13 @@ impl Runtime {
             strides.count.saturating_mul(strides.elem),
             {
                 self.check_strided(offset, src.len(), strides, "iput")?;
+                if strides.count == 0 {
+                    return Ok(());
+                }
                 with_transport!(&self.transport, t => {
-                    for i in 0..strides.count {
-                        let from = src[i * strides.local..].as_ptr();
-                        // SAFETY: element `i` lies inside `src` and inside PE `pe`'s user heap
-                        // (the extents were checked); `src` is private memory.
-                        unsafe { t.put(from, t.place(pe, offset + i * strides.remote), strides.elem) };
-                    }
+                    // SAFETY: every element lies inside `src` and inside PE `pe`'s user heap
+                    // (the extents were checked); `src` is private memory.
+                    unsafe { t.put_strided(src.as_ptr(), t.place(pe, offset), strides) };
                     notify::notify(t, pe);
                 });
                 Ok(())
@@ -209,13 +184,13 @@ impl Runtime {
             strides.count.saturating_mul(strides.elem),
             {
                 self.check_strided(offset, dst.len(), strides, "iget")?;
+                if strides.count == 0 {
+                    return Ok(());
+                }
                 with_transport!(&self.transport, t => {
                     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-                    for i in 0..strides.count {
-                        let to = dst[i * strides.local..].as_mut_ptr();
-                        // SAFETY: as in `iput`, the other way round; `dst` is exclusive.
-                        unsafe { t.get(t.place(pe, offset + i * strides.remote), to, strides.elem) };
-                    }
+                    // SAFETY: as in `iput`, the other way round; `dst` is exclusive.
+                    unsafe { t.get_strided(t.place(pe, offset), dst.as_mut_ptr(), strides) };
                 });
                 Ok(())
             }
@@ -362,6 +337,11 @@ impl Runtime {
     /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
     /// checked to lie there and to be aligned to `len` (a power of two up to 8): words
     /// the caller may load atomically while other PEs update them (`shmem_test`).
+    ///
+    /// Each call first lets the transport serve other PEs' operations aimed at this one,
+    /// so that a PE polling its words in a loop (`shmem_test`, `shmem_signal_fetch`)
+    /// sees a put that completes only once its target enters the network (MPI's
+    /// passive-target components).
     pub fn local_words(&self, offset: usize, len: usize, count: usize) -> RtResult<*const u8> {
         if !len.is_power_of_two() || len > 8 || offset % len != 0 {
             return Err(RtError::Misaligned { offset, len });
@@ -369,7 +349,9 @@ impl Runtime {
         let bytes = len
             .checked_mul(count)
             .ok_or_else(|| self.out_of_bounds(offset, usize::MAX))?;
-        Ok(self.local_address(offset, bytes)?.cast_const())
+        let address = self.local_address(offset, bytes)?.cast_const();
+        with_transport!(&self.transport, t => t.progress());
+        Ok(address)
     }
 
     /// Waits until `ready(address)` holds, where `address` is `count` words of `len` bytes

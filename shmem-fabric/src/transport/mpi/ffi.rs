@@ -98,6 +98,17 @@ shim_functions! {
         pe: c_int,
         off: usize,
     ) -> c_int;
+    pub(super) fn shmem_mpi_strided(
+        net: *mut NetHandle,
+        put: c_int,
+        buf: *mut c_void,
+        local: usize,
+        pe: c_int,
+        off: usize,
+        remote: usize,
+        elem: usize,
+        count: usize,
+    ) -> c_int;
     pub(super) fn shmem_mpi_amo(
         net: *mut NetHandle,
         bytes: c_int,
@@ -241,8 +252,8 @@ fn dl_error() -> String {
 #[derive(Debug, Clone, Copy)]
 #[repr(i32)]
 pub(super) enum PutCompletion {
-    /// The source may be reused.
-    Local = 1,
+    /// None until the next flush: the source must stay until then.
+    Deferred = 0,
     /// Delivered at the target.
     Remote = 2,
 }

@@ -11,8 +11,11 @@
 //!   issued on a window.
 //! - **Several nodes** ([`MpiTransport`]): the [hybrid transport](super::hybrid) over
 //!   [`MpiNet`], this rank's window (`MPI_Win_create`) and MPI's collectives: words are
-//!   MPI atomics, data to other nodes `MPI_Put`/`MPI_Get`, progress `MPI_Iprobe` and
-//!   `MPI_Win_sync`.
+//!   MPI atomics, data to other nodes `MPI_Put`/`MPI_Get` (a strided transfer one call
+//!   with vector datatypes; a non-blocking put from a staged copy of its source, flushed
+//!   at the next `fence`/`quiet`), progress `MPI_Iprobe` and `MPI_Win_sync`.
+//! - **Start.** On Open MPI up to 4.x the shim chooses the one-sided component `pt2pt`
+//!   before `MPI_Init` unless the user chose one (see `choose_osc` in `shim.c`).
 //! - **Ending.** The network's `close` frees the window and [`finish`] leaves MPI at
 //!   finalize; a panic ends the job with `MPI_Abort` ([`abort_job`]); an MPI error in a
 //!   call that cannot return one aborts the job with MPI's message.
@@ -29,14 +32,14 @@ mod groups;
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::ffi::{check, AmoCode, PutCompletion};
 use super::amo::{AtomicOp, AtomicWidth};
 use super::hybrid::Hybrid;
 use super::network::{Completion, Network};
 use super::shm::{Mapping, ShmTransport};
-use super::{Setting, Transports};
+use super::{Setting, Strides, Transports};
 use crate::config::{self, env, MpiLaunch};
 use crate::error::{RtError, RtResult};
 use crate::memory::layout::Region;
@@ -340,8 +343,25 @@ pub struct MpiNet {
     window: Arc<Window>,
 }
 
-/// A window the shim holds (`struct shmem_mpi_net`), released when the last clone goes.
-struct Window(NonNull<ffi::NetHandle>);
+/// A window the shim holds (`struct shmem_mpi_net`), released when the last clone goes,
+/// and the sources of the puts issued on it but not yet flushed.
+struct Window {
+    handle: NonNull<ffi::NetHandle>,
+    staged: Mutex<Staged>,
+}
+
+/// Copies of non-blocking puts' sources, which MPI reads until the next flush: a
+/// non-blocking put returns as soon as it is issued (its caller may reuse the source),
+/// and the flush at `fence`/`quiet`/barrier completes them all at once.
+#[derive(Default)]
+struct Staged {
+    copies: Vec<Box<[u8]>>,
+    bytes: usize,
+}
+
+/// Bytes of unflushed non-blocking puts past which a put flushes them first (a program
+/// that never calls `quiet` does not grow without bound).
+const STAGED_MAX: usize = 64 << 20;
 
 // SAFETY: the shim's instance is plain memory and MPI handles; MPI is initialised with
 // MPI_THREAD_SERIALIZED and a PE makes its calls from one thread at a time.
@@ -351,9 +371,19 @@ unsafe impl Sync for Window {}
 
 impl Drop for Window {
     fn drop(&mut self) {
+        // A window still open (never closed) may still read the staged sources: they
+        // stay with MPI too.
+        std::mem::forget(std::mem::take(&mut self.staged_now().copies));
         // SAFETY: the instance `MpiNet::create` made; no clone is left to use it. A
         // window still open (never closed) stays with MPI until it finalizes.
-        unsafe { ffi::shmem_mpi_net_free(self.0.as_ptr()) };
+        unsafe { ffi::shmem_mpi_net_free(self.handle.as_ptr()) };
+    }
+}
+
+impl Window {
+    /// The staged sources (a panic elsewhere leaves them usable).
+    fn staged_now(&self) -> MutexGuard<'_, Staged> {
+        self.staged.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -367,7 +397,10 @@ impl MpiNet {
         })?;
         let net = MpiNet {
             me,
-            window: Arc::new(Window(handle)),
+            window: Arc::new(Window {
+                handle,
+                staged: Mutex::new(Staged::default()),
+            }),
         };
         check(
             // SAFETY: `own` is this rank's partition of `part_size` bytes in the node
@@ -393,7 +426,91 @@ impl MpiNet {
 
     #[inline]
     fn raw(&self) -> *mut ffi::NetHandle {
-        self.window.0.as_ptr()
+        self.window.handle.as_ptr()
+    }
+
+    /// Completes every put issued so far and releases the staged sources.
+    fn flush_all(&self) {
+        // SAFETY: the window exists for the life of the network.
+        self.check_mpi(
+            unsafe { ffi::shmem_mpi_flush_all(self.raw()) },
+            "MPI_Win_flush_all",
+        );
+        let mut staged = self.window.staged_now();
+        staged.copies.clear();
+        staged.bytes = 0;
+    }
+
+    /// Issues a put of `len` bytes at `from` that completes at the next flush, from a
+    /// copy of the source kept until then.
+    ///
+    /// # Safety
+    /// `from` must be valid for reads of `len` bytes; the target inside the window.
+    unsafe fn put_deferred(&self, from: *const u8, pe: usize, off: usize, len: usize) {
+        if self.window.staged_now().bytes + len > STAGED_MAX {
+            self.flush_all();
+        }
+        // SAFETY: `from` is valid for `len` bytes (the caller's contract).
+        let copy: Box<[u8]> = unsafe { std::slice::from_raw_parts(from, len) }.into();
+        // SAFETY: the copy lives in `staged` (its heap block does not move) until a flush
+        // has completed the put; the target lies inside the window.
+        let rc = unsafe {
+            ffi::shmem_mpi_put(
+                self.raw(),
+                copy.as_ptr().cast(),
+                len,
+                pe as c_int,
+                off,
+                PutCompletion::Deferred as c_int,
+            )
+        };
+        self.check_mpi(rc, "MPI_Put");
+        let mut staged = self.window.staged_now();
+        staged.bytes += len;
+        staged.copies.push(copy);
+    }
+
+    /// A strided put (`put` true) or get as one MPI call with vector datatypes, where MPI
+    /// allows it; else element by element.
+    ///
+    /// # Safety
+    /// `buf` must be valid for the private walk's extent (reads for a put, writes for a
+    /// get); the symmetric walk inside the window.
+    unsafe fn strided(&self, put: bool, buf: *mut u8, pe: usize, off: usize, s: Strides) {
+        // Where MPI writes, a vector's entries must not overlap; the shim moves at most
+        // its chunk per element.
+        let written_stride = if put { s.remote } else { s.local };
+        if s.count == 0 || s.elem == 0 {
+            return;
+        }
+        if (s.count > 1 && written_stride < s.elem) || s.elem > 1 << 30 {
+            for (local, remote) in s.offsets() {
+                // SAFETY: element by element, the caller's promise.
+                unsafe {
+                    if put {
+                        self.put(buf.add(local), pe, off + remote, s.elem, Completion::Remote);
+                    } else {
+                        self.get(pe, off + remote, buf.add(local), s.elem);
+                    }
+                }
+            }
+            return;
+        }
+        // SAFETY: the caller's promise; the shim reads or writes the walks only.
+        let rc = unsafe {
+            ffi::shmem_mpi_strided(
+                self.raw(),
+                put as c_int,
+                buf.cast(),
+                s.local,
+                pe as c_int,
+                off,
+                s.remote,
+                s.elem,
+                s.count,
+            )
+        };
+        self.check_mpi(rc, if put { "MPI_Put" } else { "MPI_Get" });
     }
 
     #[inline]
@@ -458,12 +575,13 @@ impl Network for MpiNet {
         len: usize,
         completion: Completion,
     ) {
-        let completion = match completion {
-            Completion::Local => PutCompletion::Local,
-            Completion::Remote => PutCompletion::Remote,
-        };
-        // SAFETY: `from` is valid for `len` bytes until the completion asked for (the
-        // caller's contract), the target lies inside the window (the trait's).
+        if completion == Completion::Local {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { self.put_deferred(from, pe, off, len) };
+            return;
+        }
+        // SAFETY: `from` is valid for `len` bytes (the caller's contract), the target
+        // lies inside the window (the trait's).
         let rc = unsafe {
             ffi::shmem_mpi_put(
                 self.raw(),
@@ -471,10 +589,20 @@ impl Network for MpiNet {
                 len,
                 pe as c_int,
                 off,
-                completion as c_int,
+                PutCompletion::Remote as c_int,
             )
         };
         self.check_mpi(rc, "MPI_Put");
+    }
+
+    unsafe fn put_strided(&self, from: *const u8, pe: usize, off: usize, strides: Strides) {
+        // SAFETY: the caller's contract; a put only reads `from`.
+        unsafe { self.strided(true, from.cast_mut(), pe, off, strides) };
+    }
+
+    unsafe fn get_strided(&self, pe: usize, off: usize, to: *mut u8, strides: Strides) {
+        // SAFETY: the caller's contract.
+        unsafe { self.strided(false, to, pe, off, strides) };
     }
 
     fn atomic(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) -> u64 {
@@ -494,11 +622,7 @@ impl Network for MpiNet {
 
     #[inline]
     fn flush(&self) {
-        // SAFETY: the window exists for the life of the network.
-        self.check_mpi(
-            unsafe { ffi::shmem_mpi_flush_all(self.raw()) },
-            "MPI_Win_flush_all",
-        );
+        self.flush_all();
     }
 
     #[inline]
@@ -529,7 +653,10 @@ impl Network for MpiNet {
             // SAFETY: the instance is alive; the shim frees its window once.
             unsafe { ffi::shmem_mpi_win_free(self.raw()) },
             "MPI_Win_free",
-        )
+        )?;
+        // Freeing the window completed every put.
+        self.window.staged_now().copies.clear();
+        Ok(())
     }
 
     #[inline]

@@ -55,10 +55,25 @@ int shmem_mpi_error_string(int code, char *buf, int len) {
     return out;
 }
 
+/*
+ * Open MPI up to 4.x: its default one-sided component, osc/rdma, fails in MPI_Win_create
+ * over TCP and crashes in MPI_Compare_and_swap, while osc/pt2pt works over every
+ * transport; Open MPI 5 has no pt2pt (and a rewritten osc/rdma). So pt2pt is chosen
+ * before MPI reads its settings, unless the user chose a component (`mpirun --mca osc X`
+ * reaches the ranks as OMPI_MCA_osc too; a component named only in a parameter file
+ * is overridden).
+ */
+static void choose_osc(void) {
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION <= 4
+    setenv("OMPI_MCA_osc", "pt2pt", 0);
+#endif
+}
+
 int shmem_mpi_init(int *rank, int *size, int *provided) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
+        choose_osc();
         int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
         if (rc != MPI_SUCCESS) {
             return rc;
@@ -210,8 +225,8 @@ int shmem_mpi_win_unified(struct shmem_mpi_net *net, int *unified) {
     return rc;
 }
 
-/* Completion after a put: 0 none (until the next flush), 1 local (the source may be
- * reused), 2 remote (delivered at the target). */
+/* Completion after a put: 0 none (until the next flush; the source must stay until
+ * then), 1 local (the source may be reused), 2 remote (delivered at the target). */
 int shmem_mpi_put(struct shmem_mpi_net *net, const void *src, size_t len, int pe, size_t off,
                   int completion) {
     MPI_Win window = net->window;
@@ -248,6 +263,56 @@ int shmem_mpi_get(struct shmem_mpi_net *net, void *dst, size_t len, int pe, size
         to += n;
         off += n;
         len -= n;
+    }
+    return MPI_Win_flush(pe, window);
+}
+
+/*
+ * A strided transfer as one MPI call per chunk of elements: `count` elements of `elem`
+ * bytes, `local` bytes apart at `buf` and `remote` bytes apart from `off` of PE `pe`,
+ * each side a vector datatype; `put` != 0 puts, else gets. Complete at the target (a
+ * put) or here (a get) on return. A put's `remote` and a get's `local` must be at least
+ * `elem` (no overlapping entries where MPI writes); `elem` at most CHUNK.
+ */
+int shmem_mpi_strided(struct shmem_mpi_net *net, int put, void *buf, size_t local, int pe,
+                      size_t off, size_t remote, size_t elem, size_t count) {
+    MPI_Win window = net->window;
+    size_t per_call = CHUNK / elem;
+    if (per_call > INT_MAX) {
+        per_call = INT_MAX;
+    }
+    MPI_Datatype one;
+    int rc = MPI_Type_contiguous((int)elem, MPI_BYTE, &one);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    char *at = buf;
+    while (rc == MPI_SUCCESS && count > 0) {
+        size_t n = count < per_call ? count : per_call;
+        MPI_Datatype here, there;
+        rc = MPI_Type_create_hvector((int)n, 1, (MPI_Aint)local, one, &here);
+        if (rc != MPI_SUCCESS) {
+            break;
+        }
+        rc = MPI_Type_create_hvector((int)n, 1, (MPI_Aint)remote, one, &there);
+        if (rc != MPI_SUCCESS) {
+            MPI_Type_free(&here);
+            break;
+        }
+        MPI_Type_commit(&here);
+        MPI_Type_commit(&there);
+        /* A datatype freed while an operation uses it lives until the operation ends. */
+        rc = put ? MPI_Put(at, 1, here, pe, (MPI_Aint)off, 1, there, window)
+                 : MPI_Get(at, 1, here, pe, (MPI_Aint)off, 1, there, window);
+        MPI_Type_free(&here);
+        MPI_Type_free(&there);
+        at += n * local;
+        off += n * remote;
+        count -= n;
+    }
+    MPI_Type_free(&one);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     return MPI_Win_flush(pe, window);
 }
