@@ -13,7 +13,7 @@
 //! and stores. A racing write then yields
 //! bytes of either version — a torn value of a `Pod` type, never UB.
 //!
-//! Speed: above 64 bytes, 16-byte SSE2 moves up to [`REP_MOVSB_MIN`], then `rep movsb`,
+//! Speed: above 64 bytes, 16-byte SSE2 moves up to `REP_MOVSB_MIN`, then `rep movsb`,
 //! which matches `memcpy` at those sizes on current x86-64 processors (ERMSB/FSRM); the
 //! benchmark's copy floors measure it.
 

@@ -534,7 +534,7 @@ impl PeState {
 
 // The wake word is a futex on its low 32 bits: little-endian only.
 #[cfg(not(target_endian = "little"))]
-compile_error!("shmem-rt supports little-endian targets only");
+compile_error!("shmem-fabric (typed SHMEM) supports little-endian targets only");
 
 const _: () = assert!(size_of::<ArrivalLine>() == 2 * CACHE_LINE);
 const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_BYTES <= CACHE_LINE);

@@ -68,7 +68,7 @@ impl AtomicOp {
 /// and accessed by everybody else only atomically or with race-tolerant copies (memory
 /// of the symmetric heap is).
 #[inline]
-pub(crate) unsafe fn apply(at: *mut u8, width: AtomicWidth, op: AtomicOp) -> u64 {
+pub unsafe fn apply(at: *mut u8, width: AtomicWidth, op: AtomicOp) -> u64 {
     match width {
         AtomicWidth::Bits32 => {
             // SAFETY: valid and 4-aligned (the caller's contract); atomics tolerate the
