@@ -60,7 +60,7 @@ pub struct Strides {
 impl Strides {
     /// Bytes from the first element's start to the last one's end, `stride` bytes
     /// apart (0 for no elements; `None` if it overflows).
-    pub(crate) fn extent(&self, stride: usize) -> Option<usize> {
+    pub fn extent(&self, stride: usize) -> Option<usize> {
         match self.count {
             0 => Some(0),
             n => (n - 1).checked_mul(stride)?.checked_add(self.elem),
