@@ -1,4 +1,4 @@
-//! The transport contract (`shmem-rt`'s `transport::contract`: words, atomics against a
+//! The transport contract (`shmem-fabric`'s `transport::contract`: words, atomics against a
 //! sequential oracle, put/get/zero/copy, fence/quiet ordering, sleep/wake) on the
 //! transport the suite runs on: shared memory by default, `SHMEM_TRANSPORT=loopback` and
 //! `=hybrid` in the loopback step of CI, the MPI transport under `mpirun`
