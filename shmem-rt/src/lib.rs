@@ -96,7 +96,9 @@ pub mod __private {
     pub use crate::memory::statics::{
         check_statics_fit, StaticOffset, StaticSlot, SYMMETRIC_STATICS,
     };
-    pub use crate::runtime::{Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
+    pub use crate::runtime::{
+        Runtime, SignalOp, Strides, ThreadLevel, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,
+    };
     pub use crate::transport::amo::{AtomicOp, AtomicWidth};
     pub use crate::wire::descriptor::ElemType;
     pub use linkme;

@@ -90,6 +90,7 @@ macro_rules! with_scalar_types {
 pub mod active_set;
 pub mod atomic;
 pub mod collectives;
+pub mod ctx;
 mod entry;
 pub mod error;
 pub mod local;
@@ -111,6 +112,7 @@ pub use collectives::{
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
     sync, sync_all, sync_with,
 };
+pub use ctx::{Context, Ctx, CtxOptions, Private, Shared, ThreadLevel, Threads};
 pub use error::{
     EarlierCall, ErrorKind, FailedCall, LockBreak, PeEnd, Result, RtError, ShmemError,
     SplitArguments, StridedWalk, Unfreed,
@@ -142,9 +144,9 @@ pub mod prelude {
         BroadcastSync, CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::{
-        symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
-        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, Team, WaitInt,
-        WorkArrays,
+        symmetric, ActiveSet, Cmp, Ctx, CtxOptions, Fetched, Pe, ShmemError, SignalOp, SymSlice,
+        Symmetric, SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, Team,
+        ThreadLevel, WaitInt, WorkArrays,
     };
     pub use crate::{Lock, SymmetricLockExt};
     pub use num_complex::Complex;

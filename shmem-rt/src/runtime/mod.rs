@@ -6,7 +6,7 @@
 mod collectives;
 mod memory;
 mod rma;
-pub use self::rma::{SignalOp, Strides};
+pub use self::rma::{SignalOp, Strides, ThreadLevel};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -40,6 +40,8 @@ pub struct Runtime {
     /// The communicators of the network's group collectives, per set (offloaded calls
     /// only, see `coll::offload`).
     comms: crate::coll::offload::SetComms,
+    /// The network's lock (see `Runtime::serial`): `Some` where the transport has one.
+    serial: Option<std::sync::Mutex<()>>,
 }
 
 impl Runtime {
@@ -82,6 +84,7 @@ impl Runtime {
         // A network's communicators are made per set at its first use on a PE: where
         // calls are offloaded, sets keep their slots.
         let reclaims = with_transport!(&transport, t => t.groups().is_none());
+        let serial = transport.has_network().then(Default::default);
         let mut rt = Runtime {
             transport,
             env,
@@ -92,6 +95,7 @@ impl Runtime {
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
             comms: crate::coll::offload::SetComms::new(),
+            serial,
         };
         rt.place_statics()?;
         with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));

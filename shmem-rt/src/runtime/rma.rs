@@ -41,6 +41,19 @@ impl Strides {
     }
 }
 
+/// The threads that may make a PE's calls (`SHMEM_THREAD_*`), in increasing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    /// One thread only (`SHMEM_THREAD_SINGLE`).
+    Single,
+    /// Only the thread that joined the job (`SHMEM_THREAD_FUNNELED`).
+    Funneled,
+    /// Any thread, one at a time (`SHMEM_THREAD_SERIALIZED`).
+    Serialized,
+    /// Any threads at once (`SHMEM_THREAD_MULTIPLE`).
+    Multiple,
+}
+
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignalOp {
@@ -84,6 +97,7 @@ impl Runtime {
     /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem`), then wakes `pe` if
     /// it sleeps in a wait. Complete on return (blocking put).
     pub fn put(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
+        let _serial = self.serial();
         self.check_access(pe, offset, src.len())?;
         with_transport!(&self.transport, t => {
             // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
@@ -98,6 +112,7 @@ impl Runtime {
     /// the next [`Runtime::quiet`] (or barrier); `src` may be reused as soon as this
     /// returns.
     pub fn put_nbi(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
+        let _serial = self.serial();
         self.check_access(pe, offset, src.len())?;
         with_transport!(&self.transport, t => {
             // SAFETY: as in `put`.
@@ -111,6 +126,7 @@ impl Runtime {
     /// to byte `offset + i * strides.remote` of PE `pe`, for `i < strides.count`. The
     /// whole walk is checked to lie in `src` and in the user heap first.
     pub fn iput(&self, pe: usize, offset: usize, src: &[u8], strides: Strides) -> RtResult<()> {
+        let _serial = self.serial();
         self.check_strided(pe, offset, src.len(), strides, "iput")?;
         with_transport!(&self.transport, t => {
             for i in 0..strides.count {
@@ -127,6 +143,7 @@ impl Runtime {
     /// Strided get (`shmem_iget`): byte `offset + i * strides.remote` of PE `pe` into
     /// element `i` of `dst` (at byte `i * strides.local`), for `i < strides.count`.
     pub fn iget(&self, pe: usize, offset: usize, dst: &mut [u8], strides: Strides) -> RtResult<()> {
+        let _serial = self.serial();
         self.check_strided(pe, offset, dst.len(), strides, "iget")?;
         with_transport!(&self.transport, t => {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
@@ -174,6 +191,7 @@ impl Runtime {
         op: SignalOp,
         value: u64,
     ) -> RtResult<()> {
+        let _serial = self.serial();
         self.check_access(pe, offset, src.len())?;
         self.check_access(pe, signal, 8)?;
         if signal % 8 != 0 {
@@ -200,6 +218,7 @@ impl Runtime {
     /// Whether PE `pe` can be reached by puts, gets and atomics (`shmem_pe_accessible`):
     /// it exists and has neither finished nor failed.
     pub fn pe_accessible(&self, pe: usize) -> bool {
+        let _serial = self.serial();
         pe < self.npes
             && with_transport!(&self.transport, t => {
                 let failed = state::recorded_failure(t).is_some_and(|(who, _)| who == pe);
@@ -218,6 +237,7 @@ impl Runtime {
         width: AtomicWidth,
         op: AtomicOp,
     ) -> RtResult<u64> {
+        let _serial = self.serial();
         let len = width.bytes();
         self.check_access(pe, offset, len)?;
         if offset % len != 0 {
@@ -234,6 +254,7 @@ impl Runtime {
 
     /// Copies PE `pe`'s memory at `offset` into `dst` (`shmem_getmem`).
     pub fn get(&self, pe: usize, offset: usize, dst: &mut [u8]) -> RtResult<()> {
+        let _serial = self.serial();
         self.check_access(pe, offset, dst.len())?;
         with_transport!(&self.transport, t => {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
@@ -261,14 +282,41 @@ impl Runtime {
         Ok(base.map(|b| b.wrapping_add(offset)))
     }
 
-    /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones.
-    pub fn fence(&mut self) {
+    /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones
+    /// (this thread's, and on a network those of every thread: see [`Runtime::serial`]).
+    pub fn fence(&self) {
+        let _serial = self.serial();
         with_transport!(&self.transport, t => t.fence());
     }
 
-    /// `shmem_quiet`: every earlier put of this PE is complete and visible.
-    pub fn quiet(&mut self) {
+    /// `shmem_quiet`: every earlier put of this thread is complete and visible (on a
+    /// network, those of every thread: see [`Runtime::serial`]).
+    pub fn quiet(&self) {
+        let _serial = self.serial();
         with_transport!(&self.transport, t => t.quiet());
+    }
+
+    /// Holds the network's lock where the transport has a network, so that calls made
+    /// from several threads (contexts) reach it one at a time: MPI is initialised
+    /// `MPI_THREAD_SERIALIZED`, and the hybrid's record of unflushed puts must change
+    /// together with the puts it records. Nothing to hold on shared memory, where each
+    /// call is loads, stores and processor atomics, complete on return.
+    #[inline]
+    fn serial(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        self.serial
+            .as_ref()
+            .map(|lock| lock.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The threads this PE's remote accesses may be made from: every thread on shared
+    /// memory (each call is lock-free) and over a network whose MPI serves threads one
+    /// at a time (calls then take the network's lock); fewer where the MPI serves fewer.
+    pub fn thread_level(&self) -> ThreadLevel {
+        match &self.transport {
+            #[cfg(feature = "mpi")]
+            crate::transport::Transports::Mpi(_) => crate::transport::mpi::thread_level(),
+            _ => ThreadLevel::Multiple,
+        }
     }
 
     /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
@@ -371,6 +419,7 @@ impl Runtime {
     /// Whether PE `pe` has left the program (begun finalizing, finalized, or ended by a
     /// panic), so that it writes nothing any more. `false` for a PE that does not exist.
     pub fn has_left(&self, pe: usize) -> bool {
+        let _serial = self.serial();
         pe < self.npes && with_transport!(&self.transport, t => state::state_of(t, pe).has_left())
     }
 }

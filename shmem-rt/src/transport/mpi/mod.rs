@@ -57,6 +57,7 @@ pub(crate) fn join(launch: MpiLaunch, shared: &[Setting]) -> RtResult<Transports
         unsafe { ffi::shmem_mpi_init(&mut rank, &mut size, &mut provided) },
         "MPI_Init_thread",
     )?;
+    PROVIDED.store(provided, std::sync::atomic::Ordering::Relaxed);
     let (me, npes) = (rank as usize, size as usize);
     if launch.size != 0 && (launch.size != npes || launch.rank != me) {
         return Err(RtError::Config(format!(
@@ -321,6 +322,24 @@ fn open_shared(path: &str) -> RtResult<OwnedFd> {
     }
     // SAFETY: a descriptor this call just opened and owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The thread level MPI provides this process (`MPI_Init_thread`'s `provided`): a fact
+/// of the process, which initialises MPI once.
+static PROVIDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The threads this PE's calls over MPI may come from: MPI's level, at most serialized
+/// (calls reach MPI one at a time under the runtime's network lock, so any number of
+/// threads may make them when MPI serves `MPI_THREAD_SERIALIZED`).
+pub(crate) fn thread_level() -> crate::runtime::ThreadLevel {
+    use crate::runtime::ThreadLevel;
+    // MPI_THREAD_SINGLE, FUNNELED, SERIALIZED, MULTIPLE are 0, 1, 2, 3 in Open MPI and
+    // MPICH alike.
+    match PROVIDED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => ThreadLevel::Single,
+        1 => ThreadLevel::Funneled,
+        _ => ThreadLevel::Multiple,
+    }
 }
 
 /// Reports a failed MPI call that has no error to return through, and ends the job.
