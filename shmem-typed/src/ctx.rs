@@ -100,6 +100,37 @@ mod sealed {
     note = "remote accesses are made on the `Pe` (`pe`, the default context) or on a `Ctx` from `pe.create_ctx(..)`"
 )]
 pub trait Context: sealed::Sealed {
+    /// Orders the context's puts, atomics and signals to each PE ([`Pe::fence`],
+    /// [`Ctx::fence`]), for code generic over the context.
+    fn fence(&mut self);
+
+    /// Completes the context's operations ([`Pe::quiet`], [`Ctx::quiet`]), for code
+    /// generic over the context.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    /// use shmem_typed::Context;
+    ///
+    /// #[symmetric]
+    /// static WORD: u64 = 0;
+    ///
+    /// /// Adds one to PE `to`'s word and returns what it held, on any context.
+    /// fn bump(ctx: &mut impl Context, to: usize) -> Result<u64, ShmemError> {
+    ///     let old = WORD.atomic_fetch_inc_nbi(ctx, to)?;
+    ///     ctx.quiet();
+    ///     old.into_value(ctx)
+    /// }
+    ///
+    /// #[shmem_typed::main(npes = 1)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     assert_eq!(bump(pe, 0)?, 0);
+    ///     let mut ctx = pe.create_ctx(CtxOptions::new())?;
+    ///     assert_eq!(bump(&mut ctx, 0)?, 1);
+    ///     Ok(())
+    /// }
+    /// ```
+    fn quiet(&mut self);
+
     /// The runtime the access goes through.
     #[doc(hidden)]
     fn runtime(&self) -> &Runtime;
@@ -136,6 +167,16 @@ pub struct Completion {
 }
 
 impl Context for Pe {
+    #[inline]
+    fn fence(&mut self) {
+        Pe::fence(self)
+    }
+
+    #[inline]
+    fn quiet(&mut self) {
+        Pe::quiet(self)
+    }
+
     #[inline(always)]
     fn runtime(&self) -> &Runtime {
         self.rt()
@@ -411,6 +452,16 @@ impl<'pe, T: Threads> Ctx<'pe, T> {
 }
 
 impl<T: Threads> Context for Ctx<'_, T> {
+    #[inline]
+    fn fence(&mut self) {
+        Ctx::fence(self)
+    }
+
+    #[inline]
+    fn quiet(&mut self) {
+        Ctx::quiet(self)
+    }
+
     #[inline(always)]
     fn runtime(&self) -> &Runtime {
         self.rt
