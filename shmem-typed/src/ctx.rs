@@ -360,8 +360,11 @@ pub struct Ctx<'pe, T: Threads = Shared> {
     completions: u64,
     options: CtxOptions<T>,
     /// Not `Sync`: one thread at a time uses a context.
-    _serialized: PhantomData<Cell<()>>,
+    _serialized: PhantomData<Cell<OneThreadAtATimeUsesACtx>>,
 }
+
+/// Named in the compiler's message when a [`Ctx`] is shared between threads.
+enum OneThreadAtATimeUsesACtx {}
 
 /// The next context's identity.
 static NEXT_CTX: AtomicU64 = AtomicU64::new(1);

@@ -217,7 +217,8 @@ impl<T: SymmetricType> Symmetric<T> {
     ///
     /// # Safety
     /// No PE may write this static's copy on this PE while the reference lives (no
-    /// `put`, `p` or collective with it as a target from any PE): other PEs' writes are
+    /// `put`, `p` or collective with it as a target from any PE, nor from a
+    /// [`Ctx`](crate::Ctx) of this PE on another thread): other PEs' writes are
     /// invisible to the compiler, and a reference asserts that the memory does not
     /// change. [`Symmetric::read`] copies instead and needs no such promise.
     ///
@@ -602,8 +603,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// This PE's elements, by reference.
     ///
     /// # Safety
-    /// No PE may write these elements on this PE while the slice lives (see
-    /// [`Symmetric::local`]); [`SymmetricBufferExt::read_local`] and
+    /// No PE (nor a [`Ctx`](crate::Ctx) of this PE) may write these elements on this PE
+    /// while the slice lives (see [`Symmetric::local`]); [`SymmetricBufferExt::read_local`] and
     /// [`SymmetricBufferExt::to_vec`] copy instead and need no such promise.
     ///
     /// Example: [`put`](SymmetricBufferExt::put).
