@@ -6,7 +6,7 @@
 //! `iget`, `put_signal`, every atomic) takes a [`Context`]: the [`Pe`] itself, which is
 //! the default context (`SHMEM_CTX_DEFAULT`), or a [`Ctx`]. One code path serves both.
 //! A context completes its own operations: [`Ctx::quiet`] and [`Ctx::fence`] (as
-//! [`Pe::quiet`] and [`Pe::fence`] for the default context), and a [`Fetched`] value is
+//! [`Pe::quiet`] and [`Pe::fence`] for the default context), and a [`Fetched`](crate::Fetched) value is
 //! read through the context that issued it, after that context's `quiet`.
 //!
 //! What the compiler checks:

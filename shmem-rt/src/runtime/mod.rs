@@ -40,8 +40,9 @@ pub struct Runtime {
     /// The communicators of the network's group collectives, per set (offloaded calls
     /// only, see `coll::offload`).
     comms: crate::coll::offload::SetComms,
-    /// The network's lock (see `Runtime::serial`): `Some` where the transport has one.
-    serial: Option<std::sync::Mutex<()>>,
+    /// The network's lock, held by the remote accesses on a transport with a network
+    /// (see `rma::serially!`).
+    serial: std::sync::Mutex<()>,
 }
 
 impl Runtime {
@@ -84,7 +85,6 @@ impl Runtime {
         // A network's communicators are made per set at its first use on a PE: where
         // calls are offloaded, sets keep their slots.
         let reclaims = with_transport!(&transport, t => t.groups().is_none());
-        let serial = transport.has_network().then(Default::default);
         let mut rt = Runtime {
             transport,
             env,
@@ -95,7 +95,7 @@ impl Runtime {
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
             comms: crate::coll::offload::SetComms::new(),
-            serial,
+            serial: Default::default(),
         };
         rt.place_statics()?;
         with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));

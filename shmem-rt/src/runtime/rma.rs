@@ -63,6 +63,32 @@ pub enum SignalOp {
     Add,
 }
 
+/// [`with_transport!`] for the calls that threads' contexts make at once: on a
+/// transport with a network, `$body` runs holding the runtime's network lock, so that
+/// the calls reach it one at a time (MPI is initialised `MPI_THREAD_SERIALIZED`, and the
+/// hybrid's record of unflushed puts changes together with the puts it records). Nothing
+/// is held on shared memory, where each call is loads, stores and processor atomics,
+/// complete on return.
+macro_rules! serially {
+    ($rt:expr, $t:ident => $body:expr) => {
+        match &$rt.transport {
+            crate::transport::Transports::Shm($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            crate::transport::Transports::Loopback($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            crate::transport::Transports::Hybrid($t) => {
+                let _serial = $rt.serial();
+                $body
+            }
+            #[cfg(feature = "mpi")]
+            crate::transport::Transports::Mpi($t) => {
+                let _serial = $rt.serial();
+                $body
+            }
+        }
+    };
+}
+
 impl Runtime {
     /// Checks that `pe` exists and `offset..offset+len` lies in the user heap.
     #[inline]
@@ -97,9 +123,8 @@ impl Runtime {
     /// Copies `src` into PE `pe`'s memory at `offset` (`shmem_putmem`), then wakes `pe` if
     /// it sleeps in a wait. Complete on return (blocking put).
     pub fn put(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
-        let _serial = self.serial();
         self.check_access(pe, offset, src.len())?;
-        with_transport!(&self.transport, t => {
+        serially!(self, t => {
             // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
             // memory of this process (a slice the caller owns), so it does not overlap.
             unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
@@ -112,9 +137,8 @@ impl Runtime {
     /// the next [`Runtime::quiet`] (or barrier); `src` may be reused as soon as this
     /// returns.
     pub fn put_nbi(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
-        let _serial = self.serial();
         self.check_access(pe, offset, src.len())?;
-        with_transport!(&self.transport, t => {
+        serially!(self, t => {
             // SAFETY: as in `put`.
             unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
             notify::notify(t, pe);
@@ -126,9 +150,8 @@ impl Runtime {
     /// to byte `offset + i * strides.remote` of PE `pe`, for `i < strides.count`. The
     /// whole walk is checked to lie in `src` and in the user heap first.
     pub fn iput(&self, pe: usize, offset: usize, src: &[u8], strides: Strides) -> RtResult<()> {
-        let _serial = self.serial();
         self.check_strided(pe, offset, src.len(), strides, "iput")?;
-        with_transport!(&self.transport, t => {
+        serially!(self, t => {
             for i in 0..strides.count {
                 let from = src[i * strides.local..].as_ptr();
                 // SAFETY: element `i` lies inside `src` and inside PE `pe`'s user heap
@@ -143,9 +166,8 @@ impl Runtime {
     /// Strided get (`shmem_iget`): byte `offset + i * strides.remote` of PE `pe` into
     /// element `i` of `dst` (at byte `i * strides.local`), for `i < strides.count`.
     pub fn iget(&self, pe: usize, offset: usize, dst: &mut [u8], strides: Strides) -> RtResult<()> {
-        let _serial = self.serial();
         self.check_strided(pe, offset, dst.len(), strides, "iget")?;
-        with_transport!(&self.transport, t => {
+        serially!(self, t => {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
             for i in 0..strides.count {
                 let to = dst[i * strides.local..].as_mut_ptr();
@@ -191,7 +213,6 @@ impl Runtime {
         op: SignalOp,
         value: u64,
     ) -> RtResult<()> {
-        let _serial = self.serial();
         self.check_access(pe, offset, src.len())?;
         self.check_access(pe, signal, 8)?;
         if signal % 8 != 0 {
@@ -204,7 +225,7 @@ impl Runtime {
             SignalOp::Set => AtomicOp::Set(value),
             SignalOp::Add => AtomicOp::Add(value),
         };
-        with_transport!(&self.transport, t => {
+        serially!(self, t => {
             // SAFETY: as in `put`.
             unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
             // The data is delivered before the signal changes.
@@ -218,9 +239,8 @@ impl Runtime {
     /// Whether PE `pe` can be reached by puts, gets and atomics (`shmem_pe_accessible`):
     /// it exists and has neither finished nor failed.
     pub fn pe_accessible(&self, pe: usize) -> bool {
-        let _serial = self.serial();
         pe < self.npes
-            && with_transport!(&self.transport, t => {
+            && serially!(self, t => {
                 let failed = state::recorded_failure(t).is_some_and(|(who, _)| who == pe);
                 !failed && matches!(state::state_of(t, pe), PeState::Running | PeState::Finalizing)
             })
@@ -237,13 +257,12 @@ impl Runtime {
         width: AtomicWidth,
         op: AtomicOp,
     ) -> RtResult<u64> {
-        let _serial = self.serial();
         let len = width.bytes();
         self.check_access(pe, offset, len)?;
         if offset % len != 0 {
             return Err(RtError::Misaligned { offset, len });
         }
-        Ok(with_transport!(&self.transport, t => {
+        Ok(serially!(self, t => {
             let old = t.atomic(t.place(pe, offset), width, op);
             if op.writes() {
                 notify::notify(t, pe);
@@ -254,9 +273,8 @@ impl Runtime {
 
     /// Copies PE `pe`'s memory at `offset` into `dst` (`shmem_getmem`).
     pub fn get(&self, pe: usize, offset: usize, dst: &mut [u8]) -> RtResult<()> {
-        let _serial = self.serial();
         self.check_access(pe, offset, dst.len())?;
-        with_transport!(&self.transport, t => {
+        serially!(self, t => {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
             // SAFETY: the range lies in PE `pe`'s user heap (checked); `dst` is an
             // exclusive slice of private memory.
@@ -283,29 +301,24 @@ impl Runtime {
     }
 
     /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones
-    /// (this thread's, and on a network those of every thread: see [`Runtime::serial`]).
+    /// (this thread's, and on a network those of every thread: see `serially!`).
     pub fn fence(&self) {
-        let _serial = self.serial();
-        with_transport!(&self.transport, t => t.fence());
+        serially!(self, t => t.fence());
     }
 
     /// `shmem_quiet`: every earlier put of this thread is complete and visible (on a
-    /// network, those of every thread: see [`Runtime::serial`]).
+    /// network, those of every thread: see `serially!`).
     pub fn quiet(&self) {
-        let _serial = self.serial();
-        with_transport!(&self.transport, t => t.quiet());
+        serially!(self, t => t.quiet());
     }
 
-    /// Holds the network's lock where the transport has a network, so that calls made
-    /// from several threads (contexts) reach it one at a time: MPI is initialised
-    /// `MPI_THREAD_SERIALIZED`, and the hybrid's record of unflushed puts must change
-    /// together with the puts it records. Nothing to hold on shared memory, where each
-    /// call is loads, stores and processor atomics, complete on return.
-    #[inline]
-    fn serial(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
-        self.serial
-            .as_ref()
-            .map(|lock| lock.lock().unwrap_or_else(|e| e.into_inner()))
+    /// The network's lock (see `serially!`).
+    #[cfg_attr(
+        not(any(feature = "mpi", feature = "loopback-transport")),
+        allow(dead_code)
+    )]
+    fn serial(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.serial.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The threads this PE's remote accesses may be made from: every thread on shared
@@ -419,7 +432,6 @@ impl Runtime {
     /// Whether PE `pe` has left the program (begun finalizing, finalized, or ended by a
     /// panic), so that it writes nothing any more. `false` for a PE that does not exist.
     pub fn has_left(&self, pe: usize) -> bool {
-        let _serial = self.serial();
-        pe < self.npes && with_transport!(&self.transport, t => state::state_of(t, pe).has_left())
+        pe < self.npes && serially!(self, t => state::state_of(t, pe).has_left())
     }
 }

@@ -268,19 +268,6 @@ impl Transports {
         let _ = code;
     }
 
-    /// Whether some PEs are reached through a network (the hybrid transports).
-    pub(crate) fn has_network(&self) -> bool {
-        match self {
-            Transports::Shm(_) => false,
-            #[cfg(feature = "loopback-transport")]
-            Transports::Loopback(_) => false,
-            #[cfg(feature = "loopback-transport")]
-            Transports::Hybrid(_) => true,
-            #[cfg(feature = "mpi")]
-            Transports::Mpi(_) => true,
-        }
-    }
-
     /// The transport's name, as `SHMEM_TRANSPORT` spells it.
     pub(crate) fn name(&self) -> &'static str {
         match self {
