@@ -185,9 +185,10 @@ impl<T: Copy> Fetched<T> {
 }
 
 /// Atomic operations on element 0 of a symmetric buffer, on PE `target_pe`. Each fails
-/// if the buffer is empty or `target_pe` does not exist. Operations that may change the
-/// word take `&mut Pe`: the target may be this PE's own memory, which no local view may
-/// then be watching.
+/// if the buffer is empty or `target_pe` does not exist. Each is made on a
+/// [`Context`]: the `Pe` (the default context) or a [`Ctx`](crate::Ctx). Operations that
+/// may change the word take it `&mut` (`&mut Pe`): the target may be this PE's own
+/// memory, which no local view may then be watching.
 pub trait SymmetricAtomics: SymmetricBuffer {
     /// `shmem_atomic_fetch`: the element's value.
     ///
