@@ -327,7 +327,14 @@ impl Runtime {
     pub fn thread_level(&self) -> ThreadLevel {
         match &self.transport {
             #[cfg(feature = "mpi")]
-            crate::transport::Transports::Mpi(_) => crate::transport::mpi::thread_level(),
+            crate::transport::Transports::Mpi(_) => match crate::transport::mpi::threads_provided()
+            {
+                // MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED.
+                0 => ThreadLevel::Single,
+                1 => ThreadLevel::Funneled,
+                // MPI_THREAD_SERIALIZED or more: every call takes the network lock.
+                _ => ThreadLevel::Multiple,
+            },
             _ => ThreadLevel::Multiple,
         }
     }

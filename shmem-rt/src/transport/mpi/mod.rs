@@ -328,18 +328,10 @@ fn open_shared(path: &str) -> RtResult<OwnedFd> {
 /// of the process, which initialises MPI once.
 static PROVIDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-/// The threads this PE's calls over MPI may come from: MPI's level, at most serialized
-/// (calls reach MPI one at a time under the runtime's network lock, so any number of
-/// threads may make them when MPI serves `MPI_THREAD_SERIALIZED`).
-pub(crate) fn thread_level() -> crate::runtime::ThreadLevel {
-    use crate::runtime::ThreadLevel;
-    // MPI_THREAD_SINGLE, FUNNELED, SERIALIZED, MULTIPLE are 0, 1, 2, 3 in Open MPI and
-    // MPICH alike.
-    match PROVIDED.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => ThreadLevel::Single,
-        1 => ThreadLevel::Funneled,
-        _ => ThreadLevel::Multiple,
-    }
+/// The thread level MPI provides this process: `MPI_THREAD_SINGLE`, `FUNNELED`,
+/// `SERIALIZED` or `MULTIPLE`, which are 0, 1, 2 and 3 in Open MPI and MPICH alike.
+pub(crate) fn threads_provided() -> i32 {
+    PROVIDED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Reports a failed MPI call that has no error to return through, and ends the job.
