@@ -22,10 +22,14 @@
 
 #define MAX_THREADS 2
 #define WINDOW 64
+#ifndef WINDOWS
 #define WINDOWS 40000
+#endif
+/* Longs between two threads' counters: one cache line each. */
+#define LINE 8
 
 static long target[MAX_THREADS * WINDOW];
-static long counters[MAX_THREADS];
+static long counters[MAX_THREADS * LINE];
 
 struct job {
     int thread;
@@ -60,7 +64,7 @@ static void *run(void *arg) {
             shmem_ctx_quiet(ctx);
         } else {
             for (int i = 0; i < WINDOW; i++) {
-                sink += shmem_ctx_long_atomic_fetch_add(ctx, &counters[job->thread], 1,
+                sink += shmem_ctx_long_atomic_fetch_add(ctx, &counters[job->thread * LINE], 1,
                                                         job->next);
             }
         }
@@ -121,9 +125,9 @@ int main(void) {
     long hits = 2L * MAX_THREADS * WINDOWS * WINDOW;
     for (int t = 0; t < MAX_THREADS; t++) {
         long expected = hits / MAX_THREADS * (MAX_THREADS - t);
-        if (counters[t] != expected) {
+        if (counters[t * LINE] != expected) {
             fprintf(stderr, "PE %d: counter %d holds %ld, not %ld\n", shmem_my_pe(), t,
-                    counters[t], expected);
+                    counters[t * LINE], expected);
             shmem_global_exit(1);
         }
     }

@@ -18,8 +18,11 @@ const WINDOWS: usize = 40_000;
 
 #[symmetric]
 static TARGET: [u64; MAX_THREADS * WINDOW] = [0; MAX_THREADS * WINDOW];
+/// Words between two threads' counters: one cache line each.
+const LINE: usize = 8;
+
 #[symmetric]
-static COUNTERS: [u64; MAX_THREADS] = [0; MAX_THREADS];
+static COUNTERS: [u64; MAX_THREADS * LINE] = [0; MAX_THREADS * LINE];
 
 /// Operations per second of each of `threads` threads making `op` on its own context
 /// (`WINDOWS * WINDOW` each), timed in each thread from the moment all have started;
@@ -69,7 +72,7 @@ fn puts(ctx: &mut Ctx<'_>, to: usize, t: usize, w: usize) -> Result<(), ShmemErr
 
 /// One window of blocking fetch-adds on thread `t`'s counter on PE `to`.
 fn fetch_adds(ctx: &mut Ctx<'_>, to: usize, t: usize, _w: usize) -> Result<(), ShmemError> {
-    let counter = COUNTERS.at(t)?;
+    let counter = COUNTERS.at(t * LINE)?;
     for _ in 0..WINDOW {
         std::hint::black_box(counter.atomic_fetch_add(ctx, to, 1)?);
     }
@@ -102,6 +105,7 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     let expected: Vec<u64> = (0..MAX_THREADS)
         .map(|t| hits / MAX_THREADS as u64 * (MAX_THREADS - t) as u64)
         .collect();
-    assert_eq!(COUNTERS.to_vec(pe), expected);
+    let counted: Vec<u64> = COUNTERS.to_vec(pe).into_iter().step_by(LINE).collect();
+    assert_eq!(counted, expected);
     Ok(())
 }
