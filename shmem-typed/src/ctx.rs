@@ -21,8 +21,9 @@
 //!
 //! On one node (the `shm` and `loopback` transports) a context's calls are loads, stores
 //! and processor atomics on the shared mapping, complete on return: a context's whole
-//! completion state is its own count of `quiet` calls, and no call takes a lock or
-//! touches a word another thread writes besides the data it moves. Where some PEs are
+//! completion state is its own count of `quiet` calls, and no call takes a lock or writes
+//! a word besides the data it moves (a put or atomic then reads the job's count of
+//! sleeping PEs, as every put does, to wake a PE that waits for it). Where some PEs are
 //! reached through a network (`mpi`, and the `hybrid` test transport), every remote access
 //! of the PE — any context's — takes the PE's network lock, so that MPI, initialised
 //! `MPI_THREAD_SERIALIZED`, sees one call at a time; contexts on several threads are then
