@@ -340,3 +340,25 @@ fn a_team_context_numbers_pes_as_its_team(pe: &mut Pe) -> Result<(), ShmemError>
     assert_eq!(FROM_TEAM.read(pe)[0], expected);
     Ok(())
 }
+
+#[symmetric]
+static BEFORE_PANIC: u64 = 0;
+
+/// A worker thread panics holding a context (after an atomic add on it): the context is
+/// dropped while the thread unwinds, `join` collects the panic, and the job goes on.
+#[shmem_testkit::test(npes = 2)]
+fn a_workers_panic_with_a_context_leaves_the_job_running(pe: &mut Pe) -> Result<(), ShmemError> {
+    let other = 1 - pe.my_pe();
+    std::thread::scope(|s| -> Result<(), ShmemError> {
+        let mut ctx = pe.create_ctx(CtxOptions::new())?;
+        let worker = s.spawn(move || {
+            BEFORE_PANIC.atomic_add(&mut ctx, other, 1).unwrap();
+            panic!("a worker panics holding its context");
+        });
+        assert!(worker.join().is_err(), "the worker panicked");
+        Ok(())
+    })?;
+    pe.barrier_all()?;
+    assert_eq!(BEFORE_PANIC.read(pe), 1);
+    pe.barrier_all()
+}
