@@ -70,10 +70,7 @@ const WORKLOADS: [Workload; 4] = [
         example: "histogram",
         size: 20_000_000,
         unit: "samples",
-        single_process: |samples| {
-            let counts = examples::histogram::count_sequentially(samples);
-            Box::new(move || workload::checksum(counts))
-        },
+        single_process: histogram_in_one_process,
         oshmem_source: None,
     },
     // The same histogram binned by 2 threads per PE, each on its own context.
@@ -81,13 +78,17 @@ const WORKLOADS: [Workload; 4] = [
         example: "histogram_threads",
         size: 20_000_000,
         unit: "samples",
-        single_process: |samples| {
-            let counts = examples::histogram::count_sequentially(samples);
-            Box::new(move || workload::checksum(counts))
-        },
+        single_process: histogram_in_one_process,
         oshmem_source: None,
     },
 ];
+
+/// The histogram of `samples` samples binned in one process (`histogram` and
+/// `histogram_threads` compute the same).
+fn histogram_in_one_process(samples: u64) -> Box<dyn FnOnce() -> u64> {
+    let counts = examples::histogram::count_sequentially(samples);
+    Box::new(move || workload::checksum(counts))
+}
 
 /// One workload's figures.
 #[derive(Debug, Clone, PartialEq)]
