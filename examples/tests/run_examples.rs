@@ -533,6 +533,29 @@ fn histogram() {
 }
 
 #[test]
+fn histogram_threads() {
+    for (npes, threads) in [(1, 3), (2, 2), (3, 8)] {
+        let threads_arg = threads.to_string();
+        let run = run(
+            "histogram_threads",
+            Start::Direct(Some(npes)),
+            &["20000", &threads_arg],
+        );
+        run.assert_success();
+        let summary = run.line_starting("histogram_threads:");
+        assert_eq!(
+            summary,
+            format!(
+                "histogram_threads: 20000 samples on {npes} PEs of {threads} threads, {} in the fullest bin; equal to the sequential count",
+                examples::histogram::count_sequentially(20000).iter().max().unwrap()
+            )
+        );
+        let counts = examples::histogram::count_sequentially(20000);
+        assert_checksum(&run, examples::workload::checksum(counts));
+    }
+}
+
+#[test]
 fn workqueue() {
     let mut checksums = Vec::new();
     for npes in [1, 3, 8] {

@@ -83,8 +83,8 @@ pub(crate) struct Args {
           default_value = "2,4,8,16,32", requires = "scaling")]
     pub counts: Vec<usize>,
 
-    /// Time the example programs heat2d, samplesort and histogram on 2 and 8 PEs beside
-    /// one process computing the same result, and heat2d beside bench/c/heat2d.c on
+    /// Time the example programs heat2d, samplesort, histogram and histogram_threads on
+    /// 2 and 8 PEs beside one process computing the same result, and heat2d beside bench/c/heat2d.c on
     /// OSHMEM (oshrun); and the PRK and ISx ports on 1, 2 and 8 PEs, with speed-ups;
     /// writes workloads.{md,csv} and workloads-ports.csv. The examples must be built
     /// first (cargo build --release -p examples --examples).

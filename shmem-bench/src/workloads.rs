@@ -1,5 +1,6 @@
 //! `--workloads`: whole programs rather than single calls. Each of the examples heat2d,
-//! samplesort and histogram runs on 2 and 8 PEs, and reports its compute time on PE 0
+//! samplesort, histogram and histogram_threads (2 threads per PE on contexts) runs on 2
+//! and 8 PEs, and reports its compute time on PE 0
 //! and a checksum of its whole result (`examples::workload`); beside it, this process
 //! computes the same result with the same kernel from the examples library
 //! (`examples::heat2d` …) in one process. A parallel result whose checksum differs from
@@ -44,7 +45,7 @@ struct Workload {
 
 /// The workloads, sized so that compute outweighs start-up and every run stays within
 /// seconds on 2 cores.
-const WORKLOADS: [Workload; 3] = [
+const WORKLOADS: [Workload; 4] = [
     Workload {
         example: "heat2d",
         size: 160,
@@ -69,13 +70,25 @@ const WORKLOADS: [Workload; 3] = [
         example: "histogram",
         size: 20_000_000,
         unit: "samples",
-        single_process: |samples| {
-            let counts = examples::histogram::count_sequentially(samples);
-            Box::new(move || workload::checksum(counts))
-        },
+        single_process: histogram_in_one_process,
+        oshmem_source: None,
+    },
+    // The same histogram binned by 2 threads per PE, each on its own context.
+    Workload {
+        example: "histogram_threads",
+        size: 20_000_000,
+        unit: "samples",
+        single_process: histogram_in_one_process,
         oshmem_source: None,
     },
 ];
+
+/// The histogram of `samples` samples binned in one process (`histogram` and
+/// `histogram_threads` compute the same).
+fn histogram_in_one_process(samples: u64) -> Box<dyn FnOnce() -> u64> {
+    let counts = examples::histogram::count_sequentially(samples);
+    Box::new(move || workload::checksum(counts))
+}
 
 /// One workload's figures.
 #[derive(Debug, Clone, PartialEq)]

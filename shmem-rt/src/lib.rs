@@ -87,12 +87,14 @@ pub mod __private {
             STATS as STATS_VAR, TRACE as TRACE_VAR, WATCHDOG as WATCHDOG_VAR,
         };
         pub use crate::observe::timeline::{summary, svg};
-        pub use crate::observe::{observing, watched};
+        pub use crate::observe::{observing, unobserved, watched};
     }
     pub use crate::memory::statics::{
         check_statics_fit, StaticOffset, StaticSlot, SYMMETRIC_STATICS,
     };
-    pub use crate::runtime::{Runtime, SignalOp, Strides, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES};
+    pub use crate::runtime::{
+        Runtime, SignalOp, Strides, ThreadLevel, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,
+    };
     pub use crate::transport::amo::{AtomicOp, AtomicWidth};
     pub use crate::wire::descriptor::ElemType;
     pub use linkme;

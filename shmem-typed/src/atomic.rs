@@ -41,7 +41,9 @@
 use bytemuck::Pod;
 use shmem_rt::__private::{AtomicOp, AtomicWidth};
 
+use crate::ctx::{Completion, Context};
 use crate::error::{Result, ShmemError};
+#[cfg(doc)]
 use crate::pe::Pe;
 use crate::symmetric::SymmetricBuffer;
 
@@ -128,34 +130,40 @@ impl AtomicBitwise for u64 {}
 #[must_use = "a fetching operation's value is read with `Fetched::value` after `Pe::quiet`"]
 pub struct Fetched<T> {
     value: T,
-    /// The PE's completion count when the operation was issued.
-    issued: u64,
+    /// The issuing context and its completion count when the operation was issued.
+    issued: Completion,
 }
 
 impl<T> Fetched<T> {
-    /// A value fetched by a non-blocking operation `pe` issues now.
-    pub(crate) fn issued(value: T, pe: &Pe) -> Fetched<T> {
+    /// A value fetched by a non-blocking operation `ctx` issues now.
+    pub(crate) fn issued(value: T, ctx: &impl Context) -> Fetched<T> {
         Fetched {
             value,
-            issued: pe.completions(),
+            issued: ctx.completion(),
         }
     }
 
-    /// The fetched value, taken out. Fails with [`ShmemError::NotCompleted`] (giving
-    /// nothing back) if this PE has not called [`Pe::quiet`] or [`Pe::barrier_all`] since
-    /// the operation was issued.
+    /// The fetched value, taken out, through the context that fetched it (`pe` for the
+    /// default context). Fails (giving nothing back) with [`ShmemError::NotCompleted`] if
+    /// that context has not completed its operations since the operation was issued
+    /// ([`Pe::quiet`] or [`Pe::barrier_all`]; [`Ctx::quiet`](crate::Ctx::quiet)), and with
+    /// [`ShmemError::FetchedOnOtherContext`] through another context.
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    pub fn into_value(self, pe: &Pe) -> Result<T> {
-        crate::error::in_call!(pe => "into_value", None, || {
+    pub fn into_value<C: Context>(self, pe: &C) -> Result<T> {
+        pe.local_call("into_value", None, || {
             self.check(pe)?;
             Ok(self.value)
         })
     }
 
-    fn check(&self, pe: &Pe) -> Result<()> {
-        if pe.completions() == self.issued {
+    fn check(&self, ctx: &impl Context) -> Result<()> {
+        let now = ctx.completion();
+        if now.context != self.issued.context {
+            return Err(ShmemError::FetchedOnOtherContext);
+        }
+        if now.count == self.issued.count {
             return Err(ShmemError::NotCompleted);
         }
         Ok(())
@@ -163,13 +171,13 @@ impl<T> Fetched<T> {
 }
 
 impl<T: Copy> Fetched<T> {
-    /// The fetched value. Fails with [`ShmemError::NotCompleted`] if this PE has not
-    /// called [`Pe::quiet`] or [`Pe::barrier_all`] since the operation was issued.
+    /// The fetched value, through the context that fetched it; fails as
+    /// [`Fetched::into_value`] does.
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    pub fn value(&self, pe: &Pe) -> Result<T> {
-        crate::error::in_call!(pe => "value", None, || {
+    pub fn value<C: Context>(&self, pe: &C) -> Result<T> {
+        pe.local_call("value", None, || {
             self.check(pe)?;
             Ok(self.value)
         })
@@ -177,19 +185,20 @@ impl<T: Copy> Fetched<T> {
 }
 
 /// Atomic operations on element 0 of a symmetric buffer, on PE `target_pe`. Each fails
-/// if the buffer is empty or `target_pe` does not exist. Operations that may change the
-/// word take `&mut Pe`: the target may be this PE's own memory, which no local view may
-/// then be watching.
+/// if the buffer is empty or `target_pe` does not exist. Each is made on a
+/// [`Context`]: the `Pe` (the default context) or a [`Ctx`](crate::Ctx). Operations that
+/// may change the word take it `&mut` (`&mut Pe`): the target may be this PE's own
+/// memory, which no local view may then be watching.
 pub trait SymmetricAtomics: SymmetricBuffer {
     /// `shmem_atomic_fetch`: the element's value.
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_fetch(&self, pe: &Pe, target_pe: usize) -> Result<Self::Elem>
+    fn atomic_fetch<C: Context>(&self, pe: &C, target_pe: usize) -> Result<Self::Elem>
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_one_sided_call("atomic_fetch", Some(target_pe), || {
+        C::call("atomic_fetch", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Fetch)
         })
     }
@@ -198,11 +207,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_set(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    fn atomic_set<C: Context>(&self, pe: &mut C, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_one_sided_call("atomic_set", Some(target_pe), || {
+        C::call("atomic_set", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Set(value.to_bits())).map(drop)
         })
     }
@@ -211,11 +220,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_swap(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<Self::Elem>
+    fn atomic_swap<C: Context>(
+        &self,
+        pe: &mut C,
+        target_pe: usize,
+        value: Self::Elem,
+    ) -> Result<Self::Elem>
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_one_sided_call("atomic_swap", Some(target_pe), || {
+        C::call("atomic_swap", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
         })
     }
@@ -255,9 +269,9 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn atomic_compare_swap(
+    fn atomic_compare_swap<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         cond: Self::Elem,
         value: Self::Elem,
@@ -265,7 +279,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_compare_swap", Some(target_pe), || {
+        C::call("atomic_compare_swap", Some(target_pe), || {
             let op = AtomicOp::CompareSwap {
                 cond: cond.to_bits(),
                 value: value.to_bits(),
@@ -278,11 +292,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_fetch_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<Self::Elem>
+    fn atomic_fetch_inc<C: Context>(&self, pe: &mut C, target_pe: usize) -> Result<Self::Elem>
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_fetch_inc", Some(target_pe), || {
+        C::call("atomic_fetch_inc", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Add(1))
         })
     }
@@ -291,11 +305,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_inc(&self, pe: &mut Pe, target_pe: usize) -> Result<()>
+    fn atomic_inc<C: Context>(&self, pe: &mut C, target_pe: usize) -> Result<()>
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_inc", Some(target_pe), || {
+        C::call("atomic_inc", Some(target_pe), || {
             self.atomic_fetch_inc(pe, target_pe).map(drop)
         })
     }
@@ -304,16 +318,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_fetch_add(
+    fn atomic_fetch_add<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Self::Elem>
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_fetch_add", Some(target_pe), || {
+        C::call("atomic_fetch_add", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
         })
     }
@@ -322,11 +336,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_compare_swap`](SymmetricAtomics::atomic_compare_swap).
     #[track_caller]
-    fn atomic_add(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    fn atomic_add<C: Context>(&self, pe: &mut C, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_add", Some(target_pe), || {
+        C::call("atomic_add", Some(target_pe), || {
             self.atomic_fetch_add(pe, target_pe, value).map(drop)
         })
     }
@@ -356,16 +370,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn atomic_fetch_and(
+    fn atomic_fetch_and<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Self::Elem>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_fetch_and", Some(target_pe), || {
+        C::call("atomic_fetch_and", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::And(value.to_bits()))
         })
     }
@@ -374,11 +388,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
-    fn atomic_and(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    fn atomic_and<C: Context>(&self, pe: &mut C, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_and", Some(target_pe), || {
+        C::call("atomic_and", Some(target_pe), || {
             self.atomic_fetch_and(pe, target_pe, value).map(drop)
         })
     }
@@ -387,16 +401,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
-    fn atomic_fetch_or(
+    fn atomic_fetch_or<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Self::Elem>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_fetch_or", Some(target_pe), || {
+        C::call("atomic_fetch_or", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
         })
     }
@@ -405,11 +419,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
-    fn atomic_or(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    fn atomic_or<C: Context>(&self, pe: &mut C, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_or", Some(target_pe), || {
+        C::call("atomic_or", Some(target_pe), || {
             self.atomic_fetch_or(pe, target_pe, value).map(drop)
         })
     }
@@ -418,16 +432,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
-    fn atomic_fetch_xor(
+    fn atomic_fetch_xor<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Self::Elem>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_fetch_xor", Some(target_pe), || {
+        C::call("atomic_fetch_xor", Some(target_pe), || {
             amo(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
         })
     }
@@ -436,11 +450,11 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_and`](SymmetricAtomics::atomic_fetch_and).
     #[track_caller]
-    fn atomic_xor(&self, pe: &mut Pe, target_pe: usize, value: Self::Elem) -> Result<()>
+    fn atomic_xor<C: Context>(&self, pe: &mut C, target_pe: usize, value: Self::Elem) -> Result<()>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_xor", Some(target_pe), || {
+        C::call("atomic_xor", Some(target_pe), || {
             self.atomic_fetch_xor(pe, target_pe, value).map(drop)
         })
     }
@@ -475,11 +489,15 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn atomic_fetch_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
+    fn atomic_fetch_nbi<C: Context>(
+        &self,
+        pe: &mut C,
+        target_pe: usize,
+    ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_one_sided_call("atomic_fetch_nbi", Some(target_pe), || {
+        C::call("atomic_fetch_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Fetch)
         })
     }
@@ -488,16 +506,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_swap_nbi(
+    fn atomic_swap_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicElem,
     {
-        crate::error::in_one_sided_call("atomic_swap_nbi", Some(target_pe), || {
+        C::call("atomic_swap_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Swap(value.to_bits()))
         })
     }
@@ -506,9 +524,9 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_compare_swap_nbi(
+    fn atomic_compare_swap_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         cond: Self::Elem,
         value: Self::Elem,
@@ -516,7 +534,7 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_compare_swap_nbi", Some(target_pe), || {
+        C::call("atomic_compare_swap_nbi", Some(target_pe), || {
             let op = AtomicOp::CompareSwap {
                 cond: cond.to_bits(),
                 value: value.to_bits(),
@@ -529,11 +547,15 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_fetch_inc_nbi(&self, pe: &mut Pe, target_pe: usize) -> Result<Fetched<Self::Elem>>
+    fn atomic_fetch_inc_nbi<C: Context>(
+        &self,
+        pe: &mut C,
+        target_pe: usize,
+    ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_fetch_inc_nbi", Some(target_pe), || {
+        C::call("atomic_fetch_inc_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Add(1))
         })
     }
@@ -542,16 +564,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_fetch_add_nbi(
+    fn atomic_fetch_add_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicInt,
     {
-        crate::error::in_one_sided_call("atomic_fetch_add_nbi", Some(target_pe), || {
+        C::call("atomic_fetch_add_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Add(value.to_bits()))
         })
     }
@@ -560,16 +582,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_fetch_and_nbi(
+    fn atomic_fetch_and_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_fetch_and_nbi", Some(target_pe), || {
+        C::call("atomic_fetch_and_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::And(value.to_bits()))
         })
     }
@@ -578,16 +600,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_fetch_or_nbi(
+    fn atomic_fetch_or_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_fetch_or_nbi", Some(target_pe), || {
+        C::call("atomic_fetch_or_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Or(value.to_bits()))
         })
     }
@@ -596,16 +618,16 @@ pub trait SymmetricAtomics: SymmetricBuffer {
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
-    fn atomic_fetch_xor_nbi(
+    fn atomic_fetch_xor_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         value: Self::Elem,
     ) -> Result<Fetched<Self::Elem>>
     where
         Self::Elem: AtomicBitwise,
     {
-        crate::error::in_one_sided_call("atomic_fetch_xor_nbi", Some(target_pe), || {
+        C::call("atomic_fetch_xor_nbi", Some(target_pe), || {
             amo_nbi(self, pe, target_pe, AtomicOp::Xor(value.to_bits()))
         })
     }
@@ -615,8 +637,9 @@ impl<B: SymmetricBuffer + ?Sized> SymmetricAtomics for B {}
 
 /// Performs `op` on element 0 of `buffer` on PE `target_pe`; the one path of every
 /// atomic operation.
-fn amo<B, T>(buffer: &B, pe: &Pe, target_pe: usize, op: AtomicOp) -> Result<T>
+fn amo<B, T, C>(buffer: &B, pe: &C, target_pe: usize, op: AtomicOp) -> Result<T>
 where
+    C: Context,
     B: SymmetricBuffer<Elem = T> + ?Sized,
     T: AtomicElem,
 {
@@ -628,14 +651,15 @@ where
         });
     }
     let old = pe
-        .rt()
-        .atomic(target_pe, buffer.sym_offset(), T::WIDTH, op)?;
+        .runtime()
+        .atomic(pe.global_pe(target_pe)?, buffer.sym_offset(), T::WIDTH, op)?;
     Ok(T::from_bits(old))
 }
 
 /// [`amo`] for a non-blocking fetching form.
-fn amo_nbi<B, T>(buffer: &B, pe: &Pe, target_pe: usize, op: AtomicOp) -> Result<Fetched<T>>
+fn amo_nbi<B, T, C>(buffer: &B, pe: &C, target_pe: usize, op: AtomicOp) -> Result<Fetched<T>>
 where
+    C: Context,
     B: SymmetricBuffer<Elem = T> + ?Sized,
     T: AtomicElem,
 {

@@ -220,6 +220,28 @@ pub enum ShmemError {
         "the value of a non-blocking fetch is read before `quiet` (or `barrier_all`) completed it"
     )]
     NotCompleted,
+    /// The value of a non-blocking fetch was read through another context than the one
+    /// that issued it (the default context's through a `Ctx`, or the other way round):
+    /// only the issuing context's `quiet` completes it.
+    #[error(
+        "the value of a non-blocking fetch is read through another context than the one that issued it (read it through that context, after its quiet)"
+    )]
+    FetchedOnOtherContext,
+    /// A team context was given a PE number its team does not have.
+    #[error("PE {pe} is not in the context's team (it has {size} PEs: 0..{size})")]
+    NotInTeam {
+        /// The number given.
+        pe: usize,
+        /// PEs in the team.
+        size: usize,
+    },
+    /// A context that may move to other threads was asked of a PE whose transport
+    /// serves fewer threads.
+    #[error("a context for other threads needs the thread level Multiple; this PE's transport provides {provided:?} (a private context, `CtxOptions::new().private()`, stays on this thread)")]
+    ThreadsNotServed {
+        /// The thread level the PE provides.
+        provided: crate::ctx::ThreadLevel,
+    },
     /// `set_lock` or `test_lock` on a lock this PE already holds: locks are not recursive
     /// (in C the call would deadlock).
     #[error("PE {pe} called {op} on a lock it already holds (locks are not recursive: release it with clear_lock first)")]
@@ -375,6 +397,7 @@ impl ShmemError {
             ShmemError::OtherPeFailed { .. } => ErrorKind::OtherPeFailed,
             ShmemError::EarlierCallFailed { details, .. } => details.error.kind(),
             ShmemError::RangeOutOfBounds { .. } => ErrorKind::OutOfBounds,
+            ShmemError::NotInTeam { .. } => ErrorKind::NoSuchPe,
             _ => ErrorKind::InvalidArgument,
         }
     }

@@ -53,6 +53,7 @@
 //! | `get_nbi`, `atomic_*_nbi` | the value is readable after the next `quiet` or `barrier_all` (reading it earlier is [`ShmemError::NotCompleted`], on every transport) | same |
 //! | [`Pe::fence`] | orders: this PE's earlier puts and atomics reach each PE before its later ones (a release fence; nothing is outstanding) | completes the outstanding `put_nbi`s (`MPI_Win_flush_all`), so they arrive before later operations |
 //! | [`Pe::quiet`] | every earlier operation of this PE is complete (a sequentially consistent fence) | flushes outstanding `put_nbi`s, then `MPI_Win_sync` |
+//! | [`Ctx::quiet`], [`Ctx::fence`] (a context's, see [`ctx`]) | as `Pe::quiet` and `Pe::fence`, on the context's thread; the context's fetched values become readable | the same, under the PE's network lock: the flush completes every context's outstanding `put_nbi`s |
 //! | [`barrier`], [`barrier_all`], team and active-set barriers | on return every member's earlier puts, atomics and signals are complete and visible to every member | the same: each member flushes its outstanding `put_nbi`s before it arrives |
 //! | [`sync()`], [`sync_all`] | members meet; earlier blocking puts are visible after it (they completed on return) | the same for blocking puts; outstanding `put_nbi`s are *not* flushed: call `quiet` first |
 //! | collectives (`broadcast`, `collect`, `reduce`, …) | on return this PE's target holds the result; as in OpenSHMEM, they do not stand in for a barrier for other data | same |
@@ -90,6 +91,7 @@ macro_rules! with_scalar_types {
 pub mod active_set;
 pub mod atomic;
 pub mod collectives;
+pub mod ctx;
 mod entry;
 pub mod error;
 pub mod local;
@@ -111,6 +113,7 @@ pub use collectives::{
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
     sync, sync_all, sync_with,
 };
+pub use ctx::{Context, Ctx, CtxOptions, Private, Shared, ThreadLevel, Threads};
 pub use error::{
     EarlierCall, ErrorKind, FailedCall, LockBreak, PeEnd, Result, RtError, ShmemError,
     SplitArguments, StridedWalk, Unfreed,
@@ -142,9 +145,9 @@ pub mod prelude {
         BroadcastSync, CollectSync, Max, Min, Or, Prod, ReduceOp, ReduceWork, Sum, Xor,
     };
     pub use crate::{
-        symmetric, ActiveSet, Cmp, Fetched, Pe, ShmemError, SignalOp, SymSlice, Symmetric,
-        SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, Team, WaitInt,
-        WorkArrays,
+        symmetric, ActiveSet, Cmp, Ctx, CtxOptions, Fetched, Pe, ShmemError, SignalOp, SymSlice,
+        Symmetric, SymmetricAtomics, SymmetricBuffer, SymmetricBufferExt, SymmetricRma, Team,
+        ThreadLevel, WaitInt, WorkArrays,
     };
     pub use crate::{Lock, SymmetricLockExt};
     pub use num_complex::Complex;

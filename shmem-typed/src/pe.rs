@@ -169,7 +169,9 @@ impl Pe {
         self.rt.fence();
     }
 
-    /// `shmem_quiet`: this PE's earlier puts are complete and visible.
+    /// `shmem_quiet`: the default context's earlier puts are complete and visible, and
+    /// its fetched values readable (a [`Ctx`](crate::Ctx)'s are completed by its own
+    /// [`quiet`](crate::Ctx::quiet)).
     ///
     /// Example: [`Pe::my_pe`].
     pub fn quiet(&mut self) {

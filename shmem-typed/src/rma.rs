@@ -35,6 +35,7 @@ pub use shmem_rt::__private::SignalOp;
 use shmem_rt::__private::Strides;
 
 use crate::atomic::Fetched;
+use crate::ctx::Context;
 use crate::error::{Result, ShmemError, StridedWalk};
 use crate::pe::Pe;
 use crate::symmetric::{check_disjoint, check_fits, SymmetricBuffer, SymmetricBufferExt as _};
@@ -96,12 +97,14 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn put_nbi(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
-        crate::error::in_one_sided_call("put_nbi", Some(target_pe), || {
+    fn put_nbi<C: Context>(&self, pe: &mut C, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
+        C::call("put_nbi", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
-            Ok(pe
-                .rt()
-                .put_nbi(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+            Ok(pe.runtime().put_nbi(
+                pe.global_pe(target_pe)?,
+                self.sym_offset(),
+                bytemuck::cast_slice(src),
+            )?)
         })
     }
 
@@ -112,11 +115,11 @@ pub trait SymmetricRma: SymmetricBuffer {
     ///
     /// Example: [`put_nbi`](SymmetricRma::put_nbi).
     #[track_caller]
-    fn get_nbi(&self, pe: &Pe, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
-        crate::error::in_one_sided_call("get_nbi", Some(source_pe), || {
+    fn get_nbi<C: Context>(&self, pe: &C, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
+        C::call("get_nbi", Some(source_pe), || {
             let mut data = vec![Self::Elem::zeroed(); self.sym_len()];
-            pe.rt().get(
-                source_pe,
+            pe.runtime().get(
+                pe.global_pe(source_pe)?,
                 self.sym_offset(),
                 bytemuck::cast_slice_mut(&mut data),
             )?;
@@ -149,19 +152,19 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn iput(
+    fn iput<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         target_stride: usize,
         src: &[Self::Elem],
         src_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        crate::error::in_one_sided_call("iput", Some(target_pe), || {
+        C::call("iput", Some(target_pe), || {
             let strides = strides::<Self>(self, target_stride, src.len(), src_stride, nelems)?;
-            Ok(pe.rt().iput(
-                target_pe,
+            Ok(pe.runtime().iput(
+                pe.global_pe(target_pe)?,
                 self.sym_offset(),
                 bytemuck::cast_slice(src),
                 strides,
@@ -175,19 +178,19 @@ pub trait SymmetricRma: SymmetricBuffer {
     ///
     /// Example: [`iput`](SymmetricRma::iput).
     #[track_caller]
-    fn iget(
+    fn iget<C: Context>(
         &self,
-        pe: &Pe,
+        pe: &C,
         source_pe: usize,
         source_stride: usize,
         dst: &mut [Self::Elem],
         dst_stride: usize,
         nelems: usize,
     ) -> Result<()> {
-        crate::error::in_one_sided_call("iget", Some(source_pe), || {
+        C::call("iget", Some(source_pe), || {
             let strides = strides::<Self>(self, source_stride, dst.len(), dst_stride, nelems)?;
-            Ok(pe.rt().iget(
-                source_pe,
+            Ok(pe.runtime().iget(
+                pe.global_pe(source_pe)?,
                 self.sym_offset(),
                 bytemuck::cast_slice_mut(dst),
                 strides,
@@ -204,21 +207,21 @@ pub trait SymmetricRma: SymmetricBuffer {
     ///
     /// Example: [the module documentation](self); [`put_signal_nbi`](SymmetricRma::put_signal_nbi) with `signal_fetch`.
     #[track_caller]
-    fn put_signal(
+    fn put_signal<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         src: &[Self::Elem],
         signal: &(impl SymmetricBuffer<Elem: SignalWord> + ?Sized),
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
-        crate::error::in_one_sided_call("put_signal", Some(target_pe), || {
+        C::call("put_signal", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
             let word = signal.range(0..1)?;
             check_disjoint(self, &word)?;
-            Ok(pe.rt().put_signal(
-                target_pe,
+            Ok(pe.runtime().put_signal(
+                pe.global_pe(target_pe)?,
                 self.sym_offset(),
                 bytemuck::cast_slice(src),
                 word.sym_offset(),
@@ -253,16 +256,16 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn put_signal_nbi(
+    fn put_signal_nbi<C: Context>(
         &self,
-        pe: &mut Pe,
+        pe: &mut C,
         target_pe: usize,
         src: &[Self::Elem],
         signal: &(impl SymmetricBuffer<Elem: SignalWord> + ?Sized),
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
-        crate::error::in_one_sided_call("put_signal_nbi", Some(target_pe), || {
+        C::call("put_signal_nbi", Some(target_pe), || {
             // Delivering earlier than `quiet` keeps the promise; no transport of this build
             // defers it.
             self.put_signal(pe, target_pe, src, signal, value, op)

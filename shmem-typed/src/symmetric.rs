@@ -18,6 +18,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::panic::Location;
 
+use crate::ctx::Context;
 use crate::error::{Result, ShmemError, Unfreed};
 use crate::pe::Pe;
 
@@ -186,11 +187,13 @@ impl<T: SymmetricType> Symmetric<T> {
     /// }
     /// ```
     #[track_caller]
-    pub fn put_value(&self, pe: &mut Pe, target_pe: usize, value: &T) -> Result<()> {
-        crate::error::in_one_sided_call("put", Some(target_pe), || {
-            Ok(pe
-                .rt()
-                .put(target_pe, self.offset(), bytemuck::bytes_of(value))?)
+    pub fn put_value<C: Context>(&self, pe: &mut C, target_pe: usize, value: &T) -> Result<()> {
+        C::call("put", Some(target_pe), || {
+            Ok(pe.runtime().put(
+                pe.global_pe(target_pe)?,
+                self.offset(),
+                bytemuck::bytes_of(value),
+            )?)
         })
     }
 
@@ -198,11 +201,14 @@ impl<T: SymmetricType> Symmetric<T> {
     ///
     /// Example: [`Symmetric::put_value`].
     #[track_caller]
-    pub fn get_value(&self, pe: &Pe, source_pe: usize) -> Result<T> {
-        crate::error::in_one_sided_call("get", Some(source_pe), || {
+    pub fn get_value<C: Context>(&self, pe: &C, source_pe: usize) -> Result<T> {
+        C::call("get", Some(source_pe), || {
             let mut value = T::zeroed();
-            pe.rt()
-                .get(source_pe, self.offset(), bytemuck::bytes_of_mut(&mut value))?;
+            pe.runtime().get(
+                pe.global_pe(source_pe)?,
+                self.offset(),
+                bytemuck::bytes_of_mut(&mut value),
+            )?;
             Ok(value)
         })
     }
@@ -211,7 +217,8 @@ impl<T: SymmetricType> Symmetric<T> {
     ///
     /// # Safety
     /// No PE may write this static's copy on this PE while the reference lives (no
-    /// `put`, `p` or collective with it as a target from any PE): other PEs' writes are
+    /// `put`, `p` or collective with it as a target from any PE, nor from a
+    /// [`Ctx`](crate::Ctx) of this PE on another thread): other PEs' writes are
     /// invisible to the compiler, and a reference asserts that the memory does not
     /// change. [`Symmetric::read`] copies instead and needs no such promise.
     ///
@@ -596,8 +603,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// This PE's elements, by reference.
     ///
     /// # Safety
-    /// No PE may write these elements on this PE while the slice lives (see
-    /// [`Symmetric::local`]); [`SymmetricBufferExt::read_local`] and
+    /// No PE (nor a [`Ctx`](crate::Ctx) of this PE) may write these elements on this PE
+    /// while the slice lives (see [`Symmetric::local`]); [`SymmetricBufferExt::read_local`] and
     /// [`SymmetricBufferExt::to_vec`] copy instead and need no such promise.
     ///
     /// Example: [`put`](SymmetricBufferExt::put).
@@ -661,12 +668,14 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     /// }
     /// ```
     #[track_caller]
-    fn put(&self, pe: &mut Pe, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
-        crate::error::in_one_sided_call("put", Some(target_pe), || {
+    fn put<C: Context>(&self, pe: &mut C, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
+        C::call("put", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
-            Ok(pe
-                .rt()
-                .put(target_pe, self.sym_offset(), bytemuck::cast_slice(src))?)
+            Ok(pe.runtime().put(
+                pe.global_pe(target_pe)?,
+                self.sym_offset(),
+                bytemuck::cast_slice(src),
+            )?)
         })
     }
 
@@ -674,12 +683,14 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     ///
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
-    fn get(&self, pe: &Pe, source_pe: usize, dst: &mut [Self::Elem]) -> Result<()> {
-        crate::error::in_one_sided_call("get", Some(source_pe), || {
+    fn get<C: Context>(&self, pe: &C, source_pe: usize, dst: &mut [Self::Elem]) -> Result<()> {
+        C::call("get", Some(source_pe), || {
             check_fits(dst.len(), self.sym_len())?;
-            Ok(pe
-                .rt()
-                .get(source_pe, self.sym_offset(), bytemuck::cast_slice_mut(dst))?)
+            Ok(pe.runtime().get(
+                pe.global_pe(source_pe)?,
+                self.sym_offset(),
+                bytemuck::cast_slice_mut(dst),
+            )?)
         })
     }
 
@@ -687,8 +698,14 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     ///
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
-    fn p(&self, pe: &mut Pe, target_pe: usize, index: usize, value: Self::Elem) -> Result<()> {
-        crate::error::in_one_sided_call("p", Some(target_pe), || {
+    fn p<C: Context>(
+        &self,
+        pe: &mut C,
+        target_pe: usize,
+        index: usize,
+        value: Self::Elem,
+    ) -> Result<()> {
+        C::call("p", Some(target_pe), || {
             let one = self.at(index)?;
             one.put(pe, target_pe, std::slice::from_ref(&value))
         })
@@ -698,8 +715,8 @@ pub trait SymmetricBufferExt: SymmetricBuffer {
     ///
     /// Example: [`put`](SymmetricBufferExt::put).
     #[track_caller]
-    fn g(&self, pe: &Pe, source_pe: usize, index: usize) -> Result<Self::Elem> {
-        crate::error::in_one_sided_call("g", Some(source_pe), || {
+    fn g<C: Context>(&self, pe: &C, source_pe: usize, index: usize) -> Result<Self::Elem> {
+        C::call("g", Some(source_pe), || {
             let one = self.at(index)?;
             let mut value = Self::Elem::zeroed();
             one.get(pe, source_pe, std::slice::from_mut(&mut value))?;

@@ -101,6 +101,35 @@ pub fn watched<T, E>(
     result
 }
 
+thread_local! {
+    /// Whether this thread runs a call on a context (see [`unobserved`]).
+    static UNOBSERVED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `body`, a call the typed layer makes on a context (`shmem_typed::Ctx`), with
+/// observation on: the runtime's one-sided calls in it are not observed, since the
+/// records (trace, statistics, the table of where every PE is) belong to the PE's
+/// thread, and a context's calls may come from any thread.
+#[cold]
+#[inline(never)]
+pub fn unobserved<T>(body: impl FnOnce() -> T) -> T {
+    /// Puts back the thread's previous state, also when `body` panics.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            UNOBSERVED.with(|u| u.set(self.0));
+        }
+    }
+    let _restore = Restore(UNOBSERVED.with(|u| u.replace(true)));
+    body()
+}
+
+/// Whether this thread's one-sided calls are observed now (it runs no call on a
+/// context: see [`unobserved`]).
+pub(crate) fn observed_here() -> bool {
+    !UNOBSERVED.with(std::cell::Cell::get)
+}
+
 /// Runs `op`, the one-sided call `name` (a put, get or atomic) moving `bytes` bytes,
 /// observed. The runtime's one-sided calls report themselves through this (see
 /// `runtime::rma`), so the typed layer's one-sided calls, inlined into the program, carry

@@ -6,7 +6,7 @@
 mod collectives;
 mod memory;
 mod rma;
-pub use self::rma::{SignalOp, Strides};
+pub use self::rma::{SignalOp, Strides, ThreadLevel};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -46,6 +46,9 @@ pub struct Runtime {
     /// The communicators of the network's group collectives, per set (offloaded calls
     /// only, see `coll::offload`).
     comms: crate::coll::offload::SetComms,
+    /// The network's lock, held by the remote accesses on a transport with a network
+    /// (see `rma::serially!`).
+    serial: std::sync::Mutex<()>,
 }
 
 impl Runtime {
@@ -103,6 +106,7 @@ impl Runtime {
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
             sets: SetTable::new(npes, reclaims),
             comms: crate::coll::offload::SetComms::new(),
+            serial: Default::default(),
         };
         rt.place_statics()?;
         with_transport!(&rt.transport, t => state::set_state(t, PeState::Running));

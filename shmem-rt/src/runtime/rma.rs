@@ -16,6 +16,19 @@ use crate::transport::amo::{AtomicOp, AtomicWidth};
 pub use crate::transport::Strides;
 use crate::transport::{with_transport, Transport};
 
+/// The threads that may make a PE's calls (`SHMEM_THREAD_*`), in increasing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    /// One thread only (`SHMEM_THREAD_SINGLE`).
+    Single,
+    /// Only the thread that joined the job (`SHMEM_THREAD_FUNNELED`).
+    Funneled,
+    /// Any thread, one at a time (`SHMEM_THREAD_SERIALIZED`).
+    Serialized,
+    /// Any threads at once (`SHMEM_THREAD_MULTIPLE`).
+    Multiple,
+}
+
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignalOp {
@@ -38,6 +51,32 @@ macro_rules! one_sided {
             $op
         } else {
             $rt.one_sided_slow($pe, $name, $bytes, move || $op)
+        }
+    };
+}
+
+/// [`with_transport!`] for the calls that threads' contexts make at once: on a
+/// transport with a network, `$body` runs holding the runtime's network lock, so that
+/// the calls reach it one at a time (MPI is initialised `MPI_THREAD_SERIALIZED`, and the
+/// hybrid's record of unflushed puts changes together with the puts it records). Nothing
+/// is held on shared memory, where each call is loads, stores and processor atomics,
+/// complete on return.
+macro_rules! serially {
+    ($rt:expr, $t:ident => $body:expr) => {
+        match &$rt.transport {
+            crate::transport::Transports::Shm($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            crate::transport::Transports::Loopback($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            crate::transport::Transports::Hybrid($t) => {
+                let _serial = $rt.serial();
+                $body
+            }
+            #[cfg(feature = "mpi")]
+            crate::transport::Transports::Mpi($t) => {
+                let _serial = $rt.serial();
+                $body
+            }
         }
     };
 }
@@ -78,7 +117,8 @@ impl Runtime {
 
     /// The path of a one-sided call (`one_sided!`) whose PE `pe` is not below
     /// `direct_reach`: `pe` does not exist, or observation is on (and `op`, which checks
-    /// all but the PE, runs observed).
+    /// all but the PE, runs observed, unless this thread runs a context's call: see
+    /// `observe::unobserved`).
     #[cold]
     #[inline(never)]
     fn one_sided_slow<R>(
@@ -95,7 +135,7 @@ impl Runtime {
                 Err(self.pe_out_of_range(pe))
             }
         };
-        if self.observing {
+        if self.observing && crate::observe::observed_here() {
             crate::observe::one_sided(name, bytes, checked)
         } else {
             checked()
@@ -124,7 +164,7 @@ impl Runtime {
     pub fn put(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
         one_sided!(self, pe, "put", src.len(), {
             self.check_range(offset, src.len())?;
-            with_transport!(&self.transport, t => {
+            serially!(self, t => {
                 // SAFETY: the range lies in PE `pe`'s user heap (checked); `src` is private
                 // memory of this process (a slice the caller owns), so it does not overlap.
                 unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
@@ -140,7 +180,7 @@ impl Runtime {
     pub fn put_nbi(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
         one_sided!(self, pe, "put_nbi", src.len(), {
             self.check_range(offset, src.len())?;
-            with_transport!(&self.transport, t => {
+            serially!(self, t => {
                 // SAFETY: as in `put`.
                 unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
                 notify::notify(t, pe);
@@ -163,7 +203,7 @@ impl Runtime {
                 if strides.count == 0 {
                     return Ok(());
                 }
-                with_transport!(&self.transport, t => {
+                serially!(self, t => {
                     // SAFETY: every element lies inside `src` and inside PE `pe`'s user heap
                     // (the extents were checked); `src` is private memory.
                     unsafe { t.put_strided(src.as_ptr(), t.place(pe, offset), strides) };
@@ -187,7 +227,7 @@ impl Runtime {
                 if strides.count == 0 {
                     return Ok(());
                 }
-                with_transport!(&self.transport, t => {
+                serially!(self, t => {
                     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
                     // SAFETY: as in `iput`, the other way round; `dst` is exclusive.
                     unsafe { t.get_strided(t.place(pe, offset), dst.as_mut_ptr(), strides) };
@@ -244,7 +284,7 @@ impl Runtime {
                 SignalOp::Set => AtomicOp::Set(value),
                 SignalOp::Add => AtomicOp::Add(value),
             };
-            with_transport!(&self.transport, t => {
+            serially!(self, t => {
                 // SAFETY: as in `put`.
                 unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
                 // The data is delivered before the signal changes.
@@ -260,7 +300,7 @@ impl Runtime {
     /// it exists and has neither finished nor failed.
     pub fn pe_accessible(&self, pe: usize) -> bool {
         pe < self.npes
-            && with_transport!(&self.transport, t => {
+            && serially!(self, t => {
                 let failed = state::recorded_failure(t).is_some_and(|(who, _)| who == pe);
                 !failed && matches!(state::state_of(t, pe), PeState::Running | PeState::Finalizing)
             })
@@ -283,7 +323,7 @@ impl Runtime {
             if offset % len != 0 {
                 return Err(RtError::Misaligned { offset, len });
             }
-            Ok(with_transport!(&self.transport, t => {
+            Ok(serially!(self, t => {
                 let old = t.atomic(t.place(pe, offset), width, op);
                 if op.writes() {
                     notify::notify(t, pe);
@@ -297,7 +337,7 @@ impl Runtime {
     pub fn get(&self, pe: usize, offset: usize, dst: &mut [u8]) -> RtResult<()> {
         one_sided!(self, pe, "get", dst.len(), {
             self.check_range(offset, dst.len())?;
-            with_transport!(&self.transport, t => {
+            serially!(self, t => {
                 std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
                 // SAFETY: the range lies in PE `pe`'s user heap (checked); `dst` is an
                 // exclusive slice of private memory.
@@ -324,14 +364,43 @@ impl Runtime {
         Ok(base.map(|b| b.wrapping_add(offset)))
     }
 
-    /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones.
-    pub fn fence(&mut self) {
-        with_transport!(&self.transport, t => t.fence());
+    /// `shmem_fence`: orders this PE's earlier puts to each PE before its later ones
+    /// (this thread's, and on a network those of every thread: see `serially!`).
+    pub fn fence(&self) {
+        serially!(self, t => t.fence());
     }
 
-    /// `shmem_quiet`: every earlier put of this PE is complete and visible.
-    pub fn quiet(&mut self) {
-        with_transport!(&self.transport, t => t.quiet());
+    /// `shmem_quiet`: every earlier put of this thread is complete and visible (on a
+    /// network, those of every thread: see `serially!`).
+    pub fn quiet(&self) {
+        serially!(self, t => t.quiet());
+    }
+
+    /// The network's lock (see `serially!`).
+    #[cfg_attr(
+        not(any(feature = "mpi", feature = "loopback-transport")),
+        allow(dead_code)
+    )]
+    fn serial(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.serial.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The threads this PE's remote accesses may be made from: every thread on shared
+    /// memory (each call is lock-free) and over a network whose MPI serves threads one
+    /// at a time (calls then take the network's lock); fewer where the MPI serves fewer.
+    pub fn thread_level(&self) -> ThreadLevel {
+        match &self.transport {
+            #[cfg(feature = "mpi")]
+            crate::transport::Transports::Mpi(_) => match crate::transport::mpi::threads_provided()
+            {
+                // MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED.
+                0 => ThreadLevel::Single,
+                1 => ThreadLevel::Funneled,
+                // MPI_THREAD_SERIALIZED or more: every call takes the network lock.
+                _ => ThreadLevel::Multiple,
+            },
+            _ => ThreadLevel::Multiple,
+        }
     }
 
     /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
@@ -441,6 +510,6 @@ impl Runtime {
     /// Whether PE `pe` has left the program (begun finalizing, finalized, or ended by a
     /// panic), so that it writes nothing any more. `false` for a PE that does not exist.
     pub fn has_left(&self, pe: usize) -> bool {
-        pe < self.npes && with_transport!(&self.transport, t => state::state_of(t, pe).has_left())
+        pe < self.npes && serially!(self, t => state::state_of(t, pe).has_left())
     }
 }

@@ -224,6 +224,23 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
     locks.at(i)?.with_lock(pe, |_pe| Ok(()))?;
     pe.free_locks(locks)?;
     drop(y);
+
+    // Threads and contexts.
+    assert_eq!(pe.query_thread(), ThreadLevel::Multiple);
+    pe.barrier_all()?;
+    {
+        let mut ctx = pe.create_ctx(CtxOptions::new().serialized())?;
+        let data = [me as i64; N];
+        X.put(&mut ctx, to_pe, &data)?;
+        let f = C.atomic_fetch_add_nbi(&mut ctx, pe_no, 1)?;
+        ctx.fence();
+        ctx.quiet();
+        let _old: u64 = f.value(&ctx)?;
+        let t = pe.team_world();
+        let mut on_team = t.create_ctx(pe, CtxOptions::new().private().nostore())?;
+        C.atomic_fetch_add(&mut on_team, pe_no, 1)?;
+    }
+    pe.barrier_all()?;
     Ok(())
 }
 

@@ -60,6 +60,7 @@ pub(crate) fn join(launch: MpiLaunch, shared: &[Setting]) -> RtResult<Transports
         unsafe { ffi::shmem_mpi_init(&mut rank, &mut size, &mut provided) },
         "MPI_Init_thread",
     )?;
+    PROVIDED.store(provided, std::sync::atomic::Ordering::Relaxed);
     let (me, npes) = (rank as usize, size as usize);
     if launch.size != 0 && (launch.size != npes || launch.rank != me) {
         return Err(RtError::Config(format!(
@@ -324,6 +325,16 @@ fn open_shared(path: &str) -> RtResult<OwnedFd> {
     }
     // SAFETY: a descriptor this call just opened and owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The thread level MPI provides this process (`MPI_Init_thread`'s `provided`): a fact
+/// of the process, which initialises MPI once.
+static PROVIDED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The thread level MPI provides this process: `MPI_THREAD_SINGLE`, `FUNNELED`,
+/// `SERIALIZED` or `MULTIPLE`, which are 0, 1, 2 and 3 in Open MPI and MPICH alike.
+pub fn threads_provided() -> i32 {
+    PROVIDED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Reports a failed MPI call that has no error to return through, and ends the job.
