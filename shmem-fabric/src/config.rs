@@ -162,7 +162,7 @@ const MPI_LAUNCHERS: [(&str, Option<&str>, &str); 4] = [
 /// The MPI launch that the environment `var` describes, unless a supervisor started the
 /// process (`SHMEM_HEAP_FD`) or `SHMEM_TRANSPORT` names another transport: Open MPI's
 /// `mpirun`, a PMI launcher (MPICH's Hydra `mpiexec`, `srun --mpi=pmi2`), Slurm's `srun`
-/// and a PMIx launcher are recognised by their variables ([`MPI_LAUNCHERS`]);
+/// and a PMIx launcher are recognised by their variables (`MPI_LAUNCHERS`);
 /// `SHMEM_TRANSPORT=mpi` claims an MPI launch whatever started the process (its rank and
 /// size then come from MPI alone).
 ///
