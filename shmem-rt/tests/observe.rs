@@ -434,3 +434,84 @@ fn statistics_count_the_bytes_of_puts_and_gets() {
         .all(|e| e["args"]["nelems"] == bytes && e["args"]["site"] == ""));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Calls each PE makes on contexts in the unobserved case: puts and fetch-adds on a
+/// context of a worker thread, and as many on a context of the PE's own thread.
+const CTX_CALLS: usize = 5;
+
+/// Calls on a context are not observed, from whichever thread: with `SHMEM_STATS` and
+/// `SHMEM_TRACE` on, a PE's statistics and trace count only the calls made on the `Pe`
+/// (the records belong to the PE's thread), while the contexts' calls still arrive.
+#[test]
+fn calls_on_contexts_are_not_observed() {
+    let npes = 2;
+    let dir = std::env::temp_dir().join(format!("shmem-trace-ctx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("trace directory");
+    let path = dir.join("trace.json");
+    let report = FaultCase::new(test_name!(), npes)
+        .via_launcher(SHMEMRUN)
+        .env("SHMEM_STATS", "1")
+        .env("SHMEM_TRACE", &path)
+        .run(|| {
+            let mut pe = Pe::init().expect("init");
+            let next = (pe.my_pe() + 1) % pe.n_pes();
+            let data = pe.alloc_slice::<u64>(WORDS).expect("alloc");
+            let word = pe.alloc_slice::<u64>(1).expect("alloc");
+            mark_ready();
+            data.put(&mut pe, next, &[7; WORDS]).expect("put");
+            word.atomic_fetch_add(&mut pe, next, 1).expect("fetch-add");
+            std::thread::scope(|s| {
+                let mut worker = pe.create_ctx(CtxOptions::new()).expect("ctx");
+                let mut own = pe.create_ctx(CtxOptions::new()).expect("ctx");
+                let (data, word) = (&data, &word);
+                s.spawn(move || {
+                    for _ in 0..CTX_CALLS {
+                        data.put(&mut worker, next, &[7; WORDS]).expect("ctx put");
+                        word.atomic_fetch_add(&mut worker, next, 1)
+                            .expect("ctx fetch-add");
+                    }
+                });
+                for _ in 0..CTX_CALLS {
+                    data.put(&mut own, next, &[7; WORDS]).expect("ctx put");
+                    word.atomic_fetch_add(&mut own, next, 1)
+                        .expect("ctx fetch-add");
+                }
+            });
+            pe.barrier_all().expect("barrier");
+            // Every PE's adds arrived at the next PE, the contexts' included.
+            let me = pe.my_pe();
+            let adds = word.atomic_fetch(&pe, me).expect("fetch");
+            assert_eq!(adds, 1 + 2 * CTX_CALLS as u64);
+            pe.finalize().expect("finalize");
+        });
+    let Some(r) = report else { return };
+    println!("{}", r.stderr);
+    assert_eq!(r.ended, Ended::Code(0), "{}", r.stderr);
+    assert_eq!(r.ready_pes, npes);
+    for pe in 0..npes {
+        // "PE p   op   calls   ms in calls   ms waiting   bytes"
+        let calls = |op: &str| -> usize {
+            let line = r
+                .stderr
+                .lines()
+                .find(|l| l.split_whitespace().take(3).eq(["PE", &pe.to_string(), op]))
+                .unwrap_or_else(|| panic!("PE {pe} counts no {op}:\n{}", r.stderr));
+            line.split_whitespace()
+                .nth(3)
+                .expect("calls")
+                .parse()
+                .expect("calls")
+        };
+        assert_eq!(calls("put"), 1, "{}", r.stderr);
+        assert_eq!(calls("atomic_fetch_add"), 1, "{}", r.stderr);
+    }
+    let text = std::fs::read_to_string(&path).expect("the trace is written");
+    let trace: Value = serde_json::from_str(&text).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let puts = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "put")
+        .count();
+    assert_eq!(puts, npes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
