@@ -642,10 +642,13 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         desc.seal();
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);
-        let place = match desc.location() {
-            Ok(Location::Inline) => Some(self.own(sync::inline(line))),
-            Ok(Location::Staged) => Some(self.stage_of(self.index)),
-            _ => None,
+        // On the location's code bits: the descriptor is this PE's own, decodable.
+        let place = if desc.is_at(Location::Inline) {
+            Some(self.own(sync::inline(line)))
+        } else if desc.is_at(Location::Staged) {
+            Some(self.stage_of(self.index))
+        } else {
+            None
         };
         // Readers that look at this line for an earlier call (`compare_past`) read it
         // while it may be rewritten: the epoch word says 0 until it holds the new

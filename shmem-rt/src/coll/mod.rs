@@ -67,8 +67,10 @@ fn publish_or_fail<T: Transport>(
 ) -> RtResult<()> {
     ctx.prepare_publish(staged)?;
     ctx.publish(mine, source);
-    if let Ok(Some(why)) = mine.unable() {
-        return Err(own_fault(ctx, why));
+    if mine.is_fault() {
+        if let Ok(Some(why)) = mine.unable() {
+            return Err(own_fault(ctx, why));
+        }
     }
     Ok(())
 }

@@ -201,7 +201,7 @@ pub struct MpiJob<'a> {
 ///   osc/rdma, crashes in `MPI_Compare_and_swap` and fails in `MPI_Win_create` over
 ///   TCP. Open MPI 5 has no pt2pt component (and a rewritten osc/rdma), so not there.
 ///   A rank whose launcher line lacks it chooses pt2pt itself before `MPI_Init` (the
-///   shim's `choose_osc`); the flag shows the choice in the line.
+///   shim's `choose_settings`); the flag shows the choice in the line.
 /// * `--mca pml ob1 --mca btl self,tcp` with [`MpiJob::tcp`]: TCP between every pair of
 ///   ranks, no shared memory.
 /// * `-x VAR` forwards each variable; `--allow-run-as-root` when root.

@@ -15,7 +15,8 @@
 //!   with vector datatypes; a non-blocking put from a staged copy of its source, flushed
 //!   at the next `fence`/`quiet`), progress `MPI_Iprobe` and `MPI_Win_sync`.
 //! - **Start.** On Open MPI up to 4.x the shim chooses the one-sided component `pt2pt`
-//!   before `MPI_Init` unless the user chose one (see `choose_osc` in `shim.c`).
+//!   before `MPI_Init` unless the user chose one, and started by another launcher than
+//!   its own `mpirun` (`srun`) has it yield when idle (see `choose_settings` in `shim.c`).
 //! - **Ending.** The network's `close` frees the window and [`finish`] leaves MPI at
 //!   finalize; a panic ends the job with `MPI_Abort` ([`abort_job`]); an MPI error in a
 //!   call that cannot return one aborts the job with MPI's message.

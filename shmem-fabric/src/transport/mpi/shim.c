@@ -56,16 +56,25 @@ int shmem_mpi_error_string(int code, char *buf, int len) {
 }
 
 /*
- * Open MPI up to 4.x: its default one-sided component, osc/rdma, fails in MPI_Win_create
- * over TCP and crashes in MPI_Compare_and_swap, while osc/pt2pt works over every
- * transport; Open MPI 5 has no pt2pt (and a rewritten osc/rdma). So pt2pt is chosen
- * before MPI reads its settings, unless the user chose a component (`mpirun --mca osc X`
- * reaches the ranks as OMPI_MCA_osc too; a component named only in a parameter file
- * is overridden).
+ * Open MPI settings chosen before MPI reads them, each unless the user set it (`mpirun
+ * --mca NAME X` reaches the ranks as OMPI_MCA_NAME too; one set only in a parameter
+ * file is overridden):
+ * - Up to 4.x its default one-sided component, osc/rdma, fails in MPI_Win_create over
+ *   TCP and crashes in MPI_Compare_and_swap, while osc/pt2pt works over every transport:
+ *   pt2pt. (Open MPI 5 has no pt2pt, and a rewritten osc/rdma.)
+ * - Started by another launcher than its own mpirun (Slurm's srun: no OMPI_COMM_WORLD_RANK
+ *   yet), it cannot tell that a node runs more ranks than CPUs, and its blocking calls
+ *   spin without yielding: 4 ranks on 2 CPUs under srun made no progress in 60 s. So it
+ *   yields when idle, as mpirun has it do on an oversubscribed node.
  */
-static void choose_osc(void) {
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION <= 4
+static void choose_settings(void) {
+#if defined(OPEN_MPI)
+#if OMPI_MAJOR_VERSION <= 4
     setenv("OMPI_MCA_osc", "pt2pt", 0);
+#endif
+    if (getenv("OMPI_COMM_WORLD_RANK") == NULL) {
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+    }
 #endif
 }
 
@@ -73,7 +82,7 @@ int shmem_mpi_init(int *rank, int *size, int *provided) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
-        choose_osc();
+        choose_settings();
         int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
         if (rc != MPI_SUCCESS) {
             return rc;
