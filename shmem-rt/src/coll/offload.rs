@@ -4,7 +4,9 @@
 //! first call, cached), and every call in two steps.
 //!
 //! 1. **Agreement.** Every member contributes one element of the same shape to one
-//!    non-blocking reduction, waited for as every other wait (a failed job ends it): the
+//!    non-blocking reduction (on sets of up to `select::AGREE_GATHER_MAX` members, an
+//!    allgather of the elements that every member reduces itself: one round instead of
+//!    a reduction's two), waited for as every other wait (a failed job ends it): the
 //!    *check* — the arguments every member must pass alike ([`Descriptor::agreed`]) and
 //!    whether its own arguments are at fault, then their complements, combined with a
 //!    bitwise and — and [`AGREE_INLINE`] bytes of data the call may carry. A member's
@@ -14,26 +16,28 @@
 //!    descriptors and judge them all ([`judge`]): every member reaches the same verdict,
 //!    an error on every member, and no target is written.
 //! 2. **Data.** Small data travels in the agreement itself: a reduction's sources
-//!    combined by the operator, a broadcast root's source or the fcollect members' parts
-//!    (each at its place, the others' zeros) combined by a bitwise or — one collective of
-//!    the network for the whole call. Otherwise it moves straight between the members'
-//!    symmetric buffers: broadcast — the network's bcast; fcollect — its allgather (in
-//!    place when the source is this member's block); reductions — its allreduce with the
-//!    runtime's own operator (a user-defined operator: no type or operator needs a
-//!    counterpart in the network, and the built-in operators' bugs stay out — Open MPI
-//!    4.1.4 saturates 8- and 16-bit sums, open-mpi/ompi#8045, and it and MPICH 4.0.2 get
-//!    unsigned `MPI_MIN` wrong, ompi#10648, pmodels/mpich#6083); alltoall(s) — its
-//!    alltoall (strided blocks as vector datatypes). Collect exchanges the members'
-//!    descriptors after the agreement (its counts and capacities), with the data inline
-//!    when it fits, else its allgatherv. Barrier needs nothing more (the agreement is
-//!    one).
+//!    combined by the operator (or each at its place), a broadcast root's source or the
+//!    fcollect members' parts (each at its place, the others' zeros) combined by a
+//!    bitwise or — one collective of the network for the whole call. Otherwise it moves
+//!    straight between the members' symmetric buffers: broadcast — the network's bcast;
+//!    fcollect — its allgather (in place when the source is this member's block);
+//!    reductions — its allreduce with the runtime's own operator, or its alltoall and
+//!    allgather (below); alltoall(s) — its alltoall (strided blocks as vector
+//!    datatypes). A reduction's operator is the runtime's, as a user-defined operator of
+//!    the network: no type or operator needs a counterpart there, and the built-in
+//!    operators' bugs stay out (Open MPI 4.1.4 saturates 8- and 16-bit sums,
+//!    open-mpi/ompi#8045; it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong, ompi#10648,
+//!    pmodels/mpich#6083). Collect exchanges the members' descriptors after the
+//!    agreement (its counts and capacities), with the data inline when it fits, else
+//!    its allgatherv. Barrier needs nothing more (the agreement is one).
 //!
 //! Reductions whose operator gives the same bits in any order (the integer ones) let the
-//! network combine in any order; the others (floating point) are declared
-//! non-commutative, so the network combines the members' values in member order, with
-//! its own grouping: with two members the result is bit for bit the runtime's own, with
-//! more the last bits of a floating-point sum or product may differ from it (the same on
-//! every member).
+//! network combine in any order. The others (floating point) give bit for bit the
+//! runtime's own result, combined left to right in member order: small sources travel
+//! in the agreement each at its place and every member combines them; larger ones go
+//! through the network's allreduce declared non-commutative when the set has two
+//! members (one grouping only), else through a reduce-scatter in member order
+//! (`MPI_Alltoall` of chunks, each member combining its chunk, then `MPI_Allgather`).
 //!
 //! A program's work array is accepted (checked, then not needed). Scans keep the
 //! runtime's protocol after the agreement step ([`Call::agree_on_kind`]); so does a data
@@ -49,6 +53,7 @@ use super::alltoall::{self, Blocks};
 use super::ctx::CallEnv;
 use super::deadlock::{self, Awaited, Watch};
 use super::reduce::Combine;
+use super::select::AGREE_GATHER_MAX;
 use super::sets::SetSpec;
 use super::verdict::judge;
 use super::{broadcast, gather, reduce, RootTarget, Span};
@@ -183,6 +188,25 @@ unsafe extern "C" fn agree_combine<D: DataCombine>(
             D::combine(a.add(CHECK_WORDS * 8), b.add(CHECK_WORDS * 8), AGREE_INLINE);
         }
     }
+}
+
+/// The members' agreement elements `all` (member order) reduced as the network reduces
+/// them, left to right: what a member that gathered them computes itself.
+fn fold_in_order<D: DataCombine>(all: &mut [AgreeBlock]) -> AgreeBlock {
+    let mut len: c_int = 1;
+    for m in 1..all.len() {
+        let (done, rest) = all.split_at_mut(m);
+        // SAFETY: one agreement element each, distinct.
+        unsafe {
+            agree_combine::<D>(
+                (&mut done[m - 1] as *mut AgreeBlock).cast(),
+                (&mut rest[0] as *mut AgreeBlock).cast(),
+                &mut len,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+    all[all.len() - 1]
 }
 
 /// The operator of a reduction's data step (`MPI_User_function`-shaped):
@@ -421,20 +445,40 @@ impl<T: Transport> Call<'_, T> {
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
         let check = check_words(mine);
         send.0[..CHECK_WORDS].copy_from_slice(&check);
-        // SAFETY: one agreement element each, not overlapping, both outliving the
-        // exchange, which completes in the wait below before either is dropped (an
-        // error there ends the job, never a return with the exchange in flight — see
-        // `wait_agreement`).
-        let mut request = unsafe {
-            self.groups.start_allreduce(
-                comm,
-                send.0.as_ptr().cast(),
-                recv.0.as_mut_ptr().cast(),
-                1,
-                with,
-            )?
-        };
-        self.wait_agreement(call, &mut request)?;
+        let n = self.set.size();
+        if n <= AGREE_GATHER_MAX {
+            let mut all = vec![AgreeBlock::ZERO; n];
+            // SAFETY: the bytes of `send`, which it holds while this view lives.
+            let send_bytes = unsafe {
+                std::slice::from_raw_parts(
+                    (send as *const AgreeBlock).cast::<u8>(),
+                    size_of::<AgreeBlock>(),
+                )
+            };
+            // SAFETY: one agreement element, and one per member in `all`; both outlive
+            // the exchange, which completes in the wait below before either is dropped
+            // (an error there ends the job, never a return with the exchange in flight —
+            // see `wait_agreement`).
+            let mut request = unsafe {
+                self.groups
+                    .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())?
+            };
+            self.wait_agreement(call, &mut request)?;
+            *recv = fold_in_order::<D>(&mut all);
+        } else {
+            // SAFETY: one agreement element each, not overlapping, both outliving the
+            // exchange (as above).
+            let mut request = unsafe {
+                self.groups.start_allreduce(
+                    comm,
+                    (send as *const AgreeBlock).cast(),
+                    (recv as *mut AgreeBlock).cast(),
+                    1,
+                    with,
+                )?
+            };
+            self.wait_agreement(call, &mut request)?;
+        }
         if recv.0[..CHECK_WORDS] == check && !mine.is_fault() {
             return Ok((comm, call));
         }
@@ -1012,22 +1056,7 @@ mod tests {
 
     /// The agreement's reduction over every member's element, in member order.
     fn reduced<D: DataCombine>(members: &[AgreeBlock]) -> AgreeBlock {
-        let mut acc = members[0];
-        for m in &members[1..] {
-            let mut next = *m;
-            let mut len: c_int = 1;
-            // SAFETY: one agreement element each.
-            unsafe {
-                agree_combine::<D>(
-                    (&mut acc as *mut AgreeBlock).cast(),
-                    (&mut next as *mut AgreeBlock).cast(),
-                    &mut len,
-                    std::ptr::null_mut(),
-                )
-            };
-            acc = next;
-        }
-        acc
+        fold_in_order::<D>(&mut members.to_vec())
     }
 
     fn block_of(d: &Descriptor) -> AgreeBlock {

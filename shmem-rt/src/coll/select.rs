@@ -74,6 +74,13 @@ pub(crate) fn path<T: Transport>(t: &T, op: Operation) -> Path {
     }
 }
 
+/// Sets of up to this many members agree on an offloaded call (`coll::offload`) by a
+/// non-blocking allgather of every member's agreement element, which each member reduces
+/// itself; larger sets by a non-blocking allreduce, whose bytes per member do not grow
+/// with the set. At 2 ranks over TCP (Open MPI 4.1) the allgather is one round where
+/// the allreduce is two (a reduce and a broadcast).
+pub(crate) const AGREE_GATHER_MAX: usize = 8;
+
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line,
 /// and checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉
 /// rounds) — unless the job's PEs outnumber its CPUs.
