@@ -116,6 +116,12 @@ impl AgreeBlock {
     }
 }
 
+/// Whether a set of `n` members agrees by an allgather of its members' elements (each
+/// member keeps them: see `SetComms::gathered`) rather than by a reduction.
+fn gathers(n: usize) -> bool {
+    n <= AGREE_GATHER_MAX
+}
+
 /// The check words of descriptor `d` (see [`CHECK_WORDS`]).
 fn check_words(d: &Descriptor) -> [u64; CHECK_WORDS] {
     let [op, set, elem, count] = d.agreed();
@@ -192,21 +198,23 @@ unsafe extern "C" fn agree_combine<D: DataCombine>(
 
 /// The members' agreement elements `all` (member order) reduced as the network reduces
 /// them, left to right: what a member that gathered them computes itself.
-fn fold_in_order<D: DataCombine>(all: &mut [AgreeBlock]) -> AgreeBlock {
+fn fold_in_order<D: DataCombine>(all: &[AgreeBlock]) -> AgreeBlock {
     let mut len: c_int = 1;
-    for m in 1..all.len() {
-        let (done, rest) = all.split_at_mut(m);
+    let mut acc = all[0];
+    for block in &all[1..] {
+        let mut next = *block;
         // SAFETY: one agreement element each, distinct.
         unsafe {
             agree_combine::<D>(
-                (&mut done[m - 1] as *mut AgreeBlock).cast(),
-                (&mut rest[0] as *mut AgreeBlock).cast(),
+                (&mut acc as *mut AgreeBlock).cast(),
+                (&mut next as *mut AgreeBlock).cast(),
                 &mut len,
                 std::ptr::null_mut(),
             )
         };
+        acc = next;
     }
-    all[all.len() - 1]
+    acc
 }
 
 /// The operator of a reduction's data step (`MPI_User_function`-shaped):
@@ -322,6 +330,8 @@ pub(crate) struct SetComms {
     comms: HashMap<u64, (Comm, u64)>,
     reductions: HashMap<(usize, usize, bool), Reduction>,
     scratch: Vec<Unit>,
+    /// The members' agreement elements of the latest call, when gathered.
+    gathered: Vec<AgreeBlock>,
 }
 
 impl SetComms {
@@ -330,6 +340,7 @@ impl SetComms {
             comms: HashMap::new(),
             reductions: HashMap::new(),
             scratch: Vec::new(),
+            gathered: Vec::new(),
         }
     }
 
@@ -446,8 +457,10 @@ impl<T: Transport> Call<'_, T> {
         let check = check_words(mine);
         send.0[..CHECK_WORDS].copy_from_slice(&check);
         let n = self.set.size();
-        if n <= AGREE_GATHER_MAX {
-            let mut all = vec![AgreeBlock::ZERO; n];
+        if gathers(n) {
+            let mut all = std::mem::take(&mut self.comms.gathered);
+            all.clear();
+            all.resize(n, AgreeBlock::ZERO);
             // SAFETY: the bytes of `send`, which it holds while this view lives.
             let send_bytes = unsafe {
                 std::slice::from_raw_parts(
@@ -459,12 +472,20 @@ impl<T: Transport> Call<'_, T> {
             // the exchange, which completes in the wait below before either is dropped
             // (an error there ends the job, never a return with the exchange in flight —
             // see `wait_agreement`).
-            let mut request = unsafe {
+            let started = unsafe {
                 self.groups
-                    .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())?
+                    .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())
+            };
+            let mut request = match started {
+                Ok(request) => request,
+                Err(err) => {
+                    self.comms.gathered = all;
+                    return Err(err);
+                }
             };
             self.wait_agreement(call, &mut request)?;
-            *recv = fold_in_order::<D>(&mut all);
+            *recv = fold_in_order::<D>(&all);
+            self.comms.gathered = all;
         } else {
             // SAFETY: one agreement element each, not overlapping, both outliving the
             // exchange (as above).
@@ -796,22 +817,33 @@ impl<T: Transport> Call<'_, T> {
     ) -> RtResult<()> {
         let n = self.set.size();
         let len = source.len * elem.size as usize;
-        let inline = n.checked_mul(len).is_some_and(|all| all <= AGREE_INLINE);
+        // Every member's part in its own element (gathered), or at its place in all.
+        let (inline, place) = if gathers(n) {
+            (len <= AGREE_INLINE, 0)
+        } else {
+            let fits = n.checked_mul(len).is_some_and(|all| all <= AGREE_INLINE);
+            (fits, self.index * len)
+        };
         let mut send = AgreeBlock::ZERO;
         let mut recv = AgreeBlock::ZERO;
         if inline {
-            // SAFETY: `len` bytes of this PE's own source into its place of `send`'s data,
-            // which holds `n * len <= AGREE_INLINE`.
+            // SAFETY: `len` bytes of this PE's own source into `send`'s data at `place`,
+            // which holds them (`place + len <= AGREE_INLINE`).
             unsafe {
-                crate::memory::copy::copy(
-                    self.local(source.off),
-                    send.data_mut().add(self.index * len),
-                    len,
-                )
+                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), len)
             };
         }
         let (comm, _) = self.check::<BitOr>(mine, &mut send, &mut recv)?;
         let target_at = self.local(target.off);
+        if inline && gathers(n) {
+            for (m, block) in self.comms.gathered.iter().enumerate() {
+                // SAFETY: member `m`'s `len` bytes came in its element (the agreement
+                // checked the counts); the target holds `n * len` (checked) and is this
+                // PE's own.
+                unsafe { crate::memory::copy::copy(block.data(), target_at.add(m * len), len) };
+            }
+            return Ok(());
+        }
         if inline {
             // SAFETY: every member's `len` bytes at its place (the agreement checked the
             // counts); the target holds `n * len` (checked) and is this PE's own.
@@ -887,7 +919,9 @@ impl<T: Transport> Call<'_, T> {
         let bytes = count * size;
         let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
         // In the agreement: combined there (any order), or every member's at its place.
-        let (inline, place) = if C::ORDER_FREE {
+        // Gathered elements are combined here left to right: in member order.
+        let combined = C::ORDER_FREE || gathers(n);
+        let (inline, place) = if combined {
             (bytes <= AGREE_INLINE, 0)
         } else {
             let fits = n.checked_mul(bytes).is_some_and(|all| all <= AGREE_INLINE);
@@ -907,7 +941,7 @@ impl<T: Transport> Call<'_, T> {
                 crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), bytes)
             };
         }
-        let (comm, _) = if C::ORDER_FREE {
+        let (comm, _) = if combined {
             self.check::<Elems<C>>(&mine, &mut send, &mut recv)?
         } else {
             self.check::<BitOr>(&mine, &mut send, &mut recv)?
@@ -916,7 +950,7 @@ impl<T: Transport> Call<'_, T> {
             return Ok(());
         }
         let to = self.local(target.off);
-        if inline && C::ORDER_FREE {
+        if inline && combined {
             // SAFETY: the combined `bytes` came with the agreement; the target holds
             // `count` elements (checked by the agreement) of this PE's own partition.
             unsafe { crate::memory::copy::copy(recv.data(), to, bytes) };
@@ -1056,7 +1090,7 @@ mod tests {
 
     /// The agreement's reduction over every member's element, in member order.
     fn reduced<D: DataCombine>(members: &[AgreeBlock]) -> AgreeBlock {
-        fold_in_order::<D>(&mut members.to_vec())
+        fold_in_order::<D>(members)
     }
 
     fn block_of(d: &Descriptor) -> AgreeBlock {
