@@ -76,13 +76,19 @@ pub trait ReduceOp<T: Pod>: sealed::Sealed + 'static {
     /// assert_eq!(out, [3, 9]);
     /// ```
     fn combine(out: &mut [T], a: &[T], b: &[T]);
+
+    /// Whether combining in any order and grouping gives the same bits (the integer
+    /// operators; not floating-point ones).
+    #[doc(hidden)]
+    const ORDER_FREE: bool;
 }
 
 macro_rules! op_impl {
-    ($op:ident, |$a:ident, $s:ident| $body:expr; $($t:ty),*) => {$(
+    ($op:ident, $order_free:literal, |$a:ident, $s:ident| $body:expr; $($t:ty),*) => {$(
         impl ReduceOp<$t> for $op {
             const NAME: &'static str = stringify!($op);
             const OP: shmem_rt::ReduceOp = shmem_rt::ReduceOp::$op;
+            const ORDER_FREE: bool = $order_free;
             #[inline]
             fn combine(out: &mut [$t], a: &[$t], b: &[$t]) {
                 // A plain loop over three slices (the result in its own buffer, so every
@@ -117,21 +123,21 @@ macro_rules! op_impl {
 
 macro_rules! integer_ops {
     ($($t:ty),*) => {
-        op_impl!(And, |a, s| a & s; $($t),*);
-        op_impl!(Or, |a, s| a | s; $($t),*);
-        op_impl!(Xor, |a, s| a ^ s; $($t),*);
-        op_impl!(Min, |a, s| std::cmp::Ord::min(a, s); $($t),*);
-        op_impl!(Max, |a, s| std::cmp::Ord::max(a, s); $($t),*);
-        op_impl!(Sum, |a, s| a.wrapping_add(s); $($t),*);
-        op_impl!(Prod, |a, s| a.wrapping_mul(s); $($t),*);
+        op_impl!(And, true, |a, s| a & s; $($t),*);
+        op_impl!(Or, true, |a, s| a | s; $($t),*);
+        op_impl!(Xor, true, |a, s| a ^ s; $($t),*);
+        op_impl!(Min, true, |a, s| std::cmp::Ord::min(a, s); $($t),*);
+        op_impl!(Max, true, |a, s| std::cmp::Ord::max(a, s); $($t),*);
+        op_impl!(Sum, true, |a, s| a.wrapping_add(s); $($t),*);
+        op_impl!(Prod, true, |a, s| a.wrapping_mul(s); $($t),*);
     };
 }
 integer_ops!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
-op_impl!(Min, |a, s| a.min(s); f32, f64);
-op_impl!(Max, |a, s| a.max(s); f32, f64);
-op_impl!(Sum, |a, s| a + s; f32, f64, Complex<f32>, Complex<f64>);
-op_impl!(Prod, |a, s| a * s; f32, f64, Complex<f32>, Complex<f64>);
+op_impl!(Min, false, |a, s| a.min(s); f32, f64);
+op_impl!(Max, false, |a, s| a.max(s); f32, f64);
+op_impl!(Sum, false, |a, s| a + s; f32, f64, Complex<f32>, Complex<f64>);
+op_impl!(Prod, false, |a, s| a * s; f32, f64, Complex<f32>, Complex<f64>);
 
 /// Values made of `COUNT` consecutive `T`s: `T` itself, and, when `T` is an element type
 /// of the reductions, arrays of it nested to any depth (`[f64; 3]` is 3 `f64`s,
@@ -195,6 +201,7 @@ unsafe impl<Op: ReduceOp<T>, T: Pod> shmem_rt::__private::Combine for Combiner<O
     fn combine(out: &mut [T], a: &[T], b: &[T]) {
         Op::combine(out, a, b)
     }
+    const ORDER_FREE: bool = Op::ORDER_FREE;
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! and collectives on them that the network runs itself (MPI's). The collectives layer
 //! (`coll::select::path`, `coll::offload`) asks for it per operation.
 
+use std::ffi::{c_int, c_void};
+
 use crate::error::RtResult;
 
 /// The operations a group-collectives capability may offer (see
@@ -16,6 +18,36 @@ pub enum GroupOp {
     Allgatherv,
     /// [`GroupCollectives::bcast`].
     Bcast,
+    /// [`GroupCollectives::reduction`], [`GroupCollectives::start_allreduce`] and
+    /// [`GroupCollectives::allreduce`].
+    Allreduce,
+    /// [`GroupCollectives::alltoall`].
+    Alltoall,
+}
+
+/// A combine as a network's reduction calls it, in the shape of `MPI_User_function`:
+/// `inout[i] = in[i] ⊕ inout[i]` for the `*len` elements at `in` and `inout` (the fourth
+/// argument, the network's datatype, is not read).
+pub(crate) type CombineFn =
+    unsafe extern "C" fn(input: *mut c_void, inout: *mut c_void, len: *mut c_int, ty: *mut c_void);
+
+/// A reduction the capability made ([`GroupCollectives::reduction`]): the network's names
+/// of its operator and of its element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reduction {
+    pub(crate) op: i64,
+    pub(crate) elem: i64,
+}
+
+/// The blocks of an alltoall on one member: `nelems` elements of `size` bytes per block,
+/// consecutive elements `source_stride` (`target_stride`) elements apart in the source
+/// (target), block `i` starting `i · nelems · stride` elements in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockShape {
+    pub(crate) nelems: usize,
+    pub(crate) size: usize,
+    pub(crate) source_stride: usize,
+    pub(crate) target_stride: usize,
 }
 
 /// A communicator: a group of PEs, named by the capability that made it.
@@ -89,6 +121,60 @@ pub trait GroupCollectives {
         counts: &[i32],
         displs: &[i32],
     ) -> RtResult<()>;
+
+    /// The reduction that combines elements of `elem_bytes` bytes with `combine`; the
+    /// network may apply it in any order of the members if `commutes`, else in member
+    /// order (its grouping stays the network's). Made once per process and kept: the
+    /// caller caches it.
+    fn reduction(
+        &self,
+        combine: CombineFn,
+        elem_bytes: usize,
+        commutes: bool,
+    ) -> RtResult<Reduction>;
+
+    /// Starts reducing `count` elements of every member's `send` with `with` into every
+    /// member's `recv`.
+    ///
+    /// # Safety
+    /// `send` and `recv` must hold `count` elements of `with` and not overlap, and stay
+    /// valid and untouched until [`GroupCollectives::test`] says the exchange is complete.
+    unsafe fn start_allreduce(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        with: Reduction,
+    ) -> RtResult<Self::Request>;
+
+    /// Reduces `count` elements of every member's `send` with `with` into every member's
+    /// `recv`.
+    ///
+    /// # Safety
+    /// `send` and `recv` must hold `count` elements of `with` and not overlap.
+    unsafe fn allreduce(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        recv: *mut u8,
+        count: usize,
+        with: Reduction,
+    ) -> RtResult<()>;
+
+    /// Block `i` of this member's `send` to member `i`, member `j`'s block into block `j`
+    /// of `recv`, as `shape` lays them out (the same `nelems` and `size` on every member).
+    ///
+    /// # Safety
+    /// `send` and `recv` must hold every member's block at `shape`'s strides and not
+    /// overlap.
+    unsafe fn alltoall(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        recv: *mut u8,
+        shape: BlockShape,
+    ) -> RtResult<()>;
 }
 
 /// The capability of a network without one: offers nothing, so the collectives layer
@@ -129,6 +215,32 @@ impl GroupCollectives for NoGroups {
         _: &[i32],
         _: &[i32],
     ) -> RtResult<()> {
+        match *self {}
+    }
+    fn reduction(&self, _: CombineFn, _: usize, _: bool) -> RtResult<Reduction> {
+        match *self {}
+    }
+    unsafe fn start_allreduce(
+        &self,
+        _: Comm,
+        _: *const u8,
+        _: *mut u8,
+        _: usize,
+        _: Reduction,
+    ) -> RtResult<NoGroups> {
+        match *self {}
+    }
+    unsafe fn allreduce(
+        &self,
+        _: Comm,
+        _: *const u8,
+        _: *mut u8,
+        _: usize,
+        _: Reduction,
+    ) -> RtResult<()> {
+        match *self {}
+    }
+    unsafe fn alltoall(&self, _: Comm, _: *const u8, _: *mut u8, _: BlockShape) -> RtResult<()> {
         match *self {}
     }
 }

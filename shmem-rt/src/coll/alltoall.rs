@@ -38,19 +38,20 @@ impl Blocks {
     }
 }
 
-/// Alltoall(s) over `ctx`'s set: block `ctx.index` of every member's source into block
-/// `i` of this PE's target for member `i`. Every member passes the same `nelems`; the
-/// target and source must not overlap.
-pub(crate) fn alltoall<T: Transport>(
-    ctx: &SetCtx<'_, T>,
+/// This member's descriptor of an alltoall(s) on a set of `n` members, with the faults
+/// its own arguments have: a zero stride, a target or source too small for `n` blocks at
+/// its stride, a target that overlaps the source.
+#[inline]
+pub(crate) fn describe(
+    set_key: u64,
+    n: usize,
     elem: ElemType,
     target: Span,
     source: Span,
     blocks: Blocks,
-) -> RtResult<()> {
-    let n = ctx.size();
+) -> Descriptor {
     let size = elem.size as usize;
-    let mut mine = Descriptor::new(Operation::Alltoall, ctx.set.key());
+    let mut mine = Descriptor::new(Operation::Alltoall, set_key);
     mine.set_elem(elem);
     mine.set_nelems(blocks.nelems as u64);
     mine.set_capacity(target.len as u64);
@@ -82,6 +83,22 @@ pub(crate) fn alltoall<T: Transport>(
             }
         }
     }
+    mine
+}
+
+/// Alltoall(s) over `ctx`'s set: block `ctx.index` of every member's source into block
+/// `i` of this PE's target for member `i`. Every member passes the same `nelems`; the
+/// target and source must not overlap.
+pub(crate) fn alltoall<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    elem: ElemType,
+    target: Span,
+    source: Span,
+    blocks: Blocks,
+) -> RtResult<()> {
+    let n = ctx.size();
+    let size = elem.size as usize;
+    let mut mine = describe(ctx.set.key(), n, elem, target, source, blocks);
     // Everything this PE sends, as one contiguous run when the source is contiguous.
     let all = Span::new(source.off, n.saturating_mul(blocks.nelems));
     if !mine.is_fault() {

@@ -1,42 +1,59 @@
 //! The offloaded collective path: a call made with a network's own group collectives
 //! (its [`GroupCollectives`] capability, MPI's on the MPI transport) where
-//! `select::offloaded` chooses it. One communicator per set of PEs (created at the set's
+//! `select::path` chooses it. One communicator per set of PEs (created at the set's
 //! first call, cached), and every call in two steps.
 //!
-//! 1. **Agreement.** Every member gathers every member's block with one non-blocking
-//!    allgather, waited for as every other wait (a failed job ends it): the runtime's
-//!    descriptor of the call (operation, set, element type, counts, root, capacity, and
-//!    the faults of its own arguments), then up to [`inline_bytes`] of the member's data
-//!    when it fits. Every member judges all descriptors ([`judge`]) and reaches the same
-//!    verdict, so a mismatch or a bad argument is an error on every member and no target
-//!    is written.
-//! 2. **Data.** When every member's part came inline, it is copied from the gathered
-//!    blocks: the call took one collective of the network. Otherwise it moves straight
-//!    between the members' symmetric buffers: broadcast — the network's bcast from the
-//!    root's source into the others' targets; fcollect — its allgather (in place when the
-//!    source is this member's block); collect — its allgatherv with the counts from the
-//!    descriptors; reductions — its allgather of the sources into private memory.
-//!    Barrier needs nothing more (the agreement is one). Reductions combine left to right
-//!    in member order, so results are bit for bit those of the runtime's own reduction
-//!    (a network's reductions may combine in any order), and no type or operator needs a
-//!    counterpart in the network. Not `MPI_Allreduce` even for integers, whose result
-//!    does not depend on the order: tried, Open MPI 4.1.4 saturates 8- and 16-bit sums
-//!    (its AVX operators; open-mpi/ompi#8045, "wontfix"), which the property tests
-//!    caught, and it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong (ompi#10648,
-//!    pmodels/mpich#6083).
+//! 1. **Agreement.** Every member contributes one element of the same shape to one
+//!    non-blocking reduction (on sets of up to `select::AGREE_GATHER_MAX` members, an
+//!    allgather of the elements that every member reduces itself: one round instead of
+//!    a reduction's two), waited for as every other wait (a failed job ends it): the
+//!    *check* — the arguments every member must pass alike ([`Descriptor::agreed`]) and
+//!    whether its own arguments are at fault, then their complements, combined with a
+//!    bitwise and — and [`AGREE_INLINE`] bytes of data the call may carry. A member's
+//!    check comes back unchanged exactly when every member's equals it, so every member
+//!    learns alike whether all agree, from O(1) bytes whatever the set's size. When they
+//!    do not, or someone's arguments are at fault, the members exchange their exact
+//!    descriptors and judge them all ([`judge`]): every member reaches the same verdict,
+//!    an error on every member, and no target is written.
+//! 2. **Data.** Small data travels in the agreement itself: a reduction's sources
+//!    combined by the operator (or each at its place), a broadcast root's source or the
+//!    fcollect members' parts (each at its place, the others' zeros) combined by a
+//!    bitwise or — one collective of the network for the whole call. Otherwise it moves
+//!    straight between the members' symmetric buffers: broadcast — the network's bcast;
+//!    fcollect — its allgather (in place when the source is this member's block);
+//!    reductions — its allreduce with the runtime's own operator, or its alltoall and
+//!    allgather (below); alltoall(s) — its alltoall (strided blocks as vector
+//!    datatypes). A reduction's operator is the runtime's, as a user-defined operator of
+//!    the network: no type or operator needs a counterpart there, and the built-in
+//!    operators' bugs stay out (Open MPI 4.1.4 saturates 8- and 16-bit sums,
+//!    open-mpi/ompi#8045; it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong, ompi#10648,
+//!    pmodels/mpich#6083). Collect exchanges the members' descriptors after the
+//!    agreement (its counts and capacities), with the data inline when it fits, else
+//!    its allgatherv. Barrier needs nothing more (the agreement is one).
 //!
-//! A program's work array is accepted (checked, then not needed). Alltoall and scans keep
-//! the runtime's protocol, after the agreement step on their operation and element type
-//! ([`Call::agree_on_kind`]); so does a data step the capability does not offer. Every
-//! member then makes the same kind of call, and a member in a network collective never
-//! waits for one in the runtime's protocol.
+//! Reductions whose operator gives the same bits in any order (the integer ones) let the
+//! network combine in any order. The others (floating point) give bit for bit the
+//! runtime's own result, combined left to right in member order: small sources travel
+//! in the agreement each at its place and every member combines them; larger ones go
+//! through the network's allreduce declared non-commutative when the set has two
+//! members (one grouping only), else through a reduce-scatter in member order
+//! (`MPI_Alltoall` of chunks, each member combining its chunk, then `MPI_Allgather`).
+//!
+//! A program's work array is accepted (checked, then not needed). Scans keep the
+//! runtime's protocol after the agreement step ([`Call::agree_on_kind`]); so does a data
+//! step the capability does not offer. Every member then makes the same kind of call,
+//! and a member in a network collective never waits for one in the runtime's protocol.
 
 use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
+use super::alltoall::{self, Blocks};
 use super::ctx::CallEnv;
 use super::deadlock::{self, Awaited, Watch};
 use super::reduce::Combine;
+use super::select::AGREE_GATHER_MAX;
 use super::sets::SetSpec;
 use super::verdict::judge;
 use super::{broadcast, gather, reduce, RootTarget, Span};
@@ -44,12 +61,23 @@ use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
-use crate::transport::groups::{Comm, GroupCollectives};
+use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, Reduction};
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType};
 
 /// Words of a descriptor on the wire.
 const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;
+
+/// Words of the agreement's check: a member's agreed arguments
+/// ([`Descriptor::agreed`]) and whether its own are at fault, then their complements.
+const CHECK_WORDS: usize = 10;
+
+/// Bytes of its data a call may carry inside the agreement: the same for every call, so
+/// that every member's agreement has one shape whatever it called.
+pub(crate) const AGREE_INLINE: usize = 1 << 10;
+
+/// Words of one agreement element: the check, then the data.
+const AGREE_WORDS: usize = CHECK_WORDS + AGREE_INLINE / 8;
 
 /// Polls of the agreement between looks at the members' states (remote loads), when
 /// polls are fast.
@@ -59,33 +87,202 @@ const LEFT_CHECK_POLLS: u32 = 1024;
 /// per sleep slice).
 const LEFT_CHECK_EVERY: Duration = Duration::from_millis(50);
 
-/// Bytes of the member-order buffer a reduction gathers at a time (all members' chunks).
-const REDUCE_GATHER_BYTES: usize = 4 << 20;
-
-/// Bytes of the agreement exchange (all members' parts) that may carry the call's data.
+/// Bytes of the collect exchange (all members' parts) that may carry the call's data.
 const INLINE_TOTAL_BYTES: usize = 8 << 10;
 
-/// Bytes of its data each member sends inside the agreement exchange of a set of `n`
-/// members: a call whose data fits (every member's part) needs no second collective.
+/// Bytes of its data each member sends inside the collect exchange of a set of `n`
+/// members: a call whose data fits (every member's part) needs no further collective.
 /// A multiple of 8 between 64 and 1 KiB; the same on every member (it depends on `n`
 /// alone), so every member sends and expects blocks of one size.
 fn inline_bytes(n: usize) -> usize {
     (INLINE_TOTAL_BYTES / n.max(1)).clamp(64, 1 << 10) & !7
 }
 
-/// The communicators of the sets this PE has called on, by set key, each with the
-/// number of agreements this PE has entered on it; and the reductions' scratch memory,
-/// kept from call to call (a fresh buffer of 128 KiB or more is a fresh mapping, whose
-/// page faults cost more than the reduction).
-pub(crate) struct SetComms {
-    comms: HashMap<u64, (Comm, u64)>,
-    scratch: Vec<Unit>,
+/// One member's agreement element: the check, then [`AGREE_INLINE`] bytes of data,
+/// aligned for any element type of a reduction.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct AgreeBlock([u64; AGREE_WORDS]);
+
+impl AgreeBlock {
+    const ZERO: AgreeBlock = AgreeBlock([0; AGREE_WORDS]);
+
+    fn data(&self) -> *const u8 {
+        self.0[CHECK_WORDS..].as_ptr().cast()
+    }
+
+    fn data_mut(&mut self) -> *mut u8 {
+        self.0[CHECK_WORDS..].as_mut_ptr().cast()
+    }
+}
+
+/// Whether a set of `n` members agrees by an allgather of its members' elements (each
+/// member keeps them: see `SetComms::gathered`) rather than by a reduction.
+fn gathers(n: usize) -> bool {
+    n <= AGREE_GATHER_MAX
+}
+
+/// The check words of descriptor `d` (see [`CHECK_WORDS`]).
+fn check_words(d: &Descriptor) -> [u64; CHECK_WORDS] {
+    let [op, set, elem, count] = d.agreed();
+    let words = [op, set, elem, count, u64::from(d.is_fault())];
+    let mut check = [0; CHECK_WORDS];
+    for (i, w) in words.into_iter().enumerate() {
+        check[i] = w;
+        check[i + CHECK_WORDS / 2] = !w;
+    }
+    check
+}
+
+/// How the data of the agreement's elements combines.
+trait DataCombine {
+    /// `inout = input ⊕ inout` for the `bytes` bytes at each (any alignment).
+    ///
+    /// # Safety
+    /// Both must be valid for `bytes` bytes and not overlap.
+    unsafe fn combine(input: *const u8, inout: *mut u8, bytes: usize);
+}
+
+/// Bitwise or: the data of the one member (broadcast root) or of the members' disjoint
+/// places (fcollect) that wrote any, the others' zeros.
+struct BitOr;
+
+impl DataCombine for BitOr {
+    unsafe fn combine(input: *const u8, inout: *mut u8, bytes: usize) {
+        for i in 0..bytes {
+            // SAFETY: both hold `bytes` bytes (the caller's contract).
+            unsafe { *inout.add(i) |= *input.add(i) };
+        }
+    }
+}
+
+/// A reduction's operator on the elements the data holds.
+struct Elems<C>(PhantomData<C>);
+
+impl<C: Combine> DataCombine for Elems<C> {
+    unsafe fn combine(input: *const u8, inout: *mut u8, bytes: usize) {
+        // SAFETY: both hold `bytes` bytes, so as many whole elements (the caller's contract).
+        unsafe { combine_bytes::<C>(input, inout, bytes / size_of::<C::Elem>()) }
+    }
+}
+
+/// The agreement's operator (`MPI_User_function`-shaped): for each of the `*len`
+/// agreement elements, the bitwise and of the checks, and the data combined by `D`.
+///
+/// # Safety
+/// `input` and `inout` must hold `*len` agreement elements each, not overlapping.
+unsafe extern "C" fn agree_combine<D: DataCombine>(
+    input: *mut c_void,
+    inout: *mut c_void,
+    len: *mut c_int,
+    _ty: *mut c_void,
+) {
+    const BYTES: usize = size_of::<AgreeBlock>();
+    // SAFETY: a valid count (the caller's contract).
+    let len = usize::try_from(unsafe { *len }).unwrap_or(0);
+    for e in 0..len {
+        // SAFETY: element `e` of each buffer (the caller's contract); words are read and
+        // written unaligned (the network's buffers need not be aligned).
+        unsafe {
+            let a = input.cast::<u8>().cast_const().add(e * BYTES);
+            let b = inout.cast::<u8>().add(e * BYTES);
+            for w in 0..CHECK_WORDS {
+                let x = a.add(w * 8).cast::<u64>().read_unaligned();
+                let y = b.add(w * 8).cast::<u64>();
+                y.write_unaligned(y.read_unaligned() & x);
+            }
+            D::combine(a.add(CHECK_WORDS * 8), b.add(CHECK_WORDS * 8), AGREE_INLINE);
+        }
+    }
+}
+
+/// The members' agreement elements `all` (member order) reduced as the network reduces
+/// them, left to right: what a member that gathered them computes itself.
+fn fold_in_order<D: DataCombine>(all: &[AgreeBlock]) -> AgreeBlock {
+    let mut len: c_int = 1;
+    let mut acc = all[0];
+    for block in &all[1..] {
+        let mut next = *block;
+        // SAFETY: one agreement element each, distinct.
+        unsafe {
+            agree_combine::<D>(
+                (&mut acc as *mut AgreeBlock).cast(),
+                (&mut next as *mut AgreeBlock).cast(),
+                &mut len,
+                std::ptr::null_mut(),
+            )
+        };
+        acc = next;
+    }
+    acc
+}
+
+/// The operator of a reduction's data step (`MPI_User_function`-shaped):
+/// `inout[i] = input[i] ⊕ inout[i]` for `*len` elements of `C`.
+///
+/// # Safety
+/// `input` and `inout` must hold `*len` elements each, not overlapping.
+unsafe extern "C" fn elems_combine<C: Combine>(
+    input: *mut c_void,
+    inout: *mut c_void,
+    len: *mut c_int,
+    _ty: *mut c_void,
+) {
+    // SAFETY: a valid count; both buffers hold that many elements (the caller's contract).
+    unsafe {
+        let len = usize::try_from(*len).unwrap_or(0);
+        combine_bytes::<C>(input.cast::<u8>().cast_const(), inout.cast(), len);
+    }
 }
 
 /// 64 bytes aligned to 64: scratch memory any element type can be viewed in.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Unit([u8; 64]);
+
+/// Units of each scratch block of [`combine_bytes`].
+const SCRATCH_UNITS: usize = 8;
+
+/// `inout[i] = input[i] ⊕ inout[i]` for `elems` elements of `C` at addresses of any
+/// alignment (a network's buffers), a block at a time through aligned scratch: `input`'s
+/// values come first, as the network orders them.
+///
+/// # Safety
+/// `input` and `inout` must hold `elems` elements each and not overlap.
+unsafe fn combine_bytes<C: Combine>(input: *const u8, inout: *mut u8, elems: usize) {
+    const {
+        assert!(align_of::<C::Elem>() <= align_of::<Unit>());
+        assert!(size_of::<C::Elem>() <= SCRATCH_UNITS * size_of::<Unit>());
+    };
+    let size = size_of::<C::Elem>();
+    if size == 0 {
+        return;
+    }
+    let per_block = SCRATCH_UNITS * size_of::<Unit>() / size;
+    let mut a = [Unit([0; 64]); SCRATCH_UNITS];
+    let mut b = [Unit([0; 64]); SCRATCH_UNITS];
+    let mut out = [Unit([0; 64]); SCRATCH_UNITS];
+    let mut done = 0;
+    while done < elems {
+        let k = per_block.min(elems - done);
+        // SAFETY: `k` elements from `done` of each buffer (the caller's contract) into
+        // scratch blocks that hold `per_block >= k`; the scratch is aligned for
+        // `C::Elem` (checked above) and `Combine`'s contract makes every bit pattern one.
+        unsafe {
+            std::ptr::copy_nonoverlapping(input.add(done * size), a.as_mut_ptr().cast(), k * size);
+            std::ptr::copy_nonoverlapping(inout.add(done * size), b.as_mut_ptr().cast(), k * size);
+            let av = std::slice::from_raw_parts(a.as_ptr().cast::<C::Elem>(), k);
+            let bv = std::slice::from_raw_parts(b.as_ptr().cast::<C::Elem>(), k);
+            let ov = std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<C::Elem>(), k);
+            C::combine(ov, av, bv);
+            std::ptr::copy_nonoverlapping(out.as_ptr().cast(), inout.add(done * size), k * size);
+        }
+        done += k;
+    }
+}
+
+/// Elements of `C` an ordered reduction scatters at a time (all members' chunks).
+const ORDERED_PIECE_BYTES: usize = 4 << 20;
 
 /// `scratch` grown to hold `elems` elements of `C::Elem`, viewed as them.
 ///
@@ -105,11 +302,45 @@ fn view_as<C: Combine>(scratch: &mut Vec<Unit>, elems: usize) -> &mut [C::Elem] 
     unsafe { std::slice::from_raw_parts_mut(scratch.as_mut_ptr().cast::<C::Elem>(), elems) }
 }
 
+/// The blocks of `acc.len()` elements in `gathered` (one per member) combined left to
+/// right in member order, `((b0 op b1) op b2) …`, as the runtime's own reduction
+/// combines them, with `acc` and `next` (as long) as work space; returns the one that
+/// holds the result.
+fn combine_in_order<'a, C: Combine>(
+    gathered: &[C::Elem],
+    mut acc: &'a mut [C::Elem],
+    mut next: &'a mut [C::Elem],
+) -> &'a [C::Elem] {
+    let k = acc.len();
+    let mut blocks = gathered.chunks_exact(k);
+    acc.copy_from_slice(blocks.next().expect("one member at least"));
+    for block in blocks {
+        C::combine(next, acc, block);
+        std::mem::swap(&mut acc, &mut next);
+    }
+    acc
+}
+
+/// The communicators of the sets this PE has called on, by set key, each with the
+/// number of agreements this PE has entered on it; the network's reductions this PE has
+/// made, by operator function, element size and order; and the ordered reductions'
+/// scratch memory, kept from call to call (a fresh buffer of 128 KiB or more is a fresh
+/// mapping, whose page faults cost more than the reduction).
+pub(crate) struct SetComms {
+    comms: HashMap<u64, (Comm, u64)>,
+    reductions: HashMap<(usize, usize, bool), Reduction>,
+    scratch: Vec<Unit>,
+    /// The members' agreement elements of the latest call, when gathered.
+    gathered: Vec<AgreeBlock>,
+}
+
 impl SetComms {
     pub(crate) fn new() -> SetComms {
         SetComms {
             comms: HashMap::new(),
+            reductions: HashMap::new(),
             scratch: Vec::new(),
+            gathered: Vec::new(),
         }
     }
 
@@ -144,10 +375,28 @@ impl SetComms {
         deadlock::enter_agreement(t, key, 1);
         Ok((comm, 1))
     }
+
+    /// The network's reduction of elements of `bytes` bytes with `combine` (made at its
+    /// first use, a local call, and kept).
+    fn reduction<G: GroupCollectives>(
+        &mut self,
+        groups: &G,
+        combine: CombineFn,
+        bytes: usize,
+        commutes: bool,
+    ) -> RtResult<Reduction> {
+        let key = (combine as usize, bytes, commutes);
+        if let Some(&made) = self.reductions.get(&key) {
+            return Ok(made);
+        }
+        let made = groups.reduction(combine, bytes, commutes)?;
+        self.reductions.insert(key, made);
+        Ok(made)
+    }
 }
 
-/// What the agreement step gathered, judged sound: every member's descriptor and
-/// block, and the set's communicator.
+/// What a collect's exchange gathered, judged sound: every member's descriptor and
+/// block.
 struct Agreed {
     descs: Vec<Descriptor>,
     /// One block of `block` words per member: its descriptor, then `inline` bytes that
@@ -155,19 +404,16 @@ struct Agreed {
     blocks: Vec<u64>,
     block: usize,
     inline: usize,
-    comm: Comm,
 }
 
 impl Agreed {
-    /// Whether every member's data (its descriptor's elements of `size` bytes, or
-    /// member `only`'s alone) came inline; the same answer on every member, which holds
-    /// the same descriptors.
-    fn carried(&self, size: usize, only: Option<usize>) -> bool {
-        let fits = |d: &Descriptor| d.nelems().saturating_mul(size as u64) <= self.inline as u64;
-        match only {
-            Some(m) => fits(&self.descs[m]),
-            None => self.descs.iter().all(fits),
-        }
+    /// Whether every member's data (its descriptor's elements of `size` bytes) came
+    /// inline; the same answer on every member, which holds the same descriptors.
+    fn carried(&self, size: usize) -> bool {
+        let inline = self.inline as u64;
+        self.descs
+            .iter()
+            .all(|d| d.nelems().saturating_mul(size as u64) <= inline)
     }
 
     /// Member `m`'s inline data (valid for the bytes its descriptor says, when
@@ -190,13 +436,95 @@ pub(crate) struct Call<'a, T: Transport> {
 }
 
 impl<T: Transport> Call<'_, T> {
-    /// The agreement step: gathers every member's descriptor, with `data` (bytes at an
-    /// offset of this PE's partition) inline when it fits [`inline_bytes`], and judges
-    /// the descriptors.
-    fn agree(&mut self, mine: &Descriptor, data: Option<(usize, usize)>) -> RtResult<Agreed> {
+    /// The agreement step (see the module): `send`'s check words set from `mine`, its
+    /// data (filled by the caller) combined with every member's by `D`, into `recv`.
+    /// Returns the set's communicator and the call's number on it once every member's
+    /// check equals this one's and nobody's arguments are at fault; else the members'
+    /// exact descriptors are exchanged and judged, and the verdict returned.
+    fn check<D: DataCombine>(
+        &mut self,
+        mine: &Descriptor,
+        send: &mut AgreeBlock,
+        recv: &mut AgreeBlock,
+    ) -> RtResult<(Comm, u64)> {
+        let with = self.comms.reduction(
+            self.groups,
+            agree_combine::<D>,
+            size_of::<AgreeBlock>(),
+            false,
+        )?;
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
+        let check = check_words(mine);
+        send.0[..CHECK_WORDS].copy_from_slice(&check);
         let n = self.set.size();
-        let inline = inline_bytes(n);
+        if gathers(n) {
+            let mut all = std::mem::take(&mut self.comms.gathered);
+            all.clear();
+            all.resize(n, AgreeBlock::ZERO);
+            // SAFETY: the bytes of `send`, which it holds while this view lives.
+            let send_bytes = unsafe {
+                std::slice::from_raw_parts(
+                    (send as *const AgreeBlock).cast::<u8>(),
+                    size_of::<AgreeBlock>(),
+                )
+            };
+            // SAFETY: one agreement element, and one per member in `all`; both outlive
+            // the exchange, which completes in the wait below before either is dropped
+            // (an error there ends the job, never a return with the exchange in flight —
+            // see `wait_agreement`).
+            let started = unsafe {
+                self.groups
+                    .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())
+            };
+            let mut request = match started {
+                Ok(request) => request,
+                Err(err) => {
+                    self.comms.gathered = all;
+                    return Err(err);
+                }
+            };
+            self.wait_agreement(call, &mut request)?;
+            *recv = fold_in_order::<D>(&all);
+            self.comms.gathered = all;
+        } else {
+            // SAFETY: one agreement element each, not overlapping, both outliving the
+            // exchange (as above).
+            let mut request = unsafe {
+                self.groups.start_allreduce(
+                    comm,
+                    (send as *const AgreeBlock).cast(),
+                    (recv as *mut AgreeBlock).cast(),
+                    1,
+                    with,
+                )?
+            };
+            self.wait_agreement(call, &mut request)?;
+        }
+        if recv.0[..CHECK_WORDS] == check && !mine.is_fault() {
+            return Ok((comm, call));
+        }
+        self.exchange(comm, call, mine, None, 0)?;
+        Ok((comm, call))
+    }
+
+    /// The agreement step of a call whose data does not travel with it.
+    fn check_bare(&mut self, mine: &Descriptor) -> RtResult<(Comm, u64)> {
+        let (mut send, mut recv) = (AgreeBlock::ZERO, AgreeBlock::ZERO);
+        self.check::<BitOr>(mine, &mut send, &mut recv)
+    }
+
+    /// Gathers every member's descriptor, with `inline` bytes of `data` (bytes at an
+    /// offset of this PE's partition) when it fits, and judges the descriptors: what
+    /// every member does after a check that did not pass (`inline` 0), and a collect.
+    fn exchange(
+        &mut self,
+        comm: Comm,
+        call: u64,
+        mine: &Descriptor,
+        data: Option<(usize, usize)>,
+        inline: usize,
+    ) -> RtResult<Agreed> {
+        let n = self.set.size();
         let block = DESC_WORDS + inline / 8;
         let (head, tail, _) = mine.words();
         let mut send = vec![0u64; block];
@@ -218,9 +546,8 @@ impl<T: Transport> Call<'_, T> {
         let send_bytes =
             unsafe { std::slice::from_raw_parts(send.as_ptr().cast::<u8>(), block * 8) };
         // SAFETY: `send_bytes` holds one block, `blocks` one per member; both outlive the
-        // exchange, which completes in the wait below before either is dropped (an
-        // error there ends the job, never a return with the exchange in flight — see
-        // `wait_agreement`).
+        // exchange, which completes in the wait below before either is dropped (see
+        // `check`).
         let mut request = unsafe {
             self.groups
                 .start_allgather(comm, send_bytes, blocks.as_mut_ptr().cast())?
@@ -242,7 +569,6 @@ impl<T: Transport> Call<'_, T> {
             blocks,
             block,
             inline,
-            comm,
         })
     }
 
@@ -336,23 +662,23 @@ impl<T: Transport> Call<'_, T> {
     }
 
     /// The agreement step alone, on the operation and element type: what a call that keeps
-    /// the runtime's protocol (alltoall) makes first.
+    /// the runtime's protocol (scans) makes first.
     pub(crate) fn agree_on_kind(&mut self, op: Operation, elem: ElemType) -> RtResult<()> {
         let mut mine = Descriptor::new(op, self.set.key());
         mine.set_elem(elem);
-        self.agree(&mine, None).map(drop)
+        self.check_bare(&mine).map(drop)
     }
 
     /// `shmem_barrier`/`shmem_sync`: the agreement is the barrier; afterwards every
     /// member's earlier updates are visible here.
     pub(crate) fn barrier(&mut self) -> RtResult<()> {
         let mine = Descriptor::new(Operation::Barrier, self.set.key());
-        self.agree(&mine, None)?;
+        self.check_bare(&mine)?;
         self.t.quiet();
         Ok(())
     }
 
-    /// `shmem_broadcast` (see `coll::broadcast`): the root's source came with the
+    /// `shmem_broadcast` (see `coll::broadcast`): the root's source comes with the
     /// agreement when it fits, else `MPI_Bcast` moves it.
     pub(crate) fn broadcast(
         &mut self,
@@ -374,19 +700,26 @@ impl<T: Transport> Call<'_, T> {
         );
         let bytes = source.len * elem.size as usize;
         let is_root = root == self.index;
-        let agreed = self.agree(&mine, is_root.then_some((source.off, bytes)))?;
+        let inline = bytes <= AGREE_INLINE;
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        if is_root && inline {
+            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
+            // into the data of `send`, which holds `AGREE_INLINE >= bytes`.
+            unsafe { crate::memory::copy::copy(self.local(source.off), send.data_mut(), bytes) };
+        }
+        let (comm, _) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
         if bytes == 0 {
             return Ok(());
         }
         let writes_target =
             !is_root || (root_target == RootTarget::Written && target.off != source.off);
-        if agreed.carried(elem.size as usize, Some(root)) {
+        if inline {
             if writes_target {
-                // SAFETY: the root's `bytes` came inline; this PE's target holds them
-                // (checked by the agreement) and is its own partition.
-                unsafe {
-                    crate::memory::copy::copy(agreed.inline_of(root), self.local(target.off), bytes)
-                };
+                // SAFETY: the root's `bytes` came with the agreement (the others' data
+                // is zeros); this PE's target holds them (checked by the agreement) and
+                // is its own partition.
+                unsafe { crate::memory::copy::copy(recv.data(), self.local(target.off), bytes) };
             }
             return Ok(());
         }
@@ -394,7 +727,7 @@ impl<T: Transport> Call<'_, T> {
         // SAFETY: the root's source and every other member's target hold `bytes` bytes of
         // the member's own partition (checked by the runtime and by the agreement); the
         // network reads the root's and writes the others'.
-        unsafe { self.groups.bcast(agreed.comm, buf, bytes, root)? };
+        unsafe { self.groups.bcast(comm, buf, bytes, root)? };
         if is_root && writes_target {
             // SAFETY: this PE's own source and target, `bytes` long and not overlapping
             // (the agreement refused an overlap other than equality).
@@ -404,8 +737,7 @@ impl<T: Transport> Call<'_, T> {
     }
 
     /// `shmem_fcollect` and `shmem_collect` (`op`; see `coll::gather`): the elements
-    /// written to the target. Every member's source came with the agreement when each
-    /// fits, else `MPI_Allgather`/`MPI_Allgatherv` moves them.
+    /// written to the target.
     pub(crate) fn gather(
         &mut self,
         op: Operation,
@@ -416,7 +748,13 @@ impl<T: Transport> Call<'_, T> {
         let n = self.set.size();
         let size = elem.size as usize;
         let mine = gather::describe(op, self.set.key(), n, self.index, elem, target, source);
-        let agreed = self.agree(&mine, Some((source.off, source.len * size)))?;
+        if op == Operation::Fcollect {
+            self.fcollect(&mine, elem, target, source)?;
+            return Ok(n * source.len);
+        }
+        let (comm, call) = self.check_bare(&mine)?;
+        let data = Some((source.off, source.len * size));
+        let agreed = self.exchange(comm, call, &mine, data, inline_bytes(n))?;
         let counts: Vec<usize> = agreed
             .descs
             .iter()
@@ -424,7 +762,7 @@ impl<T: Transport> Call<'_, T> {
             .collect();
         let total: usize = counts.iter().sum();
         let recv = self.local(target.off);
-        if agreed.carried(size, None) {
+        if agreed.carried(size) {
             let mut at = 0;
             for (m, &count) in counts.iter().enumerate() {
                 // SAFETY: member `m`'s `count` bytes came inline; the target holds the
@@ -434,55 +772,139 @@ impl<T: Transport> Call<'_, T> {
             }
             return Ok(total / size.max(1));
         }
-        let too_large = || {
-            RtError::Config(format!(
-                "{}: {total} bytes in all is more than MPI's int counts address",
-                self.during
-            ))
-        };
-        let int = |v: usize| i32::try_from(v).map_err(|_| too_large());
-        if op == Operation::Fcollect {
-            let in_place = gather::in_place(op, self.index, elem, target, source);
-            let send: *const u8 = if in_place {
-                std::ptr::null()
-            } else {
-                self.local(source.off).cast_const().cast()
-            };
-            let len = int(source.len * size)?;
-            int(total)?;
-            // SAFETY: the source holds `len` bytes (or is this member's block of the
-            // target), the target `n * len` (checked by the agreement), both in this PE's
-            // own partition.
-            unsafe { self.groups.allgather(agreed.comm, send, len, recv)? };
-        } else {
-            let mut displs = Vec::with_capacity(n);
-            let mut at = 0usize;
-            for &c in &counts {
-                displs.push(int(at)?);
-                at += c;
-            }
-            let counts: Vec<i32> = counts.iter().map(|&c| int(c)).collect::<Result<_, _>>()?;
-            let send = self.local(source.off);
-            // SAFETY: the source holds this member's count, the target the total (checked
-            // by the agreement: every capacity holds it); the counts and displacements come
-            // from the same descriptors on every member.
-            unsafe {
-                self.groups.allgatherv(
-                    agreed.comm,
-                    send.cast_const(),
-                    counts[self.index],
-                    recv,
-                    &counts,
-                    &displs,
-                )?
-            };
+        let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total));
+        let mut displs = Vec::with_capacity(n);
+        let mut at = 0usize;
+        for &c in &counts {
+            displs.push(int(at)?);
+            at += c;
         }
+        let counts: Vec<i32> = counts.iter().map(|&c| int(c)).collect::<Result<_, _>>()?;
+        let send = self.local(source.off);
+        // SAFETY: the source holds this member's count, the target the total (checked
+        // by the agreement: every capacity holds it); the counts and displacements come
+        // from the same descriptors on every member.
+        unsafe {
+            self.groups.allgatherv(
+                comm,
+                send.cast_const(),
+                counts[self.index],
+                recv,
+                &counts,
+                &displs,
+            )?
+        };
         Ok(total / size.max(1))
     }
 
-    /// `shmem_OP_to_all` with `C` (see `coll::reduce`): every member's source gathered
-    /// here (with the agreement when it fits, else a chunk at a time) and combined left
-    /// to right in member order.
+    /// The error of a call of `total` bytes more than MPI's `int` counts address.
+    fn too_large(&self, total: usize) -> RtError {
+        RtError::Config(format!(
+            "{}: {total} bytes in all is more than MPI's int counts address",
+            self.during
+        ))
+    }
+
+    /// `shmem_fcollect`, described by `mine`: every member's part at its place in the
+    /// agreement's data when all fit (the others' zeros, combined by a bitwise or), else
+    /// `MPI_Allgather`.
+    fn fcollect(
+        &mut self,
+        mine: &Descriptor,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        let n = self.set.size();
+        let len = source.len * elem.size as usize;
+        // Every member's part in its own element (gathered), or at its place in all.
+        let (inline, place) = if gathers(n) {
+            (len <= AGREE_INLINE, 0)
+        } else {
+            let fits = n.checked_mul(len).is_some_and(|all| all <= AGREE_INLINE);
+            (fits, self.index * len)
+        };
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        if inline {
+            // SAFETY: `len` bytes of this PE's own source into `send`'s data at `place`,
+            // which holds them (`place + len <= AGREE_INLINE`).
+            unsafe {
+                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), len)
+            };
+        }
+        let (comm, _) = self.check::<BitOr>(mine, &mut send, &mut recv)?;
+        let target_at = self.local(target.off);
+        if inline && gathers(n) {
+            for (m, block) in self.comms.gathered.iter().enumerate() {
+                // SAFETY: member `m`'s `len` bytes came in its element (the agreement
+                // checked the counts); the target holds `n * len` (checked) and is this
+                // PE's own.
+                unsafe { crate::memory::copy::copy(block.data(), target_at.add(m * len), len) };
+            }
+            return Ok(());
+        }
+        if inline {
+            // SAFETY: every member's `len` bytes at its place (the agreement checked the
+            // counts); the target holds `n * len` (checked) and is this PE's own.
+            unsafe { crate::memory::copy::copy(recv.data(), target_at, n * len) };
+            return Ok(());
+        }
+        let in_place = gather::in_place(Operation::Fcollect, self.index, elem, target, source);
+        let send: *const u8 = if in_place {
+            std::ptr::null()
+        } else {
+            self.local(source.off).cast_const()
+        };
+        let each = i32::try_from(len).map_err(|_| self.too_large(n * len))?;
+        // SAFETY: the source holds `len` bytes (or is this member's block of the
+        // target), the target `n * len` (checked by the agreement), both in this PE's
+        // own partition.
+        unsafe { self.groups.allgather(comm, send, each, target_at) }
+    }
+
+    /// `shmem_alltoall(s)` (see `coll::alltoall`): `MPI_Alltoall` from this member's
+    /// source into its target, after the agreement.
+    pub(crate) fn alltoall(
+        &mut self,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+        blocks: Blocks,
+    ) -> RtResult<()> {
+        let n = self.set.size();
+        let mine = alltoall::describe(self.set.key(), n, elem, target, source, blocks);
+        let (comm, _) = self.check_bare(&mine)?;
+        if blocks.nelems == 0 {
+            return Ok(());
+        }
+        let shape = BlockShape {
+            nelems: blocks.nelems,
+            size: elem.size as usize,
+            source_stride: blocks.source_stride,
+            target_stride: blocks.target_stride,
+        };
+        // SAFETY: the source and target hold `n` blocks at their strides in this PE's own
+        // partition and do not overlap (checked by the agreement); every member passes
+        // the same `nelems` and element size (agreed).
+        unsafe {
+            self.groups.alltoall(
+                comm,
+                self.local(source.off).cast_const(),
+                self.local(target.off),
+                shape,
+            )
+        }
+    }
+
+    /// `shmem_OP_to_all` with `C` (see `coll::reduce`). With an operator that gives
+    /// the same bits in any order, the sources are combined by the agreement when they
+    /// fit, else by the network's allreduce with `C`. Otherwise (floating point) the
+    /// result is the runtime's own, combined left to right in member order: the members'
+    /// sources travel in the agreement when all fit, each at its place, and every member
+    /// combines them; else the network's allreduce with `C` declared non-commutative for
+    /// two members (one grouping only), and for more a reduce-scatter in member order
+    /// (`MPI_Alltoall` of chunks, each member combining its chunk) and `MPI_Allgather`.
     pub(crate) fn reduce<C: Combine>(
         &mut self,
         op: ReduceOp,
@@ -494,53 +916,147 @@ impl<T: Transport> Call<'_, T> {
         let n = self.set.size();
         let size = size_of::<C::Elem>();
         let count = source.len;
+        let bytes = count * size;
         let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
-        let agreed = self.agree(&mine, Some((source.off, count * size)))?;
+        // In the agreement: combined there (any order), or every member's at its place.
+        // Gathered elements are combined here left to right: in member order.
+        let combined = C::ORDER_FREE || gathers(n);
+        let (inline, place) = if combined {
+            (bytes <= AGREE_INLINE, 0)
+        } else {
+            let fits = n.checked_mul(bytes).is_some_and(|all| all <= AGREE_INLINE);
+            (fits, self.index * bytes)
+        };
+        // Made before the agreement: every member that agrees then reduces.
+        let with = self
+            .comms
+            .reduction(self.groups, elems_combine::<C>, size, C::ORDER_FREE)?;
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        if inline {
+            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
+            // into `send`'s data at `place`, which holds them (`place + bytes <=
+            // AGREE_INLINE`).
+            unsafe {
+                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), bytes)
+            };
+        }
+        let (comm, _) = if combined {
+            self.check::<Elems<C>>(&mine, &mut send, &mut recv)?
+        } else {
+            self.check::<BitOr>(&mine, &mut send, &mut recv)?
+        };
         if count == 0 {
             return Ok(());
         }
-        let inline = agreed.carried(size, None);
-        let per_chunk = if inline {
-            count
-        } else {
-            (REDUCE_GATHER_BYTES / (n * size)).clamp(1, count)
-        };
-        let mut scratch = std::mem::take(&mut self.comms.scratch);
-        let buf = view_as::<C>(&mut scratch, (n + 2) * per_chunk);
-        let (gathered, rest) = buf.split_at_mut(n * per_chunk);
-        let (acc, next) = rest.split_at_mut(per_chunk);
-        let mut done = 0;
-        while done < count {
-            let k = per_chunk.min(count - done);
-            if inline {
-                for m in 0..n {
-                    // SAFETY: member `m`'s `count` elements came inline; `gathered` holds
-                    // `n * count` elements.
-                    unsafe {
-                        crate::memory::copy::copy(
-                            agreed.inline_of(m),
-                            gathered.as_mut_ptr().add(m * count).cast(),
-                            count * size,
-                        )
-                    };
-                }
+        let to = self.local(target.off);
+        if inline && combined {
+            // SAFETY: the combined `bytes` came with the agreement; the target holds
+            // `count` elements (checked by the agreement) of this PE's own partition.
+            unsafe { crate::memory::copy::copy(recv.data(), to, bytes) };
+            return Ok(());
+        }
+        if inline {
+            let mut scratch = std::mem::take(&mut self.comms.scratch);
+            let buf = view_as::<C>(&mut scratch, (n + 2) * count);
+            let (gathered, rest) = buf.split_at_mut(n * count);
+            let (acc, next) = rest.split_at_mut(count);
+            // SAFETY: every member's `count` elements at its place of the agreement's
+            // data; `gathered` holds `n * count`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(recv.data(), gathered.as_mut_ptr().cast(), n * bytes)
+            };
+            let result = combine_in_order::<C>(gathered, acc, next);
+            // SAFETY: `count` elements into this PE's own target (checked).
+            unsafe { crate::memory::copy::copy(result.as_ptr().cast(), to, bytes) };
+            self.comms.scratch = scratch;
+            return Ok(());
+        }
+        if C::ORDER_FREE || n == 2 {
+            // In place when the target is the source (the agreement refused other
+            // overlaps).
+            let from: *const u8 = if target.off == source.off {
+                std::ptr::null()
             } else {
-                let len = i32::try_from(k * size).expect("a chunk is at most 4 MiB");
-                // SAFETY: the source holds `count` elements of this PE's own partition, so
-                // `k` from `done`; `gathered` holds `n * k` elements.
-                unsafe {
-                    let send = self.local(source.off + done * size);
-                    self.groups.allgather(
-                        agreed.comm,
-                        send.cast_const(),
-                        len,
-                        gathered.as_mut_ptr().cast(),
-                    )?;
-                }
+                self.local(source.off).cast_const()
+            };
+            // SAFETY: the source and the target hold `count` elements of this PE's own
+            // partition (checked by the runtime and the agreement) and do not overlap
+            // unless equal (then in place); every member passes the same count and
+            // operator (agreed).
+            return unsafe { self.groups.allreduce(comm, from, to, count, with) };
+        }
+        self.reduce_scattered::<C>(comm, target, source)
+    }
+
+    /// An ordered reduction of `source` into `target` over `n > 2` members: a piece at a
+    /// time, member `i` gathers chunk `i` of every member's piece (`MPI_Alltoall`),
+    /// combines the chunks left to right in member order, and every member gathers the
+    /// combined chunks (`MPI_Allgather`). O(data) bytes per member.
+    fn reduce_scattered<C: Combine>(
+        &mut self,
+        comm: Comm,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        let n = self.set.size();
+        let size = size_of::<C::Elem>();
+        let count = source.len;
+        let piece = (ORDERED_PIECE_BYTES / size).clamp(n, count.max(n));
+        let chunk = piece.div_ceil(n);
+        let each = i32::try_from(chunk * size).map_err(|_| self.too_large(count * size))?;
+        let mut scratch = std::mem::take(&mut self.comms.scratch);
+        let buf = view_as::<C>(&mut scratch, 3 * n * chunk + 2 * chunk);
+        let (sent, rest) = buf.split_at_mut(n * chunk);
+        let (gathered, rest) = rest.split_at_mut(n * chunk);
+        let (result, rest) = rest.split_at_mut(n * chunk);
+        let (acc, next) = rest.split_at_mut(chunk);
+        let shape = BlockShape {
+            nelems: chunk,
+            size,
+            source_stride: 1,
+            target_stride: 1,
+        };
+        let mut done = 0;
+        let outcome = loop {
+            if done >= count {
+                break Ok(());
             }
-            let result = combine_in_order::<C>(&gathered[..n * k], &mut acc[..k], &mut next[..k]);
-            // SAFETY: the target holds `count` elements of this PE's own partition
-            // (checked by the agreement); `result` holds `k` of them.
+            let k = (n * chunk).min(count - done);
+            // SAFETY: `k` elements of this PE's own source from `done` (checked) into
+            // `sent`, which holds `n * chunk >= k`; the rest of `sent` keeps whatever it
+            // held (its chunks' results are not used).
+            unsafe {
+                crate::memory::copy::copy(
+                    self.local(source.off + done * size),
+                    sent.as_mut_ptr().cast(),
+                    k * size,
+                )
+            };
+            // SAFETY: `sent` and `gathered` hold `n` chunks each, distinct buffers;
+            // every member passes the same chunk (agreed count).
+            let moved = unsafe {
+                self.groups.alltoall(
+                    comm,
+                    sent.as_ptr().cast(),
+                    gathered.as_mut_ptr().cast(),
+                    shape,
+                )
+            };
+            if let Err(err) = moved {
+                break Err(err);
+            }
+            let mine = combine_in_order::<C>(gathered, acc, next);
+            // SAFETY: `mine` holds one chunk, `result` one per member.
+            let moved = unsafe {
+                self.groups
+                    .allgather(comm, mine.as_ptr().cast(), each, result.as_mut_ptr().cast())
+            };
+            if let Err(err) = moved {
+                break Err(err);
+            }
+            // SAFETY: `k` combined elements into this PE's own target from `done`
+            // (checked).
             unsafe {
                 crate::memory::copy::copy(
                     result.as_ptr().cast(),
@@ -549,27 +1065,114 @@ impl<T: Transport> Call<'_, T> {
                 )
             };
             done += k;
-        }
+        };
         self.comms.scratch = scratch;
-        Ok(())
+        outcome
     }
 }
 
-/// The blocks of `acc.len()` elements in `gathered` (one per member) combined left to
-/// right in member order, `((b0 op b1) op b2) …`, as the runtime's own reduction
-/// combines them, with `acc` and `next` (as long) as work space; returns the one that
-/// holds the result.
-fn combine_in_order<'a, C: Combine>(
-    gathered: &[C::Elem],
-    mut acc: &'a mut [C::Elem],
-    mut next: &'a mut [C::Elem],
-) -> &'a [C::Elem] {
-    let k = acc.len();
-    let mut blocks = gathered.chunks_exact(k);
-    acc.copy_from_slice(blocks.next().expect("one member at least"));
-    for block in blocks {
-        C::combine(next, acc, block);
-        std::mem::swap(&mut acc, &mut next);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `a · 3 + b` on `u32`: tells which operand came first.
+    struct Ordered;
+
+    // SAFETY: `u32` is plain data.
+    unsafe impl Combine for Ordered {
+        type Elem = u32;
+        fn combine(out: &mut [u32], a: &[u32], b: &[u32]) {
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                *o = x.wrapping_mul(3).wrapping_add(y);
+            }
+        }
     }
-    acc
+
+    /// The agreement's reduction over every member's element, in member order.
+    fn reduced<D: DataCombine>(members: &[AgreeBlock]) -> AgreeBlock {
+        fold_in_order::<D>(members)
+    }
+
+    fn block_of(d: &Descriptor) -> AgreeBlock {
+        let mut b = AgreeBlock::ZERO;
+        b.0[..CHECK_WORDS].copy_from_slice(&check_words(d));
+        b
+    }
+
+    #[test]
+    fn check_comes_back_unchanged_only_on_members_that_all_agree() {
+        let reduce = |nelems: u64| {
+            let mut d = Descriptor::new(Operation::Reduce(ReduceOp::Sum), 7);
+            d.set_elem(ElemType { size: 8, tag: 99 });
+            d.set_nelems(nelems);
+            d
+        };
+        let same = [reduce(4), reduce(4), reduce(4)];
+        let all = reduced::<BitOr>(&same.map(|d| block_of(&d)));
+        assert_eq!(all.0[..CHECK_WORDS], check_words(&same[0]));
+        for odd in 0..3 {
+            for other in [reduce(5), Descriptor::new(Operation::Barrier, 7)] {
+                let mut descs = same;
+                descs[odd] = other;
+                let all = reduced::<BitOr>(&descs.map(|d| block_of(&d)));
+                for d in &descs {
+                    assert_ne!(all.0[..CHECK_WORDS], check_words(d), "member {odd} differs");
+                }
+            }
+        }
+        let mut faulty = same;
+        faulty[1].set_unable(crate::error::Unable::Overlap);
+        let all = reduced::<BitOr>(&faulty.map(|d| block_of(&d)));
+        for d in &faulty {
+            assert_ne!(all.0[..CHECK_WORDS], check_words(d));
+        }
+    }
+
+    #[test]
+    fn agreement_data_combines_in_member_order_or_merges_places() {
+        let values = [[1u32, 2], [10, 20], [100, 200]];
+        let blocks = values.map(|v| {
+            let mut b = AgreeBlock::ZERO;
+            // SAFETY: 8 bytes into the data part.
+            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr().cast::<u8>(), b.data_mut(), 8) };
+            b
+        });
+        let all = reduced::<Elems<Ordered>>(&blocks);
+        let mut got = [0u32; 2];
+        // SAFETY: 8 bytes of the data part.
+        unsafe { std::ptr::copy_nonoverlapping(all.data(), got.as_mut_ptr().cast(), 8) };
+        assert_eq!(got, [(3 + 10) * 3 + 100, (6 + 20) * 3 + 200]);
+
+        let places = [0u8, 1, 2].map(|m| {
+            let mut b = AgreeBlock::ZERO;
+            // SAFETY: within the data part.
+            unsafe { *b.data_mut().add(m as usize) = 0x10 + m };
+            b
+        });
+        let all = reduced::<BitOr>(&places);
+        // SAFETY: within the data part.
+        let merged = unsafe { std::slice::from_raw_parts(all.data(), 4) };
+        assert_eq!(merged, [0x10, 0x11, 0x12, 0]);
+    }
+
+    #[test]
+    fn combine_bytes_reads_unaligned_buffers_in_blocks() {
+        let n = 300;
+        let a: Vec<u32> = (0..n).collect();
+        let b: Vec<u32> = (0..n).map(|i| i * 7).collect();
+        let mut input = vec![0u8; n as usize * 4 + 1];
+        let mut inout = vec![0u8; n as usize * 4 + 3];
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            input[1 + 4 * i..5 + 4 * i].copy_from_slice(&x.to_ne_bytes());
+            inout[3 + 4 * i..7 + 4 * i].copy_from_slice(&y.to_ne_bytes());
+        }
+        // SAFETY: `n` elements at each (odd) offset.
+        unsafe {
+            combine_bytes::<Ordered>(input[1..].as_ptr(), inout[3..].as_mut_ptr(), n as usize)
+        };
+        for i in 0..n as usize {
+            let got = u32::from_ne_bytes(inout[3 + 4 * i..7 + 4 * i].try_into().unwrap());
+            assert_eq!(got, a[i] * 3 + b[i]);
+        }
+    }
 }

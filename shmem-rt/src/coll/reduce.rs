@@ -38,6 +38,11 @@ pub unsafe trait Combine {
     /// `out[i] = a[i] ⊕ b[i]` for every `i` (the slices have equal lengths). Keep it a
     /// plain loop over the slices so that the compiler vectorises it.
     fn combine(out: &mut [Self::Elem], a: &[Self::Elem], b: &[Self::Elem]);
+
+    /// Whether combining in any order and grouping gives the same bits (integer
+    /// operators; not floating-point sums and products): a network may then reduce
+    /// in the order it likes.
+    const ORDER_FREE: bool = false;
 }
 
 /// Bytes combined per step: blocks that stay in L1.

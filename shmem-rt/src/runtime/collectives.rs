@@ -823,6 +823,17 @@ impl Runtime {
         blocks: Blocks,
     ) -> RtResult<()> {
         self.check_spans(elem, [target, source])?;
+        if let Some(result) = offloaded!(
+            self,
+            set,
+            work,
+            "alltoall",
+            Operation::Alltoall,
+            Path::Offloaded,
+            |call| call.alltoall(elem, target, source, blocks)
+        ) {
+            return result;
+        }
         if let Some(agreed) = offloaded!(
             self,
             set,

@@ -156,6 +156,31 @@ shim_functions! {
         counts: *const c_int,
         displs: *const c_int,
     ) -> c_int;
+    pub(super) fn shmem_mpi_op_create(
+        combine: crate::transport::groups::CombineFn,
+        commute: c_int,
+        bytes: c_int,
+        op: *mut c_int,
+        datatype: *mut c_int,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_allreduce(
+        handle: c_int,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: c_int,
+        op: c_int,
+        datatype: c_int,
+        request: *mut *mut c_void,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_alltoall(
+        handle: c_int,
+        send: *const c_void,
+        recv: *mut c_void,
+        nelems: usize,
+        size: usize,
+        source_stride: usize,
+        target_stride: usize,
+    ) -> c_int;
     pub(super) fn shmem_mpi_abort(code: c_int);
     pub(super) fn shmem_mpi_finalize() -> c_int;
 }

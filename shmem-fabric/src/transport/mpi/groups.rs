@@ -1,16 +1,19 @@
 //! MPI's collectives as the network's group-collectives capability: a communicator per
 //! group (`MPI_Comm_create_group`, the world's own for the whole world in order), and
-//! `MPI_Iallgather`, `MPI_Allgather(v)` and `MPI_Bcast` on it.
+//! `MPI_Iallgather`, `MPI_Allgather(v)`, `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
+//! `MPI_Op` over a contiguous datatype of one element) and
+//! `MPI_Alltoall` (vector datatypes for strided blocks) on it.
 
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
 
 use super::ffi::{self, check};
 use super::MpiNet;
+use crate::error::RtError;
 use crate::error::RtResult;
-use crate::transport::groups::{Comm, GroupCollectives, GroupOp};
+use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, GroupOp, Reduction};
 
-/// An `MPI_Iallgather` in flight: the request the shim allocated, released by the test
+/// A non-blocking collective in flight: the request the shim allocated, released by the test
 /// that finds it complete.
 pub struct MpiRequest(Option<NonNull<c_void>>);
 
@@ -24,7 +27,12 @@ impl GroupCollectives for MpiNet {
 
     fn supports(&self, op: GroupOp) -> bool {
         match op {
-            GroupOp::Iallgather | GroupOp::Allgather | GroupOp::Allgatherv | GroupOp::Bcast => true,
+            GroupOp::Iallgather
+            | GroupOp::Allgather
+            | GroupOp::Allgatherv
+            | GroupOp::Bcast
+            | GroupOp::Allreduce
+            | GroupOp::Alltoall => true,
         }
     }
 
@@ -134,4 +142,138 @@ impl GroupCollectives for MpiNet {
             "MPI_Allgatherv",
         )
     }
+
+    fn reduction(
+        &self,
+        combine: CombineFn,
+        elem_bytes: usize,
+        commutes: bool,
+    ) -> RtResult<Reduction> {
+        let (mut op, mut elem): (c_int, c_int) = (0, 0);
+        // SAFETY: `combine` has `MPI_User_function`'s shape (pointers and an int
+        // pointer); valid out-pointers.
+        let rc = unsafe {
+            ffi::shmem_mpi_op_create(
+                combine,
+                c_int::from(commutes),
+                count(elem_bytes)?,
+                &mut op,
+                &mut elem,
+            )
+        };
+        check(rc, "MPI_Op_create")?;
+        Ok(Reduction {
+            op: op.into(),
+            elem: elem.into(),
+        })
+    }
+
+    unsafe fn start_allreduce(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        recv: *mut u8,
+        elems: usize,
+        with: Reduction,
+    ) -> RtResult<MpiRequest> {
+        let mut request = std::ptr::null_mut();
+        // SAFETY: the buffers hold `elems` elements of `with` and stay valid until the
+        // test finds the exchange complete (the caller's contract); a valid out-pointer.
+        unsafe { allreduce(comm, send, recv, elems, with, &mut request)? };
+        Ok(MpiRequest(NonNull::new(request)))
+    }
+
+    unsafe fn allreduce(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        recv: *mut u8,
+        elems: usize,
+        with: Reduction,
+    ) -> RtResult<()> {
+        // SAFETY: the buffers hold `elems` elements of `with` (the caller's contract); a
+        // null request: blocking.
+        unsafe { allreduce(comm, send, recv, elems, with, std::ptr::null_mut()) }
+    }
+
+    unsafe fn alltoall(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        recv: *mut u8,
+        shape: BlockShape,
+    ) -> RtResult<()> {
+        let fits = |stride: usize| {
+            shape
+                .nelems
+                .checked_mul(stride)
+                .and_then(|e| e.checked_mul(shape.size))
+                .is_some_and(|bytes| isize::try_from(bytes).is_ok())
+        };
+        count(shape.nelems)?;
+        count(shape.size)?;
+        if !fits(shape.source_stride) || !fits(shape.target_stride) {
+            return Err(too_large());
+        }
+        check(
+            // SAFETY: the buffers hold every member's block at the strides (the caller's
+            // contract); each count and extent fits the C types (checked above).
+            unsafe {
+                ffi::shmem_mpi_alltoall(
+                    handle(comm),
+                    send.cast(),
+                    recv.cast(),
+                    shape.nelems,
+                    shape.size,
+                    shape.source_stride,
+                    shape.target_stride,
+                )
+            },
+            "MPI_Alltoall",
+        )
+    }
+}
+
+/// `MPI_Allreduce` of `elems` elements of `with` from `send` (null: in place) into
+/// `recv`, or `MPI_Iallreduce` started into `*request` when `request` is not null.
+///
+/// # Safety
+/// The buffers must hold `elems` elements of `with` and, when started, stay valid until
+/// the test finds the exchange complete; `request` must be null or valid for a write.
+unsafe fn allreduce(
+    comm: Comm,
+    send: *const u8,
+    recv: *mut u8,
+    elems: usize,
+    with: Reduction,
+    request: *mut *mut c_void,
+) -> RtResult<()> {
+    // SAFETY: the caller's contract.
+    let rc = unsafe {
+        ffi::shmem_mpi_allreduce(
+            handle(comm),
+            send.cast(),
+            recv.cast(),
+            count(elems)?,
+            with.op as c_int,
+            with.elem as c_int,
+            request,
+        )
+    };
+    let call = if request.is_null() {
+        "MPI_Allreduce"
+    } else {
+        "MPI_Iallreduce"
+    };
+    check(rc, call)
+}
+
+/// `n` as an MPI count (an `int`).
+fn count(n: usize) -> RtResult<c_int> {
+    c_int::try_from(n).map_err(|_| too_large())
+}
+
+/// The error of a count MPI's `int` cannot hold.
+fn too_large() -> RtError {
+    RtError::Config("a collective's count is more than MPI's int counts address".into())
 }

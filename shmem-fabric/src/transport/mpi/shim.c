@@ -494,6 +494,104 @@ int shmem_mpi_allgatherv(int handle, const void *send, int len, void *recv, cons
     return MPI_Allgatherv(send, len, MPI_BYTE, recv, counts, displs, MPI_BYTE, comm);
 }
 
+/* A reduction operator applied by `fn` to elements of `bytes` bytes (a contiguous
+ * datatype, so that MPI never splits an element): `*op` and `*type` receive the Fortran
+ * handles of the operator (commutative if `commute`) and of the datatype. */
+int shmem_mpi_op_create(MPI_User_function *fn, int commute, int bytes, int *op, int *type) {
+    MPI_Op mpi_op;
+    MPI_Datatype mpi_type;
+    int rc = MPI_Type_contiguous(bytes, MPI_BYTE, &mpi_type);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Type_commit(&mpi_type);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Op_create(fn, commute, &mpi_op);
+    }
+    if (rc != MPI_SUCCESS) {
+        MPI_Type_free(&mpi_type);
+        return rc;
+    }
+    *op = (int)MPI_Op_c2f(mpi_op);
+    *type = (int)MPI_Type_c2f(mpi_type);
+    return MPI_SUCCESS;
+}
+
+/* The reduction of `count` elements of datatype `type` with operator `op` of every
+ * member into `recv` of every member (`send` NULL: in place), blocking
+ * (`request` NULL) or started (`*request` as for shmem_mpi_iallgather_start). */
+int shmem_mpi_allreduce(int handle, const void *send, void *recv, int count, int op, int type,
+                        void **request) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    MPI_Op mpi_op = MPI_Op_f2c((MPI_Fint)op);
+    MPI_Datatype mpi_type = MPI_Type_f2c((MPI_Fint)type);
+    const void *from = send ? send : MPI_IN_PLACE;
+    if (!request) {
+        return MPI_Allreduce(from, recv, count, mpi_type, mpi_op, comm);
+    }
+    MPI_Request *req = malloc(sizeof *req);
+    if (!req) {
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = MPI_Iallreduce(from, recv, count, mpi_type, mpi_op, comm, req);
+    if (rc != MPI_SUCCESS) {
+        free(req);
+        return rc;
+    }
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+/* The datatype of one block of `nelems` elements of `size` bytes, `stride` elements
+ * apart, whose extent is the block's span (`nelems * stride` elements), so that block i
+ * starts i extents in. */
+static int block_type(size_t nelems, size_t size, size_t stride, MPI_Datatype *type) {
+    MPI_Datatype vector;
+    MPI_Datatype elem;
+    int rc = MPI_Type_contiguous((int)size, MPI_BYTE, &elem);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Type_create_hvector((int)nelems, 1, (MPI_Aint)(stride * size), elem, &vector);
+    MPI_Type_free(&elem);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Type_create_resized(vector, 0, (MPI_Aint)(nelems * stride * size), type);
+    MPI_Type_free(&vector);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Type_commit(type);
+    }
+    return rc;
+}
+
+/* Alltoall(s): block i of `send` (of `nelems` elements of `size` bytes, `sstride`
+ * elements apart) to member i, member j's block into block j of `recv` (`tstride`
+ * apart). The caller checks that nelems, size * nelems and the strides' spans fit an
+ * int / MPI_Aint. */
+int shmem_mpi_alltoall(int handle, const void *send, void *recv, size_t nelems, size_t size,
+                       size_t sstride, size_t tstride) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    if (sstride == 1 && tstride == 1 && nelems * size <= (size_t)INT_MAX) {
+        int len = (int)(nelems * size);
+        return MPI_Alltoall(send, len, MPI_BYTE, recv, len, MPI_BYTE, comm);
+    }
+    MPI_Datatype stype, ttype;
+    int rc = block_type(nelems, size, sstride, &stype);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = block_type(nelems, size, tstride, &ttype);
+    if (rc != MPI_SUCCESS) {
+        MPI_Type_free(&stype);
+        return rc;
+    }
+    rc = MPI_Alltoall(send, 1, stype, recv, 1, ttype, comm);
+    MPI_Type_free(&stype);
+    MPI_Type_free(&ttype);
+    return rc;
+}
+
 /* Whether this process is inside MPI: initialised and not finalised. */
 static int running(void) {
     int initialized = 0, finalized = 0;
