@@ -28,26 +28,32 @@ pub enum GroupOp {
 /// A combine as a network's reduction calls it, in the shape of `MPI_User_function`:
 /// `inout[i] = in[i] ⊕ inout[i]` for the `*len` elements at `in` and `inout` (the fourth
 /// argument, the network's datatype, is not read).
-pub(crate) type CombineFn =
+pub type CombineFn =
     unsafe extern "C" fn(input: *mut c_void, inout: *mut c_void, len: *mut c_int, ty: *mut c_void);
 
 /// A reduction the capability made ([`GroupCollectives::reduction`]): the network's names
 /// of its operator and of its element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Reduction {
-    pub(crate) op: i64,
-    pub(crate) elem: i64,
+pub struct Reduction {
+    /// The network's name of the operator.
+    pub op: i64,
+    /// The network's name of the element.
+    pub elem: i64,
 }
 
 /// The blocks of an alltoall on one member: `nelems` elements of `size` bytes per block,
 /// consecutive elements `source_stride` (`target_stride`) elements apart in the source
 /// (target), block `i` starting `i · nelems · stride` elements in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BlockShape {
-    pub(crate) nelems: usize,
-    pub(crate) size: usize,
-    pub(crate) source_stride: usize,
-    pub(crate) target_stride: usize,
+pub struct BlockShape {
+    /// Elements per block.
+    pub nelems: usize,
+    /// Bytes per element.
+    pub size: usize,
+    /// Elements from one element of a block to the next in the source.
+    pub source_stride: usize,
+    /// Elements from one element of a block to the next in the target.
+    pub target_stride: usize,
 }
 
 /// A communicator: a group of PEs, named by the capability that made it.

@@ -456,7 +456,7 @@ impl Descriptor {
     /// low 8 bits, the 20-bit root the bits above, so the pair maps to one word
     /// one-to-one), the set, the element type, and the count where it must agree.
     #[inline]
-    pub(crate) fn agreed(&self) -> [u64; 4] {
+    pub fn agreed(&self) -> [u64; 4] {
         let h = self.head[0];
         let op = h & OP_MASK;
         let root = if op == BROADCAST { h >> FIELD_SHIFT } else { 0 };
