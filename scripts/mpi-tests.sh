@@ -74,6 +74,10 @@ suites() {
   for s in "${SUITES[@]}"; do args+=(--test "$s"); done
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
     cargo test --release -p shmem-typed --features shmem-typed/mpi "${args[@]}"
+  step "collectives on small sets agreeing by MPI_Iallreduce (SHMEM_MPI_AGREE_GATHER_MAX=0)"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 SHMEM_MPI_AGREE_GATHER_MAX=0 \
+    cargo test --release -p shmem-typed --features shmem-typed/mpi --test collectives \
+    --test collectives_errors --test collective_errors_every_size
   step "the transport contract, nodes of two ranks (on-node and remote peers at once)"
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_NODE_RANKS=2 \
     cargo test --release -p shmem-typed --features shmem-typed/mpi --test transport_contract \

@@ -95,6 +95,11 @@ pub mod env {
             "... while bytes x (members - 1) stays up to this",
         ),
         (
+            "SHMEM_MPI_AGREE_GATHER_MAX",
+            "8",
+            "MPI: offloaded calls on sets up to this size agree by an allgather, above by an allreduce",
+        ),
+        (
             MPI_ONNODE,
             "1",
             "MPI: 0 treats every peer as remote (no shared memory)",

@@ -27,9 +27,14 @@
 //!    the network: no type or operator needs a counterpart there, and the built-in
 //!    operators' bugs stay out (Open MPI 4.1.4 saturates 8- and 16-bit sums,
 //!    open-mpi/ompi#8045; it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong, ompi#10648,
-//!    pmodels/mpich#6083). Collect exchanges the members' descriptors after the
-//!    agreement (its counts and capacities), with the data inline when it fits, else
-//!    its allgatherv. Barrier needs nothing more (the agreement is one).
+//!    pmodels/mpich#6083). Collect: each element also carries the member's count and
+//!    target capacity, combined as their sum and their least, so the agreement checks
+//!    that every target holds the result (else the descriptors are exchanged and
+//!    judged). On gathered sets each member's data comes in its own element when every
+//!    member's fits (one collective for the call), else the gathered counts drive the
+//!    network's allgatherv; on larger sets the members then gather their counts only
+//!    (with the data when every member's fits a share of 8 KiB), then allgatherv.
+//!    Barrier needs nothing more (the agreement is one).
 //!
 //! Reductions whose operator gives the same bits in any order (the integer ones) let the
 //! network combine in any order. The others (floating point) give bit for bit the
@@ -53,7 +58,6 @@ use super::alltoall::{self, Blocks};
 use super::ctx::CallEnv;
 use super::deadlock::{self, Awaited, Watch};
 use super::reduce::Combine;
-use super::select::AGREE_GATHER_MAX;
 use super::sets::SetSpec;
 use super::verdict::judge;
 use super::{broadcast, gather, reduce, RootTarget, Span};
@@ -76,8 +80,19 @@ const CHECK_WORDS: usize = 10;
 /// that every member's agreement has one shape whatever it called.
 pub(crate) const AGREE_INLINE: usize = 1 << 10;
 
-/// Words of one agreement element: the check, then the data.
-const AGREE_WORDS: usize = CHECK_WORDS + AGREE_INLINE / 8;
+/// The agreement element's word after the check: the member's collect count; the
+/// members' sum (saturating) once combined. 0 for every other call.
+const COUNT_WORD: usize = CHECK_WORDS;
+
+/// The word after it: the member's collect capacity; the members' least once combined.
+/// `u64::MAX` for every other call.
+const CAPACITY_WORD: usize = CHECK_WORDS + 1;
+
+/// Words of one agreement element before its data.
+const HEAD_WORDS: usize = CHECK_WORDS + 2;
+
+/// Words of one agreement element: the check, the count and capacity, then the data.
+const AGREE_WORDS: usize = HEAD_WORDS + AGREE_INLINE / 8;
 
 /// Polls of the agreement between looks at the members' states (remote loads), when
 /// polls are fast.
@@ -87,19 +102,21 @@ const LEFT_CHECK_POLLS: u32 = 1024;
 /// per sleep slice).
 const LEFT_CHECK_EVERY: Duration = Duration::from_millis(50);
 
-/// Bytes of the collect exchange (all members' parts) that may carry the call's data.
+/// Bytes of the collect count exchange (all members' parts) of a set that does not
+/// gather its agreement that may carry the call's data.
 const INLINE_TOTAL_BYTES: usize = 8 << 10;
 
-/// Bytes of its data each member sends inside the collect exchange of a set of `n`
-/// members: a call whose data fits (every member's part) needs no further collective.
-/// A multiple of 8 between 64 and 1 KiB; the same on every member (it depends on `n`
-/// alone), so every member sends and expects blocks of one size.
+/// Bytes of its data each member sends with its count in the collect count exchange of
+/// a set of `n` members (larger than `AGREE_GATHER_MAX`): a call whose data fits (every
+/// member's part) needs no further collective. A multiple of 8 between 64 and 1 KiB; the
+/// same on every member (it depends on `n` alone), so every member sends and expects
+/// blocks of one size.
 fn inline_bytes(n: usize) -> usize {
     (INLINE_TOTAL_BYTES / n.max(1)).clamp(64, 1 << 10) & !7
 }
 
-/// One member's agreement element: the check, then [`AGREE_INLINE`] bytes of data,
-/// aligned for any element type of a reduction.
+/// One member's agreement element: the check, a collect's count and capacity, then
+/// [`AGREE_INLINE`] bytes of data, aligned for any element type of a reduction.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct AgreeBlock([u64; AGREE_WORDS]);
@@ -108,18 +125,12 @@ impl AgreeBlock {
     const ZERO: AgreeBlock = AgreeBlock([0; AGREE_WORDS]);
 
     fn data(&self) -> *const u8 {
-        self.0[CHECK_WORDS..].as_ptr().cast()
+        self.0[HEAD_WORDS..].as_ptr().cast()
     }
 
     fn data_mut(&mut self) -> *mut u8 {
-        self.0[CHECK_WORDS..].as_mut_ptr().cast()
+        self.0[HEAD_WORDS..].as_mut_ptr().cast()
     }
-}
-
-/// Whether a set of `n` members agrees by an allgather of its members' elements (each
-/// member keeps them: see `SetComms::gathered`) rather than by a reduction.
-fn gathers(n: usize) -> bool {
-    n <= AGREE_GATHER_MAX
 }
 
 /// The check words of descriptor `d` (see [`CHECK_WORDS`]).
@@ -167,7 +178,8 @@ impl<C: Combine> DataCombine for Elems<C> {
 }
 
 /// The agreement's operator (`MPI_User_function`-shaped): for each of the `*len`
-/// agreement elements, the bitwise and of the checks, and the data combined by `D`.
+/// agreement elements, the bitwise and of the checks, the saturating sum of the counts,
+/// the least of the capacities, and the data combined by `D`.
 ///
 /// # Safety
 /// `input` and `inout` must hold `*len` agreement elements each, not overlapping.
@@ -191,7 +203,14 @@ unsafe extern "C" fn agree_combine<D: DataCombine>(
                 let y = b.add(w * 8).cast::<u64>();
                 y.write_unaligned(y.read_unaligned() & x);
             }
-            D::combine(a.add(CHECK_WORDS * 8), b.add(CHECK_WORDS * 8), AGREE_INLINE);
+            let word = |p: *const u8, w: usize| p.add(w * 8).cast::<u64>().read_unaligned();
+            let count = word(a, COUNT_WORD).saturating_add(word(b, COUNT_WORD));
+            let capacity = word(a, CAPACITY_WORD).min(word(b, CAPACITY_WORD));
+            b.add(COUNT_WORD * 8).cast::<u64>().write_unaligned(count);
+            b.add(CAPACITY_WORD * 8)
+                .cast::<u64>()
+                .write_unaligned(capacity);
+            D::combine(a.add(HEAD_WORDS * 8), b.add(HEAD_WORDS * 8), AGREE_INLINE);
         }
     }
 }
@@ -395,34 +414,6 @@ impl SetComms {
     }
 }
 
-/// What a collect's exchange gathered, judged sound: every member's descriptor and
-/// block.
-struct Agreed {
-    descs: Vec<Descriptor>,
-    /// One block of `block` words per member: its descriptor, then `inline` bytes that
-    /// hold its data when the data fits.
-    blocks: Vec<u64>,
-    block: usize,
-    inline: usize,
-}
-
-impl Agreed {
-    /// Whether every member's data (its descriptor's elements of `size` bytes) came
-    /// inline; the same answer on every member, which holds the same descriptors.
-    fn carried(&self, size: usize) -> bool {
-        let inline = self.inline as u64;
-        self.descs
-            .iter()
-            .all(|d| d.nelems().saturating_mul(size as u64) <= inline)
-    }
-
-    /// Member `m`'s inline data (valid for the bytes its descriptor says, when
-    /// [`Agreed::carried`]).
-    fn inline_of(&self, m: usize) -> *const u8 {
-        self.blocks[m * self.block + DESC_WORDS..].as_ptr().cast()
-    }
-}
-
 /// One member's view of a call on its set.
 pub(crate) struct Call<'a, T: Transport> {
     pub(crate) t: &'a T,
@@ -436,11 +427,13 @@ pub(crate) struct Call<'a, T: Transport> {
 }
 
 impl<T: Transport> Call<'_, T> {
-    /// The agreement step (see the module): `send`'s check words set from `mine`, its
-    /// data (filled by the caller) combined with every member's by `D`, into `recv`.
-    /// Returns the set's communicator and the call's number on it once every member's
-    /// check equals this one's and nobody's arguments are at fault; else the members'
-    /// exact descriptors are exchanged and judged, and the verdict returned.
+    /// The agreement step (see the module): `send`'s check words set from `mine`, and
+    /// its count and capacity when `mine` is a collect's, its data (filled by the
+    /// caller) combined with every member's by `D`, into `recv`. Returns the set's
+    /// communicator and the call's number on it once every member's check equals this
+    /// one's, nobody's arguments are at fault and, for a collect, every member's capacity
+    /// holds the members' counts; else the members' exact descriptors are exchanged and
+    /// judged, and the verdict returned.
     fn check<D: DataCombine>(
         &mut self,
         mine: &Descriptor,
@@ -456,8 +449,14 @@ impl<T: Transport> Call<'_, T> {
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
         let check = check_words(mine);
         send.0[..CHECK_WORDS].copy_from_slice(&check);
+        let collect = mine.is(Operation::Collect);
+        (send.0[COUNT_WORD], send.0[CAPACITY_WORD]) = if collect {
+            (mine.nelems(), mine.capacity())
+        } else {
+            (0, u64::MAX)
+        };
         let n = self.set.size();
-        if gathers(n) {
+        if self.gathers() {
             let mut all = std::mem::take(&mut self.comms.gathered);
             all.clear();
             all.resize(n, AgreeBlock::ZERO);
@@ -500,10 +499,11 @@ impl<T: Transport> Call<'_, T> {
             };
             self.wait_agreement(call, &mut request)?;
         }
-        if recv.0[..CHECK_WORDS] == check && !mine.is_fault() {
+        let holds = recv.0[COUNT_WORD] <= recv.0[CAPACITY_WORD];
+        if recv.0[..CHECK_WORDS] == check && !mine.is_fault() && holds {
             return Ok((comm, call));
         }
-        self.exchange(comm, call, mine, None, 0)?;
+        self.exchange(comm, call, mine)?;
         Ok((comm, call))
     }
 
@@ -513,38 +513,13 @@ impl<T: Transport> Call<'_, T> {
         self.check::<BitOr>(mine, &mut send, &mut recv)
     }
 
-    /// Gathers every member's descriptor, with `inline` bytes of `data` (bytes at an
-    /// offset of this PE's partition) when it fits, and judges the descriptors: what
-    /// every member does after a check that did not pass (`inline` 0), and a collect.
-    fn exchange(
-        &mut self,
-        comm: Comm,
-        call: u64,
-        mine: &Descriptor,
-        data: Option<(usize, usize)>,
-        inline: usize,
-    ) -> RtResult<Agreed> {
-        let n = self.set.size();
-        let block = DESC_WORDS + inline / 8;
-        let (head, tail, _) = mine.words();
-        let mut send = vec![0u64; block];
-        send[..DESC_HEAD_WORDS].copy_from_slice(head);
-        send[DESC_HEAD_WORDS..DESC_WORDS].copy_from_slice(tail);
-        if let Some((off, len)) = data.filter(|&(_, len)| len <= inline) {
-            // SAFETY: `len` bytes at `off` of this PE's own partition (the runtime checked
-            // the call's spans); `send` has `inline >= len` bytes after the descriptor.
-            unsafe {
-                crate::memory::copy::copy(
-                    self.local(off),
-                    send[DESC_WORDS..].as_mut_ptr().cast(),
-                    len,
-                )
-            };
-        }
-        let mut blocks = vec![0u64; n * block];
+    /// Gathers every member's `send` (the same number of words on every member) into
+    /// one block per member, waited for as the agreement.
+    fn allgather_words(&mut self, comm: Comm, call: u64, send: &[u64]) -> RtResult<Vec<u64>> {
+        let mut blocks = vec![0u64; self.set.size() * send.len()];
         // SAFETY: the bytes of `send`'s words, which it holds while this view lives.
         let send_bytes =
-            unsafe { std::slice::from_raw_parts(send.as_ptr().cast::<u8>(), block * 8) };
+            unsafe { std::slice::from_raw_parts(send.as_ptr().cast::<u8>(), size_of_val(send)) };
         // SAFETY: `send_bytes` holds one block, `blocks` one per member; both outlive the
         // exchange, which completes in the wait below before either is dropped (see
         // `check`).
@@ -553,23 +528,28 @@ impl<T: Transport> Call<'_, T> {
                 .start_allgather(comm, send_bytes, blocks.as_mut_ptr().cast())?
         };
         self.wait_agreement(call, &mut request)?;
+        Ok(blocks)
+    }
+
+    /// Gathers every member's descriptor and judges them: what every member does after a
+    /// check that did not pass.
+    fn exchange(&mut self, comm: Comm, call: u64, mine: &Descriptor) -> RtResult<()> {
+        let (head, tail, _) = mine.words();
+        let mut send = [0u64; DESC_WORDS];
+        send[..DESC_HEAD_WORDS].copy_from_slice(head);
+        send[DESC_HEAD_WORDS..].copy_from_slice(tail);
+        let blocks = self.allgather_words(comm, call, &send)?;
         let descs: Vec<Descriptor> = blocks
-            .chunks_exact(block)
+            .chunks_exact(DESC_WORDS)
             .map(|w| {
                 let mut head = [0u64; DESC_HEAD_WORDS];
                 let mut tail = [0u64; DESC_TAIL_WORDS];
                 head.copy_from_slice(&w[..DESC_HEAD_WORDS]);
-                tail.copy_from_slice(&w[DESC_HEAD_WORDS..DESC_WORDS]);
+                tail.copy_from_slice(&w[DESC_HEAD_WORDS..]);
                 Descriptor::from_words(head, tail)
             })
             .collect();
-        judge(self.during, &self.set, self.index, &descs).map_err(RtError::from)?;
-        Ok(Agreed {
-            descs,
-            blocks,
-            block,
-            inline,
-        })
+        judge(self.during, &self.set, self.index, &descs).map_err(RtError::from)
     }
 
     /// Waits for the agreement exchange as for any other word: a job that fails meanwhile
@@ -650,6 +630,12 @@ impl<T: Transport> Call<'_, T> {
             _ => 1,
         };
         self.groups.abandon(code)
+    }
+
+    /// Whether the set agrees by an allgather of its members' elements (each member
+    /// keeps them: see `SetComms::gathered`) rather than by a reduction.
+    fn gathers(&self) -> bool {
+        self.env.select.agree_gathers(self.set.size())
     }
 
     /// The address of `span` in this PE's own partition.
@@ -752,27 +738,67 @@ impl<T: Transport> Call<'_, T> {
             self.fcollect(&mine, elem, target, source)?;
             return Ok(n * source.len);
         }
-        let (comm, call) = self.check_bare(&mine)?;
-        let data = Some((source.off, source.len * size));
-        let agreed = self.exchange(comm, call, &mine, data, inline_bytes(n))?;
-        let counts: Vec<usize> = agreed
-            .descs
-            .iter()
-            .map(|d| d.nelems() as usize * size)
-            .collect();
-        let total: usize = counts.iter().sum();
+        let bytes = source.len * size;
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        let gathered = self.gathers();
+        if gathered && bytes <= AGREE_INLINE {
+            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
+            // into the data of `send`, which holds `AGREE_INLINE >= bytes`.
+            unsafe { crate::memory::copy::copy(self.local(source.off), send.data_mut(), bytes) };
+        }
+        let (comm, call) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
+        // The agreement checked every capacity against the members' total count, so the
+        // total's bytes fit this PE's target.
+        let total = recv.0[COUNT_WORD] as usize;
         let recv = self.local(target.off);
-        if agreed.carried(size) {
+        let inline;
+        let counted: Vec<u64>;
+        let (counts, carried) = if gathered {
+            inline = AGREE_INLINE;
+            let counts: Vec<usize> = (self.comms.gathered.iter())
+                .map(|b| b.0[COUNT_WORD] as usize * size)
+                .collect();
+            let blocks: Vec<*const u8> = self.comms.gathered.iter().map(AgreeBlock::data).collect();
+            (counts, blocks)
+        } else {
+            inline = inline_bytes(n);
+            let words = 1 + inline / 8;
+            let mut mine = vec![0u64; words];
+            mine[0] = source.len as u64;
+            if bytes <= inline {
+                // SAFETY: `bytes` of this PE's own source into `mine`'s `inline >= bytes`
+                // bytes after its count.
+                unsafe {
+                    crate::memory::copy::copy(
+                        self.local(source.off),
+                        mine[1..].as_mut_ptr().cast(),
+                        bytes,
+                    )
+                };
+            }
+            let blocks = self.allgather_words(comm, call, &mine)?;
+            let counts = (blocks.chunks_exact(words))
+                .map(|b| b[0] as usize * size)
+                .collect();
+            counted = blocks;
+            let carried = (counted.chunks_exact(words))
+                .map(|b| b[1..].as_ptr().cast::<u8>())
+                .collect();
+            (counts, carried)
+        };
+        if counts.iter().all(|&c| c <= inline) {
             let mut at = 0;
-            for (m, &count) in counts.iter().enumerate() {
-                // SAFETY: member `m`'s `count` bytes came inline; the target holds the
-                // total (checked by the agreement) and is this PE's own partition.
-                unsafe { crate::memory::copy::copy(agreed.inline_of(m), recv.add(at), count) };
+            for (&count, &data) in counts.iter().zip(&carried) {
+                // SAFETY: each member's `count` bytes came with its count, at `data`
+                // (in `self.comms.gathered` or `counted`, both unchanged since); the target holds the total (checked by the
+                // agreement) and is this PE's own partition.
+                unsafe { crate::memory::copy::copy(data, recv.add(at), count) };
                 at += count;
             }
-            return Ok(total / size.max(1));
+            return Ok(total);
         }
-        let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total));
+        let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total * size));
         let mut displs = Vec::with_capacity(n);
         let mut at = 0usize;
         for &c in &counts {
@@ -782,8 +808,8 @@ impl<T: Transport> Call<'_, T> {
         let counts: Vec<i32> = counts.iter().map(|&c| int(c)).collect::<Result<_, _>>()?;
         let send = self.local(source.off);
         // SAFETY: the source holds this member's count, the target the total (checked
-        // by the agreement: every capacity holds it); the counts and displacements come
-        // from the same descriptors on every member.
+        // by the agreement: every capacity holds it); every member has the same counts
+        // and displacements (from the same exchange).
         unsafe {
             self.groups.allgatherv(
                 comm,
@@ -794,7 +820,7 @@ impl<T: Transport> Call<'_, T> {
                 &displs,
             )?
         };
-        Ok(total / size.max(1))
+        Ok(total)
     }
 
     /// The error of a call of `total` bytes more than MPI's `int` counts address.
@@ -818,7 +844,7 @@ impl<T: Transport> Call<'_, T> {
         let n = self.set.size();
         let len = source.len * elem.size as usize;
         // Every member's part in its own element (gathered), or at its place in all.
-        let (inline, place) = if gathers(n) {
+        let (inline, place) = if self.gathers() {
             (len <= AGREE_INLINE, 0)
         } else {
             let fits = n.checked_mul(len).is_some_and(|all| all <= AGREE_INLINE);
@@ -835,7 +861,7 @@ impl<T: Transport> Call<'_, T> {
         }
         let (comm, _) = self.check::<BitOr>(mine, &mut send, &mut recv)?;
         let target_at = self.local(target.off);
-        if inline && gathers(n) {
+        if inline && self.gathers() {
             for (m, block) in self.comms.gathered.iter().enumerate() {
                 // SAFETY: member `m`'s `len` bytes came in its element (the agreement
                 // checked the counts); the target holds `n * len` (checked) and is this
@@ -920,7 +946,7 @@ impl<T: Transport> Call<'_, T> {
         let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
         // In the agreement: combined there (any order), or every member's at its place.
         // Gathered elements are combined here left to right: in member order.
-        let combined = C::ORDER_FREE || gathers(n);
+        let combined = C::ORDER_FREE || self.gathers();
         let (inline, place) = if combined {
             (bytes <= AGREE_INLINE, 0)
         } else {
@@ -1126,6 +1152,19 @@ mod tests {
         for d in &faulty {
             assert_ne!(all.0[..CHECK_WORDS], check_words(d));
         }
+    }
+
+    #[test]
+    fn agreement_sums_collect_counts_and_keeps_the_least_capacity() {
+        let member = |nelems: u64, capacity: u64| {
+            let mut b = AgreeBlock::ZERO;
+            (b.0[COUNT_WORD], b.0[CAPACITY_WORD]) = (nelems, capacity);
+            b
+        };
+        let all = reduced::<BitOr>(&[member(3, 9), member(4, 7), member(0, 8)]);
+        assert_eq!((all.0[COUNT_WORD], all.0[CAPACITY_WORD]), (7, 7));
+        let all = reduced::<BitOr>(&[member(u64::MAX, 9), member(4, u64::MAX)]);
+        assert_eq!((all.0[COUNT_WORD], all.0[CAPACITY_WORD]), (u64::MAX, 9));
     }
 
     #[test]

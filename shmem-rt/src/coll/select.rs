@@ -12,6 +12,7 @@
 //! | `SHMEM_COLLECT_STAGE_MAX` | 1K | collect/fcollect contributions up to this are staged, above read from sources |
 //! | `SHMEM_REDUCE_ONE_SHOT_MAX` | 4K | reductions up to this use one shot (every member combines every source) … |
 //! | `SHMEM_REDUCE_ONE_SHOT_READ_MAX` | 16K | … while `bytes × (members − 1)` stays up to this; above, scatter–gather |
+//! | `SHMEM_MPI_AGREE_GATHER_MAX` | 8 | offloaded calls on sets up to this size agree by an allgather, larger ones by an allreduce ([`AGREE_GATHER_MAX`]) |
 //!
 //! Data up to [`INLINE_BYTES`] always travels inline in the arrival line. Direct
 //! broadcasts from [`BROADCAST_ASSIST_MIN`] on are shared out between the root and its
@@ -78,7 +79,8 @@ pub(crate) fn path<T: Transport>(t: &T, op: Operation) -> Path {
 /// non-blocking allgather of every member's agreement element, which each member reduces
 /// itself; larger sets by a non-blocking allreduce, whose bytes per member do not grow
 /// with the set. At 2 ranks over TCP (Open MPI 4.1) the allgather is one round where
-/// the allreduce is two (a reduce and a broadcast).
+/// the allreduce is two (a reduce and a broadcast). `SHMEM_MPI_AGREE_GATHER_MAX`
+/// overrides it (0 makes every set agree by the allreduce).
 pub(crate) const AGREE_GATHER_MAX: usize = 8;
 
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line,
@@ -122,6 +124,7 @@ pub(crate) struct Selection {
     gather_stage_max: usize,
     one_shot_max: usize,
     one_shot_read_max: usize,
+    agree_gather_max: usize,
 }
 
 /// How a barrier synchronizes.
@@ -163,6 +166,7 @@ impl Default for Selection {
             gather_stage_max: GATHER_STAGE_MAX,
             one_shot_max: ONE_SHOT_MAX,
             one_shot_read_max: ONE_SHOT_READ_MAX,
+            agree_gather_max: AGREE_GATHER_MAX,
         }
     }
 }
@@ -178,6 +182,7 @@ impl Selection {
             &mut s.gather_stage_max,
             &mut s.one_shot_max,
             &mut s.one_shot_read_max,
+            &mut s.agree_gather_max,
         ];
         for (field, (_, value)) in fields.into_iter().zip(crossovers_from_env()?) {
             if let Some(value) = value {
@@ -204,6 +209,13 @@ impl Selection {
         } else {
             BarrierAlgorithm::Dissemination
         }
+    }
+
+    /// Whether an offloaded call on a set of `members` agrees by an allgather of the
+    /// members' agreement elements rather than by an allreduce (see [`AGREE_GATHER_MAX`]).
+    #[inline]
+    pub(crate) fn agree_gathers(&self, members: usize) -> bool {
+        members <= self.agree_gather_max
     }
 
     /// How a broadcast root's `bytes` travel, given `stage` bytes of staging buffer.
@@ -259,17 +271,18 @@ fn carrier(bytes: usize, stage: usize, stage_max: usize) -> Carrier {
 /// The variables that override the crossovers, in the order of [`Selection::from_env`]'s
 /// fields. Every PE must choose alike, so every PE must see the same values (on MPI the
 /// ranks compare them at start-up).
-pub(crate) const CROSSOVER_VARIABLES: [&str; 5] = [
+pub(crate) const CROSSOVER_VARIABLES: [&str; 6] = [
     "SHMEM_BARRIER_FLAT_MAX",
     "SHMEM_BCAST_STAGE_MAX",
     "SHMEM_COLLECT_STAGE_MAX",
     "SHMEM_REDUCE_ONE_SHOT_MAX",
     "SHMEM_REDUCE_ONE_SHOT_READ_MAX",
+    "SHMEM_MPI_AGREE_GATHER_MAX",
 ];
 
 /// Each crossover variable with its value, if set (an error names a value that does
 /// not parse).
-pub(crate) fn crossovers_from_env() -> RtResult<[(&'static str, Option<usize>); 5]> {
+pub(crate) fn crossovers_from_env() -> RtResult<[(&'static str, Option<usize>); 6]> {
     let mut values = CROSSOVER_VARIABLES.map(|name| (name, None));
     for (name, value) in &mut values {
         if let Ok(text) = std::env::var(*name) {
@@ -327,6 +340,8 @@ mod tests {
         );
         assert_eq!(s.reduce(4096, 8, 4096), ReducePlan::ScatterGather);
         assert_eq!(s.reduce(8192, 2, 4096), ReducePlan::ScatterGather);
+        assert!(s.agree_gathers(8));
+        assert!(!s.agree_gathers(9));
         assert_eq!(parse_bytes("X", "2K").unwrap(), 2048);
         assert_eq!(parse_bytes("X", "17").unwrap(), 17);
         assert!(parse_bytes("X", "two").is_err());
