@@ -658,6 +658,26 @@ fn the_fabric_depends_on_nothing_above_it() {
     }
 }
 
+/// Which transports a build has is the transports' business: outside the fabric's
+/// `transport/` folder no code reads the `mpi` feature (the runtime reaches MPI only
+/// through `Transports` and the macros that match on it).
+#[test]
+fn only_the_transports_read_the_mpi_feature() {
+    for c in [fabric(), runtime()] {
+        for (m, rel) in modules_of(&c.src) {
+            if c.src == fabric().src && (m == "transport" || m.starts_with("transport/")) {
+                continue;
+            }
+            let code = fs::read_to_string(c.src.join(&rel)).unwrap();
+            assert!(
+                !code.contains("feature = \"mpi\""),
+                "{} reads the mpi feature outside the transports",
+                c.src.join(&rel).display()
+            );
+        }
+    }
+}
+
 /// Every module the runtime takes from the fabric ([`FABRIC`]) is a module of the
 /// fabric, re-exported by the runtime module that would hold it (`lib.rs` for a
 /// top-level one) with a `use shmem_fabric::…` naming it, and no file of the runtime
