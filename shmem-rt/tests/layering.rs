@@ -726,7 +726,7 @@ fn the_fabric_depends_on_nothing_above_it() {
 /// through `Transports` and the macros that match on it).
 #[test]
 fn only_the_transports_read_the_mpi_feature() {
-    for c in [fabric(), runtime()] {
+    for c in [fabric(), runtime(), typed()] {
         for (m, rel) in modules_of(&c.src) {
             if c.src == fabric().src && (m == "transport" || m.starts_with("transport/")) {
                 continue;
