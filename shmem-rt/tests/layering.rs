@@ -1,7 +1,9 @@
-//! The layers of the runtime's two crates, written down once and checked. The fabric
-//! (`shmem-fabric`: how a PE reaches memory) is a crate of its own below the runtime
-//! (`shmem-rt`), which re-exports its modules under the runtime's paths ([`FABRIC`]); the
-//! fabric names nothing of the crates above it. In each crate, every module of `src/`
+//! The layers of the runtime's two crates and of the typed crate above them, written down
+//! once and checked. The fabric (`shmem-fabric`: how a PE reaches memory) is a crate of
+//! its own below the runtime (`shmem-rt`), which re-exports its modules under the
+//! runtime's paths ([`FABRIC`]); the fabric names nothing of the crates above it. The
+//! typed crate (`shmem-typed`, the library programs import) has layers of its own
+//! ([`TYPED_LAYERS`]). In each crate, every module of `src/`
 //! belongs to one layer by its path (bottom first), and a module may use only modules of
 //! its own layer or of layers below (`crate::`, `super::` and `self::` paths, and a
 //! folder module's paths into its own children; a folder re-exporting a child is not a
@@ -138,6 +140,54 @@ const RT_LAYERS: &[Layer] = &[
 /// several files).
 const RT_FOLDER_CYCLES: &[&str] = &["runtime"];
 
+/// The typed crate's layers, bottom first. Its root re-exports the public items of
+/// every module, but no module reaches an item through the root (`crate::Pe`): each
+/// names the module that owns it (`crate::pe::Pe`).
+const TYPED_LAYERS: &[Layer] = &[
+    (
+        "values",
+        "reduction operators, the integer words waited on; import nothing of the crate",
+        &["ops", "words"],
+    ),
+    ("error", "errors and the call each names", &["error"]),
+    (
+        "sets",
+        "active sets, and the job's PE count they are checked against",
+        &["active_set"],
+    ),
+    ("pe", "the PE handle and the locks it holds", &["pe"]),
+    (
+        "contexts",
+        "contexts: what every one-sided call runs on",
+        &["ctx"],
+    ),
+    (
+        "memory",
+        "symmetric statics, allocations and the buffer traits",
+        &["symmetric"],
+    ),
+    (
+        "one-sided",
+        "atomics, transfers, waits, locks",
+        &["atomic", "rma", "sync", "lock"],
+    ),
+    ("work", "work arrays (pSync, pWrk)", &["work"]),
+    (
+        "collectives",
+        "collectives on active sets, and the world barriers",
+        &["collectives"],
+    ),
+    ("teams", "teams, their contexts and collectives", &["team"]),
+    ("scans", "prefix reductions", &["scan"]),
+    ("local", "collectives on local data", &["local"]),
+    (
+        "entry",
+        "what the macros expand to: main and the test harness",
+        &["entry", "testing"],
+    ),
+    ("root", "the crate's façade and prelude", &["lib"]),
+];
+
 /// One crate's layering: its `src/`, its layers, its folder cycles, the modules of
 /// another crate it re-exports (named as in this crate), and the first heading of its
 /// tree in the README.
@@ -160,6 +210,16 @@ fn fabric() -> Crate {
         folder_cycles: FABRIC_FOLDER_CYCLES,
         reexported: &[],
         readme_first: "0 wire",
+    }
+}
+
+fn typed() -> Crate {
+    Crate {
+        src: workspace().join("shmem-typed/src"),
+        layers: TYPED_LAYERS,
+        folder_cycles: &[],
+        reexported: &[],
+        readme_first: "0 values",
     }
 }
 
@@ -620,18 +680,21 @@ impl Crate {
 fn every_module_has_a_layer() {
     fabric().every_module_has_a_layer();
     runtime().every_module_has_a_layer();
+    typed().every_module_has_a_layer();
 }
 
 #[test]
 fn uses_point_down_the_layers() {
     fabric().uses_point_down_the_layers();
     runtime().uses_point_down_the_layers();
+    typed().uses_point_down_the_layers();
 }
 
 #[test]
 fn the_module_graphs_have_no_cycles() {
     fabric().has_no_cycles();
     runtime().has_no_cycles();
+    typed().has_no_cycles();
 }
 
 /// The fabric is below the runtime: its manifest depends on no crate of the workspace
@@ -654,6 +717,26 @@ fn the_fabric_depends_on_nothing_above_it() {
         let code = code_of(&fs::read_to_string(fabric().src.join(&rel)).unwrap());
         for above in ["shmem_rt", "shmem_typed", "shmem_macros", "shmem_testkit"] {
             assert!(!code.contains(above), "the fabric's {m} names {above}");
+        }
+    }
+}
+
+/// Which transports a build has is the transports' business: outside the fabric's
+/// `transport/` folder no code reads the `mpi` feature (the runtime reaches MPI only
+/// through `Transports` and the macros that match on it).
+#[test]
+fn only_the_transports_read_the_mpi_feature() {
+    for c in [fabric(), runtime(), typed()] {
+        for (m, rel) in modules_of(&c.src) {
+            if c.src == fabric().src && (m == "transport" || m.starts_with("transport/")) {
+                continue;
+            }
+            let code = fs::read_to_string(c.src.join(&rel)).unwrap();
+            assert!(
+                !code.contains("feature = \"mpi\""),
+                "{} reads the mpi feature outside the transports",
+                c.src.join(&rel).display()
+            );
         }
     }
 }
@@ -739,7 +822,7 @@ fn assert_acyclic(graph: &BTreeMap<String, BTreeSet<String>>) {
     }
 }
 
-/// The README's trees of `shmem-fabric/src/` and `shmem-rt/src/`, after the line that
+/// The README's trees of `shmem-fabric/src/`, `shmem-rt/src/` and `shmem-typed/src/`, after the line that
 /// names this test: each a ```text block whose first line is its crate's first layer
 /// heading. Heading lines `N name  text` open layer N; indented lines start with a file
 /// path.
@@ -750,7 +833,7 @@ fn the_readme_lists_every_module_under_its_layer() {
         .split_once("shmem-rt/tests/layering.rs")
         .expect("the README names shmem-rt/tests/layering.rs before the module trees")
         .1;
-    for krate in [fabric(), runtime()] {
+    for krate in [fabric(), runtime(), typed()] {
         let block = after
             .split("```text\n")
             .skip(1)

@@ -1,11 +1,15 @@
 //! Active sets: the PEs that take part in a collective, named by the C triplet
 //! (`PE_start`, `logPE_stride`, `PE_size`).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use shmem_rt::__private::SetSpec;
 
 use crate::error::{Result, ShmemError};
+
+/// PE count of the job, published by [`Pe::init`](crate::pe::Pe::init) so that
+/// [`ActiveSet::new`] can validate a set without a handle (0 = not initialised).
+pub(crate) static JOB_NPES: AtomicUsize = AtomicUsize::new(0);
 
 /// A validated set of PEs `start + i·2^log_stride`, `i in 0..size`, all inside the job.
 /// Cheap to copy; the runtime caches each set's sync layout on first use. Sets of the
@@ -39,7 +43,7 @@ impl ActiveSet {
     /// }
     /// ```
     pub fn new(pe_start: usize, log_pe_stride: u32, pe_size: usize) -> Result<ActiveSet> {
-        let npes = crate::pe::JOB_NPES.load(Ordering::Acquire);
+        let npes = JOB_NPES.load(Ordering::Acquire);
         if npes == 0 {
             return Err(shmem_rt::RtError::NotLaunched.into());
         }

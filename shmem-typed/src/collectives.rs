@@ -55,7 +55,6 @@ use crate::error::{Disagreement, EarlierCall, Result, ShmemError, WorkArraySets}
 use crate::ops::{Combiner, ReduceOp, Scalars};
 use crate::pe::Pe;
 use crate::symmetric::{SymmetricBuffer, SymmetricType};
-use crate::team::Team;
 use crate::work::{
     check_work_fits, reduce_work, sync_work, AlltoallSync, BarrierSync, BroadcastSync, CollectSync,
     KnownLen, ReduceWorkArray, ServesAs, WorkArray,
@@ -237,19 +236,42 @@ pub fn sync_with(
     })
 }
 
+/// The world barriers as methods of the handle.
+impl Pe {
+    /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
+    /// and remote update of every PE is then complete and visible.
+    ///
+    /// Example: [`Pe::my_pe`].
+    #[track_caller]
+    pub fn barrier_all(&mut self) -> Result<()> {
+        crate::error::in_call!(self => "barrier_all", None, || {
+            barrier_all(self)
+        })
+    }
+
+    /// `shmem_sync_all`: returns when every PE has entered, without completing this PE's
+    /// outstanding puts first (see [`sync`]).
+    ///
+    /// Example: [`Pe::my_pe`].
+    #[track_caller]
+    pub fn sync_all(&mut self) -> Result<()> {
+        crate::error::in_call!(self => "sync_all", None, || sync_all(self))
+    }
+}
+
 /// What a collective runs on: an active set of the man pages (OpenSHMEM 1.4 semantics)
-/// or a team (1.5: a broadcast writes the root's target too).
+/// or a team, by its members (1.5: a broadcast writes the root's target too).
 #[derive(Clone, Copy)]
 pub(crate) enum On<'a> {
     Set(&'a ActiveSet),
-    Team(&'a Team),
+    Team(&'a SetSpec),
 }
 
 impl On<'_> {
     pub(crate) fn spec(&self) -> &SetSpec {
         match self {
             On::Set(set) => set.spec(),
-            On::Team(team) => team.spec(),
+            On::Team(spec) => spec,
         }
     }
 
@@ -739,11 +761,11 @@ pub(crate) fn reduce_as<Op: ReduceOp<T>, T: SymmetricType>(
         .map_err(|e| Call::from_typed(me, on, "reduce", &elem).error(e))
 }
 
-/// The collectives as methods of the set, the same shape as [`Team`]'s: `set.reduce::<Sum,
-/// f64>(pe, &target, &source)` is [`reduce::<Sum, f64>(pe, &set, &target,
-/// &source)`](reduce). Each method is the free function of its name (which keeps the C
-/// names for porting), with the active-set semantics: a broadcast leaves the root's
-/// target alone.
+/// The collectives as methods of the set, the same shape as
+/// [`Team`](crate::team::Team)'s: `set.reduce::<Sum, f64>(pe, &target, &source)` is
+/// [`reduce::<Sum, f64>(pe, &set, &target, &source)`](reduce). Each method is the free
+/// function of its name (which keeps the C names for porting), with the active-set
+/// semantics: a broadcast leaves the root's target alone.
 impl ActiveSet {
     /// [`barrier`] on this set.
     ///

@@ -14,7 +14,7 @@
 //!   `SHMEM_CTX_SERIALIZED`, always), so each `std::thread::scope` or rayon worker can
 //!   own one; a private context ([`CtxOptions::private`], `SHMEM_CTX_PRIVATE`) is not
 //!   `Send` at all, nor is the [`Pe`];
-//! - a context borrows the [`Pe`] (and a team context its [`Team`]): while any context
+//! - a context borrows the [`Pe`] (and a team context its [`Team`](crate::team::Team)): while any context
 //!   lives, no collective, allocation, free, wait, lock or `finalize` can run, and the
 //!   team cannot be destroyed. Remote accesses of the default context that take `&Pe`
 //!   (gets, fetches) stay available beside the contexts.
@@ -83,7 +83,6 @@ use shmem_rt::__private::{Runtime, SetSpec};
 
 use crate::error::{Result, ShmemError};
 use crate::pe::Pe;
-use crate::team::Team;
 
 mod sealed {
     pub trait Sealed {}
@@ -370,7 +369,7 @@ impl<T: Threads> CtxOptions<T> {
 
 /// A communication context (`shmem_ctx_t`): remote memory accesses with their own
 /// completion, made from whichever thread owns it. Created by [`Pe::create_ctx`] or
-/// [`Team::create_ctx`], destroyed by dropping it (`shmem_ctx_destroy`, which completes
+/// [`Team::create_ctx`](crate::team::Team::create_ctx), destroyed by dropping it (`shmem_ctx_destroy`, which completes
 /// its operations first). `Send` unless private, never `Sync`; it borrows the PE (see
 /// the [module](self)).
 pub struct Ctx<'pe, T: Threads = Shared> {
@@ -393,7 +392,7 @@ enum OneThreadAtATimeUsesACtx {}
 static NEXT_CTX: AtomicU64 = AtomicU64::new(1);
 
 impl<'pe, T: Threads> Ctx<'pe, T> {
-    fn new(pe: &'pe Pe, team: Option<SetSpec>, options: CtxOptions<T>) -> Result<Self> {
+    pub(crate) fn new(pe: &'pe Pe, team: Option<SetSpec>, options: CtxOptions<T>) -> Result<Self> {
         let provided = pe.rt().thread_level();
         if !options.is_private() && provided < ThreadLevel::Multiple {
             return Err(ShmemError::ThreadsNotServed { provided });
@@ -457,7 +456,7 @@ impl<'pe, T: Threads> Ctx<'pe, T> {
 
     /// This PE's number in the context's numbering: the team's for a team context.
     ///
-    /// Example: [`Team::create_ctx`].
+    /// Example: [`Team::create_ctx`](crate::team::Team::create_ctx).
     pub fn my_pe(&self) -> usize {
         let me = self.rt.my_pe();
         match &self.team {
@@ -468,7 +467,7 @@ impl<'pe, T: Threads> Ctx<'pe, T> {
 
     /// The number of PEs in the context's numbering: the team's for a team context.
     ///
-    /// Example: [`Team::create_ctx`].
+    /// Example: [`Team::create_ctx`](crate::team::Team::create_ctx).
     pub fn n_pes(&self) -> usize {
         match &self.team {
             Some(team) => team.size(),
@@ -613,45 +612,5 @@ impl Pe {
         let pe = Pe::init()?;
         let provided = pe.query_thread();
         Ok((pe, provided))
-    }
-}
-
-impl Team {
-    /// `shmem_team_create_ctx`: a context numbering PEs as this team does (its PE `i` is
-    /// the team's `i`), for members of the team. It borrows the team and the PE.
-    ///
-    /// ```
-    /// use shmem_typed::prelude::*;
-    ///
-    /// #[symmetric]
-    /// static FROM: u64 = 0;
-    ///
-    /// #[shmem_typed::main(npes = 4)]
-    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
-    ///     let world = pe.team_world();
-    ///     let odd = world.split_strided(pe, 1, 2, 2)?; // PEs 1 and 3
-    ///     if let Some(odd) = &odd {
-    ///         let mut ctx = odd.create_ctx(pe, CtxOptions::new())?;
-    ///         assert_eq!((ctx.my_pe(), ctx.n_pes()), (odd.my_pe(), 2));
-    ///         let next = (ctx.my_pe() + 1) % ctx.n_pes(); // the other odd PE
-    ///         FROM.p(&mut ctx, next, 0, pe.my_pe() as u64)?;
-    ///         assert!(FROM.p(&mut ctx, 2, 0, 0).is_err()); // no team PE 2
-    ///     }
-    ///     pe.barrier_all()?;
-    ///     if pe.my_pe() % 2 == 1 {
-    ///         assert_eq!(FROM.read(pe), 4 - pe.my_pe() as u64);
-    ///     }
-    ///     Ok(())
-    /// }
-    /// ```
-    #[track_caller]
-    pub fn create_ctx<'a, T: Threads>(
-        &'a self,
-        pe: &'a Pe,
-        options: CtxOptions<T>,
-    ) -> Result<Ctx<'a, T>> {
-        crate::error::in_call!(pe => "team_create_ctx", None, || {
-            Ctx::new(pe, Some(*self.spec()), options)
-        })
     }
 }

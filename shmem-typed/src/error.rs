@@ -240,7 +240,7 @@ pub enum ShmemError {
     #[error("a context for other threads needs the thread level Multiple; this PE's transport provides {provided:?} (a private context, `CtxOptions::new().private()`, stays on this thread)")]
     ThreadsNotServed {
         /// The thread level the PE provides.
-        provided: crate::ctx::ThreadLevel,
+        provided: shmem_rt::__private::ThreadLevel,
     },
     /// `set_lock` or `test_lock` on a lock this PE already holds: locks are not recursive
     /// (in C the call would deadlock).

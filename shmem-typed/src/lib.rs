@@ -104,6 +104,7 @@ pub mod symmetric;
 pub mod sync;
 pub mod team;
 mod testing;
+mod words;
 pub mod work;
 
 pub use active_set::ActiveSet;

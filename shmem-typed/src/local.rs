@@ -52,7 +52,10 @@ struct Scratch<T> {
 impl<T> Scratch<T> {
     /// The first `len` `T`s of `buffer`; `len × size_of::<T>()` fits (callers size their
     /// rounds so).
-    fn of(buffer: &'static crate::Symmetric<[u128; SCRATCH_BYTES / 16]>, len: usize) -> Self {
+    fn of(
+        buffer: &'static crate::symmetric::Symmetric<[u128; SCRATCH_BYTES / 16]>,
+        len: usize,
+    ) -> Self {
         assert!(len.saturating_mul(size_of::<T>()) <= SCRATCH_BYTES);
         Scratch {
             offset: buffer.sym_offset(),
@@ -450,9 +453,14 @@ macro_rules! local_methods {
     };
 }
 
+/// What a team's local-data call runs on: its members.
+fn on_team(team: &Team) -> On<'_> {
+    On::Team(team.spec())
+}
+
 local_methods!(
     Team,
-    On::Team,
+    on_team,
     "pe.team_world()",
     "On a team the root's `data` is left as it is."
 );

@@ -49,7 +49,7 @@ use shmem_rt::{CollectiveError, RtError};
 use crate::error::{LockBreak, Result, ShmemError};
 use crate::pe::Pe;
 use crate::symmetric::{runtime_owned, Symmetric};
-use crate::sync::WaitInt;
+use crate::words::WaitInt;
 
 /// Words of one cache line.
 const LINE_WORDS: usize = CACHE_LINE / 8;
@@ -127,33 +127,6 @@ impl Default for Lock {
 impl std::fmt::Debug for Lock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Lock")
-    }
-}
-
-/// The locks this PE holds, by symmetric offset (kept in the [`Pe`]): what makes setting
-/// a held lock or clearing one not held an error instead of a deadlock or a corrupted
-/// queue.
-#[derive(Debug, Default)]
-pub(crate) struct HeldLocks {
-    offsets: Vec<usize>,
-}
-
-impl HeldLocks {
-    fn holds(&self, lock: usize) -> bool {
-        self.offsets.contains(&lock)
-    }
-
-    fn insert(&mut self, lock: usize) {
-        self.offsets.push(lock);
-    }
-
-    fn remove(&mut self, lock: usize) {
-        self.offsets.retain(|&held| held != lock);
-    }
-
-    /// Forgets every held lock in `range` (locks whose memory was freed).
-    fn forget(&mut self, range: std::ops::Range<usize>) {
-        self.offsets.retain(|held| !range.contains(held));
     }
 }
 

@@ -5,16 +5,12 @@
 //! held across one of them.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use shmem_rt::__private::Runtime;
 
-use crate::active_set::ActiveSet;
+use crate::active_set::{ActiveSet, JOB_NPES};
 use crate::error::Result;
-
-/// PE count of the job, published at init so that [`ActiveSet::new`] can validate a set
-/// without a handle (0 = not initialised).
-pub(crate) static JOB_NPES: AtomicUsize = AtomicUsize::new(0);
 
 /// This process's membership in the job: one per process, not `Send` (it belongs to the
 /// thread that initialised SHMEM), consumed by [`Pe::finalize`].
@@ -24,7 +20,7 @@ pub struct Pe {
     /// what a non-blocking fetch's value waits for.
     completions: u64,
     /// The locks this PE holds.
-    pub(crate) held_locks: crate::lock::HeldLocks,
+    pub(crate) held_locks: HeldLocks,
     /// Makes the handle neither `Send` nor `Sync`, with a compiler message that says why.
     _not_send: PhantomData<*const OnlyTheThreadThatCalledInitUsesThePe>,
 }
@@ -142,26 +138,6 @@ impl Pe {
         ActiveSet::world(self.n_pes())
     }
 
-    /// `shmem_barrier_all`: returns when every PE has entered; every earlier local store
-    /// and remote update of every PE is then complete and visible.
-    ///
-    /// Example: [`Pe::my_pe`].
-    #[track_caller]
-    pub fn barrier_all(&mut self) -> Result<()> {
-        crate::error::in_call!(self => "barrier_all", None, || {
-            crate::collectives::barrier_all(self)
-        })
-    }
-
-    /// `shmem_sync_all`: returns when every PE has entered, without completing this PE's
-    /// outstanding puts first (see [`sync`](crate::collectives::sync)).
-    ///
-    /// Example: [`Pe::my_pe`].
-    #[track_caller]
-    pub fn sync_all(&mut self) -> Result<()> {
-        crate::error::in_call!(self => "sync_all", None, || crate::collectives::sync_all(self))
-    }
-
     /// `shmem_fence`: this PE's puts to one PE are delivered in order.
     ///
     /// Example: [`Pe::my_pe`].
@@ -218,5 +194,32 @@ impl Pe {
 impl std::fmt::Debug for Pe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Pe({} of {})", self.my_pe(), self.n_pes())
+    }
+}
+
+/// The locks this PE holds, by symmetric offset (kept in the [`Pe`]): what makes setting
+/// a held lock or clearing one not held an error instead of a deadlock or a corrupted
+/// queue.
+#[derive(Debug, Default)]
+pub(crate) struct HeldLocks {
+    offsets: Vec<usize>,
+}
+
+impl HeldLocks {
+    pub(crate) fn holds(&self, lock: usize) -> bool {
+        self.offsets.contains(&lock)
+    }
+
+    pub(crate) fn insert(&mut self, lock: usize) {
+        self.offsets.push(lock);
+    }
+
+    pub(crate) fn remove(&mut self, lock: usize) {
+        self.offsets.retain(|&held| held != lock);
+    }
+
+    /// Forgets every held lock in `range` (locks whose memory was freed).
+    pub(crate) fn forget(&mut self, range: std::ops::Range<usize>) {
+        self.offsets.retain(|held| !range.contains(held));
     }
 }

@@ -39,37 +39,7 @@ use crate::ctx::Context;
 use crate::error::{Result, ShmemError, StridedWalk};
 use crate::pe::Pe;
 use crate::symmetric::{check_disjoint, check_fits, SymmetricBuffer, SymmetricBufferExt as _};
-use crate::sync::WaitInt;
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for u64 {}
-}
-
-/// The element type of a signal: OpenSHMEM's signals are `uint64_t`, so `u64` alone.
-/// A signal is element 0 of a symmetric buffer of them.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a signal: signals are `u64` words",
-    label = "a signal of `{Self}`",
-    note = "declare the signal as `#[symmetric] static SIGNAL: u64 = 0;` (OpenSHMEM's `uint64_t` signal), or use an element of a `u64` buffer: `FLAGS.at(i)?`"
-)]
-pub trait SignalWord: WaitInt + sealed::Sealed {
-    /// The signal's value.
-    #[doc(hidden)]
-    fn value(self) -> u64;
-    /// The word holding `value`.
-    #[doc(hidden)]
-    fn from_value(value: u64) -> Self;
-}
-
-impl SignalWord for u64 {
-    fn value(self) -> u64 {
-        self
-    }
-    fn from_value(value: u64) -> Self {
-        value
-    }
-}
+pub use crate::words::SignalWord;
 
 /// Non-blocking, strided and signalling transfers on a symmetric buffer, and whether
 /// another PE's copy of it can be reached. In the prelude.

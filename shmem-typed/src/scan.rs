@@ -207,7 +207,7 @@ impl Team {
     {
         scan_on::<Op, T>(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Prefix::Inclusive,
             scalar_span(target),
             scalar_span(source),
@@ -247,7 +247,7 @@ impl Team {
     {
         scan_on::<Op, T>(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Prefix::Exclusive,
             scalar_span(target),
             scalar_span(source),

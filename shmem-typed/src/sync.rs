@@ -3,17 +3,11 @@
 //! the elements of a buffer, the non-blocking `test` family, and the signal side of
 //! `put_signal` (`signal_fetch`, `signal_wait_until`).
 
-use std::sync::atomic::{
-    AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicIsize, AtomicU16, AtomicU32, AtomicU64,
-    AtomicU8, AtomicUsize, Ordering,
-};
-
-use bytemuck::Pod;
-
 use crate::error::Result;
 use crate::pe::Pe;
-use crate::rma::SignalWord;
 use crate::symmetric::{SymmetricBuffer, SymmetricBufferExt};
+use crate::words::SignalWord;
+pub use crate::words::WaitInt;
 
 /// Comparison of `shmem_wait_until` (`SHMEM_CMP_EQ`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,48 +38,6 @@ impl Cmp {
         }
     }
 }
-
-/// Integers that can be waited on: loaded atomically while other PEs store to them.
-#[diagnostic::on_unimplemented(
-    message = "`wait_until` is not defined for `{Self}`",
-    note = "wait on a symmetric integer (i8…i64, u8…u64, isize, usize)"
-)]
-pub trait WaitInt: Pod + PartialOrd + sealed::Sealed {
-    /// Atomically loads the value at `ptr` with acquire ordering.
-    ///
-    /// # Safety
-    /// `ptr` must be valid and aligned for `Self`.
-    ///
-    /// ```
-    /// use shmem_typed::WaitInt;
-    ///
-    /// let word = 5u64;
-    /// // SAFETY: a valid, aligned pointer to a `u64`.
-    /// assert_eq!(unsafe { u64::load_acquire(&word) }, 5);
-    /// ```
-    unsafe fn load_acquire(ptr: *const Self) -> Self;
-}
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-macro_rules! wait_int {
-    ($($t:ty => $a:ty),*) => {$(
-        impl sealed::Sealed for $t {}
-        impl WaitInt for $t {
-            #[inline]
-            unsafe fn load_acquire(ptr: *const Self) -> Self {
-                // SAFETY: the caller guarantees a valid, aligned pointer; the atomic type
-                // has the same size and alignment as the integer.
-                unsafe { <$a>::from_ptr(ptr.cast_mut()).load(Ordering::Acquire) }
-            }
-        }
-    )*};
-}
-wait_int!(i8 => AtomicI8, i16 => AtomicI16, i32 => AtomicI32, i64 => AtomicI64,
-    isize => AtomicIsize, u8 => AtomicU8, u16 => AtomicU16, u32 => AtomicU32,
-    u64 => AtomicU64, usize => AtomicUsize);
 
 impl Pe {
     /// Blocks until element 0 of this PE's `var` satisfies `cmp` against `value`

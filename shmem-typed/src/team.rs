@@ -42,6 +42,7 @@ use std::marker::PhantomData;
 use shmem_rt::__private::{Blocks, ElemType, SetSpec, Work};
 
 use crate::collectives::{self, span, On};
+use crate::ctx::{Ctx, CtxOptions, Threads};
 use crate::error::{Result, ShmemError, SplitArguments};
 use crate::ops::{Max, ReduceOp, Scalars};
 use crate::pe::Pe;
@@ -265,7 +266,7 @@ impl Team {
         };
         collectives::reduce_as::<Max, u64>(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             span(&agreed),
             span(&mine),
@@ -295,7 +296,7 @@ impl Team {
     pub fn sync(&self, pe: &mut Pe) -> Result<()> {
         collectives::barrier_on(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             collectives::Completion::None,
         )
@@ -347,7 +348,7 @@ impl Team {
     ) -> Result<()> {
         collectives::broadcast_on(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             root,
             span(target),
@@ -368,7 +369,7 @@ impl Team {
     ) -> Result<()> {
         collectives::fcollect_on(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             span(target),
             span(source),
@@ -388,7 +389,7 @@ impl Team {
     ) -> Result<usize> {
         collectives::collect_on(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             span(target),
             span(source),
@@ -430,7 +431,7 @@ impl Team {
         };
         collectives::alltoall_on::<T>(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             span(target),
             span(source),
@@ -455,7 +456,7 @@ impl Team {
     {
         collectives::reduce_on::<Op, T>(
             pe,
-            On::Team(self),
+            On::Team(self.spec()),
             Work::Implicit,
             collectives::scalar_span(target),
             collectives::scalar_span(source),
@@ -473,5 +474,45 @@ impl std::fmt::Debug for Team {
             self.spec.start(),
             self.spec.stride()
         )
+    }
+}
+
+impl Team {
+    /// `shmem_team_create_ctx`: a context numbering PEs as this team does (its PE `i` is
+    /// the team's `i`), for members of the team. It borrows the team and the PE.
+    ///
+    /// ```
+    /// use shmem_typed::prelude::*;
+    ///
+    /// #[symmetric]
+    /// static FROM: u64 = 0;
+    ///
+    /// #[shmem_typed::main(npes = 4)]
+    /// fn main(pe: &mut Pe) -> Result<(), ShmemError> {
+    ///     let world = pe.team_world();
+    ///     let odd = world.split_strided(pe, 1, 2, 2)?; // PEs 1 and 3
+    ///     if let Some(odd) = &odd {
+    ///         let mut ctx = odd.create_ctx(pe, CtxOptions::new())?;
+    ///         assert_eq!((ctx.my_pe(), ctx.n_pes()), (odd.my_pe(), 2));
+    ///         let next = (ctx.my_pe() + 1) % ctx.n_pes(); // the other odd PE
+    ///         FROM.p(&mut ctx, next, 0, pe.my_pe() as u64)?;
+    ///         assert!(FROM.p(&mut ctx, 2, 0, 0).is_err()); // no team PE 2
+    ///     }
+    ///     pe.barrier_all()?;
+    ///     if pe.my_pe() % 2 == 1 {
+    ///         assert_eq!(FROM.read(pe), 4 - pe.my_pe() as u64);
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn create_ctx<'a, T: Threads>(
+        &'a self,
+        pe: &'a Pe,
+        options: CtxOptions<T>,
+    ) -> Result<Ctx<'a, T>> {
+        crate::error::in_call!(pe => "team_create_ctx", None, || {
+            Ctx::new(pe, Some(*self.spec()), options)
+        })
     }
 }

@@ -276,7 +276,7 @@ impl<W: WorkKind> WorkArrays<W> {
     /// Work array `index` (errors if there are not that many).
     ///
     /// Example: [`Pe::alloc_work`](crate::Pe::alloc_work).
-    pub fn get(&self, index: usize) -> crate::Result<WorkRef<'_, W>> {
+    pub fn get(&self, index: usize) -> crate::error::Result<WorkRef<'_, W>> {
         crate::symmetric::check_index(index, self.len)?;
         Ok(WorkRef {
             offset: self.offset + index * size_of::<W>(),
@@ -285,7 +285,7 @@ impl<W: WorkKind> WorkArrays<W> {
     }
 }
 
-impl crate::Pe {
+impl crate::pe::Pe {
     /// Collectively allocates `len` work arrays of type `W` in the symmetric heap
     /// (`shmem_malloc` of `pSync`s), each ready to use. Every PE must make the same call;
     /// ends with a barrier. Errors on every PE (allocating nothing) if the calls differ or
@@ -307,13 +307,13 @@ impl crate::Pe {
     /// }
     /// ```
     #[track_caller]
-    pub fn alloc_work<W: WorkKind>(&mut self, len: usize) -> crate::Result<WorkArrays<W>> {
+    pub fn alloc_work<W: WorkKind>(&mut self, len: usize) -> crate::error::Result<WorkArrays<W>> {
         crate::error::in_call!(self => "alloc_work", None, || {
             // Every work array type is whole cache lines, aligned to one: an array of them
             // keeps each one's sync words aligned.
             const { assert!(size_of::<W>() % WORK_SYNC_ALIGN == 0) };
             let bytes = len.checked_mul(size_of::<W>()).ok_or_else(|| {
-                crate::ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
+                crate::error::ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
                     "{len} work arrays of {} bytes overflow",
                     size_of::<W>()
                 )))
@@ -330,18 +330,18 @@ impl crate::Pe {
 
     /// Collectively frees work arrays made by [`Pe::alloc_work`](crate::Pe::alloc_work); starts with a barrier.
     /// On an error nothing is freed, and the error hands the arrays back
-    /// ([`Unfreed`](crate::Unfreed)), as [`Pe::free`](crate::Pe::free) does.
+    /// ([`Unfreed`](crate::error::Unfreed)), as [`Pe::free`](crate::Pe::free) does.
     ///
     /// Example: [`Pe::alloc_work`](crate::Pe::alloc_work).
     #[track_caller]
     pub fn free_work<W>(
         &mut self,
         arrays: WorkArrays<W>,
-    ) -> Result<(), crate::Unfreed<WorkArrays<W>>> {
+    ) -> Result<(), crate::error::Unfreed<WorkArrays<W>>> {
         match self.rt_mut().free(arrays.offset) {
             Ok(()) => Ok(()),
-            Err(e) => Err(crate::Unfreed {
-                error: crate::ShmemError::from(e).in_call(
+            Err(e) => Err(crate::error::Unfreed {
+                error: crate::error::ShmemError::from(e).in_call(
                     "free_work",
                     None,
                     std::panic::Location::caller(),

@@ -355,6 +355,25 @@ impl Transports {
         let _ = code;
     }
 
+    /// The threads this PE's remote accesses may be made from: every thread on shared
+    /// memory and the test transports (each call is lock-free, or the network's calls
+    /// hold the runtime's lock: [`with_transport_serially!`]); over MPI, every thread
+    /// where MPI serves threads at least one at a time (`MPI_THREAD_SERIALIZED`), fewer
+    /// where it serves fewer.
+    pub fn thread_level(&self) -> ThreadLevel {
+        match self {
+            #[cfg(feature = "mpi")]
+            Transports::Mpi(_) => match mpi::threads_provided() {
+                // MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED.
+                0 => ThreadLevel::Single,
+                1 => ThreadLevel::Funneled,
+                // MPI_THREAD_SERIALIZED or more: every call takes the network lock.
+                _ => ThreadLevel::Multiple,
+            },
+            _ => ThreadLevel::Multiple,
+        }
+    }
+
     /// The transport's name, as `SHMEM_TRANSPORT` spells it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -389,3 +408,46 @@ macro_rules! with_transport {
 }
 #[doc(hidden)]
 pub use with_transport;
+
+/// [`with_transport!`] for the calls that threads' contexts make at once: on a
+/// transport with a network, `$body` runs holding `$lock` (the runtime's network lock,
+/// evaluated only there), so that the calls reach the network one at a time (MPI is
+/// initialised `MPI_THREAD_SERIALIZED`, and the hybrid's record of unflushed puts changes
+/// together with the puts it records). Nothing is held on shared memory, where each call
+/// is loads, stores and processor atomics, complete on return.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! with_transport_serially {
+    ($transports:expr, $lock:expr, $t:ident => $body:expr) => {
+        match $transports {
+            $crate::transport::Transports::Shm($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            $crate::transport::Transports::Loopback($t) => $body,
+            #[cfg(feature = "loopback-transport")]
+            $crate::transport::Transports::Hybrid($t) => {
+                let _serial = $lock;
+                $body
+            }
+            #[cfg(feature = "mpi")]
+            $crate::transport::Transports::Mpi($t) => {
+                let _serial = $lock;
+                $body
+            }
+        }
+    };
+}
+#[doc(hidden)]
+pub use with_transport_serially;
+
+/// The threads that may make a PE's calls (`SHMEM_THREAD_*`), in increasing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    /// One thread only (`SHMEM_THREAD_SINGLE`).
+    Single,
+    /// Only the thread that joined the job (`SHMEM_THREAD_FUNNELED`).
+    Funneled,
+    /// Any thread, one at a time (`SHMEM_THREAD_SERIALIZED`).
+    Serialized,
+    /// Any threads at once (`SHMEM_THREAD_MULTIPLE`).
+    Multiple,
+}

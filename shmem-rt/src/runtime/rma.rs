@@ -13,21 +13,8 @@ use crate::memory::layout::PeState;
 use crate::sync::notify;
 use crate::sync::wait::{self, Blocker};
 use crate::transport::amo::{AtomicOp, AtomicWidth};
-pub use crate::transport::Strides;
 use crate::transport::{with_transport, Transport};
-
-/// The threads that may make a PE's calls (`SHMEM_THREAD_*`), in increasing order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ThreadLevel {
-    /// One thread only (`SHMEM_THREAD_SINGLE`).
-    Single,
-    /// Only the thread that joined the job (`SHMEM_THREAD_FUNNELED`).
-    Funneled,
-    /// Any thread, one at a time (`SHMEM_THREAD_SERIALIZED`).
-    Serialized,
-    /// Any threads at once (`SHMEM_THREAD_MULTIPLE`).
-    Multiple,
-}
+pub use crate::transport::{Strides, ThreadLevel};
 
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,29 +42,12 @@ macro_rules! one_sided {
     };
 }
 
-/// [`with_transport!`] for the calls that threads' contexts make at once: on a
-/// transport with a network, `$body` runs holding the runtime's network lock, so that
-/// the calls reach it one at a time (MPI is initialised `MPI_THREAD_SERIALIZED`, and the
-/// hybrid's record of unflushed puts changes together with the puts it records). Nothing
-/// is held on shared memory, where each call is loads, stores and processor atomics,
-/// complete on return.
+/// [`with_transport!`] for the calls that threads' contexts make at once: a network's
+/// calls hold this PE's network lock (`Runtime::serial`), shared memory's take none
+/// (see `shmem_fabric::transport::with_transport_serially!`).
 macro_rules! serially {
     ($rt:expr, $t:ident => $body:expr) => {
-        match &$rt.transport {
-            crate::transport::Transports::Shm($t) => $body,
-            #[cfg(feature = "loopback-transport")]
-            crate::transport::Transports::Loopback($t) => $body,
-            #[cfg(feature = "loopback-transport")]
-            crate::transport::Transports::Hybrid($t) => {
-                let _serial = $rt.serial();
-                $body
-            }
-            #[cfg(feature = "mpi")]
-            crate::transport::Transports::Mpi($t) => {
-                let _serial = $rt.serial();
-                $body
-            }
-        }
+        crate::transport::with_transport_serially!(&$rt.transport, $rt.serial(), $t => $body)
     };
 }
 
@@ -376,11 +346,9 @@ impl Runtime {
         serially!(self, t => t.quiet());
     }
 
-    /// The network's lock (see `serially!`).
-    #[cfg_attr(
-        not(any(feature = "mpi", feature = "loopback-transport")),
-        allow(dead_code)
-    )]
+    /// The network's lock (see `serially!`). A build with no network transport has no
+    /// arm that takes it.
+    #[allow(dead_code)]
     fn serial(&self) -> std::sync::MutexGuard<'_, ()> {
         self.serial.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -389,18 +357,7 @@ impl Runtime {
     /// memory (each call is lock-free) and over a network whose MPI serves threads one
     /// at a time (calls then take the network's lock); fewer where the MPI serves fewer.
     pub fn thread_level(&self) -> ThreadLevel {
-        match &self.transport {
-            #[cfg(feature = "mpi")]
-            crate::transport::Transports::Mpi(_) => match crate::transport::mpi::threads_provided()
-            {
-                // MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED.
-                0 => ThreadLevel::Single,
-                1 => ThreadLevel::Funneled,
-                // MPI_THREAD_SERIALIZED or more: every call takes the network lock.
-                _ => ThreadLevel::Multiple,
-            },
-            _ => ThreadLevel::Multiple,
-        }
+        self.transport.thread_level()
     }
 
     /// Address of `count` words of `len` bytes at `offset` of this PE's own user heap,
