@@ -1,7 +1,7 @@
 //! `--workloads`: whole programs rather than single calls. Each of the examples heat2d,
-//! samplesort, histogram and histogram_threads (2 threads per PE on contexts) runs on 2
-//! and 8 PEs, and reports its compute time on PE 0
-//! and a checksum of its whole result (`examples::workload`); beside it, this process
+//! samplesort, histogram and histogram_threads (a rayon pool of 2 workers per PE, each on
+//! its own context) runs on 2 and 8 PEs, and reports its compute time on PE 0 and a
+//! checksum of its whole result (`examples::workload`); beside it, this process
 //! computes the same result with the same kernel from the examples library
 //! (`examples::heat2d` …) in one process. A parallel result whose checksum differs from
 //! the single-process one ends the run with an error: the times compare equal work.
@@ -73,7 +73,7 @@ const WORKLOADS: [Workload; 4] = [
         single_process: histogram_in_one_process,
         oshmem_source: None,
     },
-    // The same histogram binned by 2 threads per PE, each on its own context.
+    // The same histogram binned by a rayon pool of 2 workers per PE, each on its own context.
     Workload {
         example: "histogram_threads",
         size: 20_000_000,
