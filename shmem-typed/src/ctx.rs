@@ -19,16 +19,21 @@
 //!   team cannot be destroyed. Remote accesses of the default context that take `&Pe`
 //!   (gets, fetches) stay available beside the contexts.
 //!
-//! On one node (the `shm` and `loopback` transports) a context's calls are loads, stores
-//! and processor atomics on the shared mapping, complete on return: a context's whole
-//! completion state is its own count of `quiet` calls, and no call takes a lock or writes
-//! a word besides the data it moves (a put or atomic then reads the job's count of
-//! sleeping PEs, as every put does, to wake a PE that waits for it). Where some PEs are
-//! reached through a network (`mpi`, and the `hybrid` test transport), every remote access
-//! of the PE — any context's — takes the PE's network lock, so that MPI, initialised
+//! On one node (the `shm` transport) a context's calls are loads, stores and processor
+//! atomics on the shared mapping, complete on return: a context's whole completion state
+//! is its own count of `quiet` calls, and no call takes a lock or writes a word besides
+//! the data it moves (a put or atomic then reads the job's count of sleeping PEs, as
+//! every put does, to wake a PE that waits for it). Where some PEs are reached through a
+//! network (`mpi`, and the `hybrid` test transport), every remote access of the PE — any
+//! context's — takes the PE's network lock, so that MPI, initialised
 //! `MPI_THREAD_SERIALIZED`, sees one call at a time; contexts on several threads are then
-//! correct but serialized, and `quiet` on any context flushes the network for all
-//! (`MPI_Win_flush_all`), which completes more than that context's operations.
+//! correct but serialized (the README's threading section gives the measured cost).
+//! There a context's `put_nbi` to another node is staged (its source copied) and issued
+//! only by that context's `quiet` or `fence` (or its drop): one context's `quiet`
+//! completes its own puts and leaves another's unsent, then flushes the network
+//! (`MPI_Win_flush_all`), which completes whatever was issued (every other operation is
+//! complete on return anyway). The `loopback` test transport stages a context's puts to
+//! other PEs alike.
 //!
 //! Calls on a context are not observed (`SHMEM_TRACE`, `SHMEM_STATS`, the table of where
 //! every PE is): the call record belongs to the PE's thread.
@@ -145,6 +150,11 @@ pub trait Context: sealed::Sealed {
     #[doc(hidden)]
     fn completion(&self) -> Completion;
 
+    /// The context's identity: 0 for the default context, unique in the process for a
+    /// [`Ctx`].
+    #[doc(hidden)]
+    fn id(&self) -> u64;
+
     /// Runs `body`, the one-sided call `name` on PE `pe` that the program made (its work
     /// one one-sided call of the runtime), wrapping its error as [`ShmemError::Call`].
     #[doc(hidden)]
@@ -204,6 +214,11 @@ impl Context for Pe {
             context: 0,
             count: self.completions(),
         }
+    }
+
+    #[inline(always)]
+    fn id(&self) -> u64 {
+        0
     }
 
     #[inline(always)]
@@ -412,7 +427,7 @@ impl<'pe, T: Threads> Ctx<'pe, T> {
     ///
     /// Example: [`Ctx::quiet`].
     pub fn fence(&mut self) {
-        self.rt.fence();
+        self.rt.fence_ctx(self.id);
     }
 
     /// `shmem_ctx_quiet`: this context's earlier operations are complete and visible, and
@@ -444,7 +459,7 @@ impl<'pe, T: Threads> Ctx<'pe, T> {
     /// ```
     pub fn quiet(&mut self) {
         self.completions += 1;
-        self.rt.quiet();
+        self.rt.quiet_ctx(self.id);
     }
 
     /// The options the context was created with.
@@ -512,6 +527,11 @@ impl<T: Threads> Context for Ctx<'_, T> {
         }
     }
 
+    #[inline(always)]
+    fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Not observed: the call record belongs to the PE's thread, so the runtime's
     /// one-sided calls made in `body` skip it (`observe::unobserved`).
     #[inline(always)]
@@ -545,7 +565,7 @@ impl<T: Threads> Context for Ctx<'_, T> {
 impl<T: Threads> Drop for Ctx<'_, T> {
     /// `shmem_ctx_destroy`: completes the context's operations.
     fn drop(&mut self) {
-        self.rt.quiet();
+        self.rt.quiet_ctx(self.id);
     }
 }
 

@@ -70,7 +70,8 @@ pub trait SymmetricRma: SymmetricBuffer {
     fn put_nbi<C: Context>(&self, pe: &mut C, target_pe: usize, src: &[Self::Elem]) -> Result<()> {
         C::call("put_nbi", Some(target_pe), || {
             check_fits(src.len(), self.sym_len())?;
-            Ok(pe.runtime().put_nbi(
+            Ok(pe.runtime().put_nbi_ctx(
+                pe.id(),
                 pe.global_pe(target_pe)?,
                 self.sym_offset(),
                 bytemuck::cast_slice(src),

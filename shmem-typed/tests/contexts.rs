@@ -2,7 +2,7 @@
 //! to disjoint slices and fetch-adds on shared counters from 8 threads on each of 4 PEs
 //! against a sequential oracle (every ticket handed out exactly once), every RMA and
 //! atomic call on a context against the same call on the PE, per-context completion of
-//! fetched values, team contexts' numbering, and signals raised by worker threads that
+//! fetched values and of non-blocking puts, team contexts' numbering, and signals raised by worker threads that
 //! another PE waits for.
 
 use shmem_typed::prelude::*;
@@ -125,6 +125,57 @@ fn threads_put_disjoint_slices_and_take_every_ticket_once(pe: &mut Pe) -> Result
         assert_eq!(taken, expected, "tickets of PE {c}'s counter");
     }
     assert_eq!(COUNTER.atomic_fetch(pe, me)?, (n * THREADS * ADDS) as u64);
+    Ok(())
+}
+
+/// Where context A's and context B's non-blocking puts land.
+#[symmetric]
+static FROM_A: [u64; 4] = [0; 4];
+#[symmetric]
+static FROM_B: [u64; 4] = [0; 4];
+/// Raised on the peer once B's quiet has returned.
+#[symmetric]
+static LOOK: u64 = 0;
+/// Raised on the putter once the peer has looked.
+#[symmetric]
+static LOOKED: u64 = 0;
+
+#[shmem_testkit::test(npes = 4)]
+fn a_contexts_quiet_delivers_its_own_puts_and_not_anothers(pe: &mut Pe) -> Result<(), ShmemError> {
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    // On another node than PE 0 where nodes are pairs of PEs (the hybrid transport).
+    let peer = n / 2;
+    if me == 0 {
+        let mut a = pe.create_ctx(CtxOptions::new())?;
+        let mut b = pe.create_ctx(CtxOptions::new())?;
+        FROM_A.put_nbi(&mut a, peer, &[1; 4])?;
+        FROM_B.put_nbi(&mut b, peer, &[2; 4])?;
+        b.quiet();
+        LOOK.atomic_set(&mut b, peer, 1)?;
+        while LOOKED.atomic_fetch(&b, 0)? == 0 {
+            std::thread::yield_now();
+        }
+        a.quiet();
+    } else if me == peer {
+        pe.wait_until(&LOOK, Cmp::Eq, 1)?;
+        let (from_a, from_b) = (FROM_A.read(pe), FROM_B.read(pe));
+        LOOKED.atomic_set(pe, 0, 1)?;
+        assert_eq!(from_b, [2; 4], "B's quiet delivered B's put");
+        // PE 0 reaches this PE through a network (it has no address of PE 0's memory):
+        // its contexts' puts are staged per context, not complete on return.
+        if FROM_A.remote_ptr(pe, 0).is_err() {
+            assert_eq!(from_a, [0; 4], "B's quiet left A's put undelivered");
+        } else {
+            assert_eq!(
+                from_a, [1; 4],
+                "a put through shared memory is complete on return"
+            );
+        }
+    }
+    pe.barrier_all()?;
+    if me == peer {
+        assert_eq!(FROM_A.read(pe), [1; 4], "A's quiet delivered A's put");
+    }
     Ok(())
 }
 

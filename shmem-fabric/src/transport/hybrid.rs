@@ -10,6 +10,10 @@
 //!   complete remotely before they return, so the runtime's "data, then flag" protocols
 //!   keep their order (a network orders neither puts among themselves nor puts against
 //!   atomics). A copy between two remote places bounces through private memory.
+//! - **Contexts.** A non-blocking put of a context other than the default one to another
+//!   node is staged (a copy of its source) and issued only by that context's `quiet` or
+//!   `fence` (or a barrier): one context's `quiet` completes its own puts and leaves the
+//!   others' unsent.
 //! - **Progress.** Waits call [`Transport::progress`], so does one read of this PE's
 //!   node memory in sixteen (a program spinning on it), and sleeping is polling the
 //!   network, yielding the CPU between polls, in short slices after which the wait looks
@@ -22,6 +26,7 @@ use std::time::{Duration, Instant};
 use super::amo::{AtomicOp, AtomicWidth};
 use super::network::{Completion, Network};
 use super::shm::Mapping;
+use super::staged::StagedPuts;
 use super::{get_each, put_each, Strides, Transport};
 use crate::error::RtResult;
 use crate::memory::layout::{self, Region};
@@ -61,6 +66,8 @@ struct State {
     unflushed: AtomicBool,
     /// Reads of node memory made by this PE (see `get`).
     local_reads: AtomicU32,
+    /// Contexts' non-blocking puts to other nodes, not yet issued.
+    staged: StagedPuts<NetPlace>,
 }
 
 /// A place: a PE and a symmetric offset.
@@ -94,6 +101,7 @@ impl<N: Network> Hybrid<N> {
             state: Arc::new(State {
                 unflushed: AtomicBool::new(false),
                 local_reads: AtomicU32::new(0),
+                staged: StagedPuts::new(),
             }),
             net,
         }
@@ -343,6 +351,18 @@ impl<N: Network> Transport for Hybrid<N> {
         crate::sync::wake::store_load_fence();
     }
 
+    unsafe fn put_nbi_ctx(&self, ctx: u64, from: *const u8, to: NetPlace, len: usize) {
+        if ctx == 0 || len == 0 || self.direct(to.pe).is_some() {
+            // The default context's, and puts that complete on return.
+            // SAFETY: the caller's promise, passed on.
+            return unsafe { self.put_nbi(from, to, len) };
+        }
+        // SAFETY: `from` is valid for `len` bytes (the caller's contract).
+        if unsafe { self.state.staged.stage(ctx, from, to, len) } {
+            self.issue_staged(Some(ctx));
+        }
+    }
+
     fn fence(&self) {
         self.flush_unflushed();
     }
@@ -350,7 +370,15 @@ impl<N: Network> Transport for Hybrid<N> {
         self.flush_unflushed();
         self.net.sync_memory();
     }
+    fn issue_staged(&self, ctx: Option<u64>) {
+        for put in self.state.staged.take(ctx) {
+            // SAFETY: the copy holds `data.len()` bytes; its target was checked to lie
+            // inside the partition when the put was staged.
+            unsafe { self.put_nbi(put.data.as_ptr(), put.to, put.data.len()) };
+        }
+    }
     fn complete_for_barrier(&self) {
+        self.issue_staged(None);
         self.flush_unflushed();
     }
 

@@ -2,10 +2,13 @@
 //! and every access — words, bulk copies — is a call that resolves it anew, as an RMA
 //! transport's calls would. It runs over the shared-memory mapping, so it needs nothing
 //! but the ordinary launcher; running the collective tests on it shows that the
-//! algorithms use nothing but the [`Transport`] calls. [`LoopbackNet`] is the same
-//! mapping as a network, for the hybrid transport.
+//! algorithms use nothing but the [`Transport`] calls. A context's non-blocking puts to
+//! other PEs are staged until that context's `quiet` or `fence` (or a barrier), as over
+//! a network. [`LoopbackNet`] is the same mapping as a network, for the hybrid
+//! transport.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::amo::{AtomicOp, AtomicWidth};
@@ -13,13 +16,17 @@ use super::groups::NoGroups;
 use super::hybrid::Hybrid;
 use super::network::{Completion, Network};
 use super::shm::ShmTransport;
+use super::staged::StagedPuts;
 use super::Transport;
 use crate::memory::layout::Region;
 
-/// The shared-memory transport, reached only through calls.
+/// The shared-memory transport, reached only through calls. Clones share the staged
+/// puts.
 #[derive(Clone)]
 pub struct LoopbackTransport {
     shm: ShmTransport,
+    /// Contexts' non-blocking puts to other PEs, not yet made.
+    staged: Arc<StagedPuts<Remote>>,
 }
 
 /// A place: PE and symmetric offset.
@@ -32,7 +39,10 @@ pub struct Remote {
 impl LoopbackTransport {
     /// The loopback view of a joined shared-memory transport.
     pub(crate) fn new(shm: ShmTransport) -> LoopbackTransport {
-        LoopbackTransport { shm }
+        LoopbackTransport {
+            shm,
+            staged: Arc::new(StagedPuts::new()),
+        }
     }
 
     /// The address of `len` bytes at `at`, checked to lie inside the partition.
@@ -149,13 +159,33 @@ impl Transport for LoopbackTransport {
         crate::sync::wake::store_load_fence();
     }
 
+    unsafe fn put_nbi_ctx(&self, ctx: u64, from: *const u8, to: Remote, len: usize) {
+        if ctx == 0 || to.pe == self.me() {
+            // SAFETY: the caller's promise, passed on.
+            return unsafe { self.put(from, to, len) };
+        }
+        // The target is checked now, as the put's would be.
+        self.address(to, len);
+        // SAFETY: `from` is valid for `len` bytes (the caller's contract).
+        if unsafe { self.staged.stage(ctx, from, to, len) } {
+            self.issue_staged(Some(ctx));
+        }
+    }
+
     fn fence(&self) {
         self.shm.fence()
     }
     fn quiet(&self) {
         self.shm.quiet()
     }
+    fn issue_staged(&self, ctx: Option<u64>) {
+        for put in self.staged.take(ctx) {
+            // SAFETY: the copy holds `data.len()` bytes.
+            unsafe { self.put(put.data.as_ptr(), put.to, put.data.len()) };
+        }
+    }
     fn complete_for_barrier(&self) {
+        self.issue_staged(None);
         self.shm.complete_for_barrier()
     }
 

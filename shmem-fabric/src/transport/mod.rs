@@ -31,6 +31,8 @@ pub mod network;
 
 #[cfg(feature = "loopback-transport")]
 pub mod loopback;
+#[cfg(any(feature = "mpi", feature = "loopback-transport"))]
+mod staged;
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -150,6 +152,19 @@ pub trait Transport: Sized + 'static {
         // SAFETY: the caller's promise, passed on.
         unsafe { self.put(from, to, len) }
     }
+    /// [`Transport::put_nbi`] on communication context `ctx` (0: the PE's default
+    /// context, which is `put_nbi` itself): the data need only be delivered by that
+    /// context's next [`Transport::quiet_ctx`] or [`Transport::fence_ctx`], or the next
+    /// barrier. A transport whose puts complete on return has nothing else to do.
+    ///
+    /// # Safety
+    /// As [`Transport::put`].
+    #[inline(always)]
+    unsafe fn put_nbi_ctx(&self, ctx: u64, from: *const u8, to: Self::Place, len: usize) {
+        let _ = ctx;
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.put_nbi(from, to, len) }
+    }
     /// Copies the elements of private memory at `from` that `strides` walks to the
     /// places it walks from `to`, each as [`Transport::put`] copies it.
     ///
@@ -191,6 +206,27 @@ pub trait Transport: Sized + 'static {
     fn fence(&self);
     /// `shmem_quiet`: every earlier put of this PE is complete and visible.
     fn quiet(&self);
+    /// `shmem_ctx_fence` of context `ctx` (not 0): its earlier puts to each PE are
+    /// delivered before its later ones (other contexts' may be ordered too).
+    #[inline(always)]
+    fn fence_ctx(&self, ctx: u64) {
+        self.issue_staged(Some(ctx));
+        self.fence()
+    }
+    /// `shmem_ctx_quiet` of context `ctx` (not 0): its earlier puts are complete and
+    /// visible (other contexts' may be completed too).
+    #[inline(always)]
+    fn quiet_ctx(&self, ctx: u64) {
+        self.issue_staged(Some(ctx));
+        self.quiet()
+    }
+    /// Makes the non-blocking puts that context `ctx` (every context, for `None`) has
+    /// staged in [`Transport::put_nbi_ctx`], in the order they were staged; nothing where
+    /// none are staged.
+    #[inline(always)]
+    fn issue_staged(&self, ctx: Option<u64>) {
+        let _ = ctx;
+    }
     /// Completes this PE's earlier puts before a barrier announces its arrival, whose
     /// release store then publishes them (what makes a barrier `quiet` + `sync`).
     fn complete_for_barrier(&self);

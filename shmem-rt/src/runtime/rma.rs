@@ -148,11 +148,18 @@ impl Runtime {
     /// the next [`Runtime::quiet`] (or barrier); `src` may be reused as soon as this
     /// returns.
     pub fn put_nbi(&self, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
+        self.put_nbi_ctx(0, pe, offset, src)
+    }
+
+    /// [`Runtime::put_nbi`] on communication context `ctx` (0: the default context):
+    /// delivered by that context's next [`Runtime::quiet_ctx`] or [`Runtime::fence_ctx`]
+    /// (or barrier).
+    pub fn put_nbi_ctx(&self, ctx: u64, pe: usize, offset: usize, src: &[u8]) -> RtResult<()> {
         one_sided!(self, pe, "put_nbi", src.len(), {
             self.check_range(offset, src.len())?;
             serially!(self, t => {
                 // SAFETY: as in `put`.
-                unsafe { t.put_nbi(src.as_ptr(), t.place(pe, offset), src.len()) };
+                unsafe { t.put_nbi_ctx(ctx, src.as_ptr(), t.place(pe, offset), src.len()) };
                 notify::notify(t, pe);
             });
             Ok(())
@@ -344,6 +351,19 @@ impl Runtime {
     /// network, those of every thread: see `serially!`).
     pub fn quiet(&self) {
         serially!(self, t => t.quiet());
+    }
+
+    /// `shmem_ctx_fence` of context `ctx` (not 0): orders its earlier puts to each PE
+    /// before its later ones.
+    pub fn fence_ctx(&self, ctx: u64) {
+        serially!(self, t => t.fence_ctx(ctx));
+    }
+
+    /// `shmem_ctx_quiet` of context `ctx` (not 0): its earlier puts are complete and
+    /// visible; another context's non-blocking puts may stay undelivered (on a network,
+    /// every thread's other operations are completed too: see `serially!`).
+    pub fn quiet_ctx(&self, ctx: u64) {
+        serially!(self, t => t.quiet_ctx(ctx));
     }
 
     /// The network's lock (see `serially!`). A build with no network transport has no
