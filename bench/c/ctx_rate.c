@@ -6,6 +6,9 @@
  * (shmem_ctx_create(SHMEM_CTX_PRIVATE)), towards the next PE:
  *   put8        windows of 64 shmem_ctx_long_p, each window ended by shmem_ctx_quiet
  *   fetch_add8  blocking shmem_ctx_long_atomic_fetch_add, 64 per window
+ * then the same from PE 0's threads only, towards PE 1 (put8_from_pe0,
+ * fetch_add8_from_pe0), while the other PEs wait in shmem_long_wait_until (OSHMEM's
+ * target must progress the puts, see rate()).
  * WINDOWS windows per thread, after one untimed pass; each thread times itself from
  * the moment all have started, and the slowest thread's time counts.  PE 0 prints
  * "oshmem,OP,threads,npes,per-thread rate/s,total rate/s" CSV lines.
@@ -30,6 +33,10 @@
 
 static long target[MAX_THREADS * WINDOW];
 static long counters[MAX_THREADS * LINE];
+/* How many one-way passes PE 0 has finished: what the sleeping PEs poll. */
+static long passes_done;
+/* How many of them this PE has waited for. */
+static long passes_waited;
 
 struct job {
     int thread;
@@ -77,15 +84,28 @@ static void *run(void *arg) {
     return NULL;
 }
 
-/* Per-thread rate of `threads` threads making the put (or fetch-add) windows. */
-static double rate(int threads, int put) {
+/* Per-thread rate of `threads` threads making the put (or fetch-add) windows: every
+ * PE's towards the next PE, or (from_pe0) PE 0's towards PE 1 while the others sleep
+ * (they return 0). */
+static double rate(int threads, int put, int from_pe0) {
     pthread_t tids[MAX_THREADS];
     struct job jobs[MAX_THREADS];
     pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, threads);
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    int to = from_pe0 ? 1 % n : (me + 1) % n;
     shmem_barrier_all();
+    if (from_pe0 && me != 0) {
+        /* OSHMEM's UCX layer moves puts over shared memory as active messages, which
+         * the target must progress: a PE that slept here would stall PE 0's threads,
+         * so it waits in shmem_long_wait_until, which polls (and takes a core). */
+        passes_waited++;
+        shmem_long_wait_until(&passes_done, SHMEM_CMP_GE, passes_waited);
+        shmem_barrier_all();
+        return 0;
+    }
+    pthread_barrier_init(&start, NULL, threads);
     for (int t = 0; t < threads; t++) {
-        jobs[t] = (struct job){t, put, (shmem_my_pe() + 1) % shmem_n_pes(), &start, 0};
+        jobs[t] = (struct job){t, put, to, &start, 0};
         pthread_create(&tids[t], NULL, run, &jobs[t]);
     }
     double slowest = 0;
@@ -96,6 +116,11 @@ static double rate(int threads, int put) {
         }
     }
     pthread_barrier_destroy(&start);
+    if (from_pe0) {
+        for (int other = 1; other < n; other++) {
+            shmem_long_atomic_add(&passes_done, 1, other);
+        }
+    }
     shmem_barrier_all();
     return (double)WINDOWS * WINDOW / slowest;
 }
@@ -109,25 +134,34 @@ int main(void) {
         shmem_global_exit(3);
     }
     const char *names[2] = {"fetch_add8", "put8"};
-    for (int put = 1; put >= 0; put--) {
-        for (int threads = 1; threads <= MAX_THREADS; threads++) {
-            rate(threads, put);
-            double per_thread = rate(threads, put);
-            if (shmem_my_pe() == 0) {
-                printf("oshmem,%s,%d,%d,%.0f,%.0f\n", names[put], threads, shmem_n_pes(),
-                       per_thread, per_thread * threads);
-                fflush(stdout);
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    /* This PE's counters as the fetch-adds should leave them. */
+    long expected[MAX_THREADS] = {0};
+    for (int from_pe0 = 0; from_pe0 <= 1; from_pe0++) {
+        for (int put = 1; put >= 0; put--) {
+            for (int threads = 1; threads <= MAX_THREADS; threads++) {
+                rate(threads, put, from_pe0);
+                double per_thread = rate(threads, put, from_pe0);
+                if (!put && (!from_pe0 || me == 1 % n)) {
+                    for (int t = 0; t < threads; t++) {
+                        expected[t] += 2L * WINDOWS * WINDOW;
+                    }
+                }
+                if (me == 0) {
+                    printf("oshmem,%s%s,%d,%d,%.0f,%.0f\n", names[put],
+                           from_pe0 ? "_from_pe0" : "", threads, n, per_thread,
+                           per_thread * threads);
+                    fflush(stdout);
+                }
             }
         }
     }
-    /* Every fetch-add landed (two passes per thread count that has the thread). */
+    /* Every fetch-add landed, on the PEs they aimed at. */
     shmem_barrier_all();
-    long hits = 2L * MAX_THREADS * WINDOWS * WINDOW;
     for (int t = 0; t < MAX_THREADS; t++) {
-        long expected = hits / MAX_THREADS * (MAX_THREADS - t);
-        if (counters[t * LINE] != expected) {
-            fprintf(stderr, "PE %d: counter %d holds %ld, not %ld\n", shmem_my_pe(), t,
-                    counters[t * LINE], expected);
+        if (counters[t * LINE] != expected[t]) {
+            fprintf(stderr, "PE %d: counter %d holds %ld, not %ld\n", me, t,
+                    counters[t * LINE], expected[t]);
             shmem_global_exit(1);
         }
     }
