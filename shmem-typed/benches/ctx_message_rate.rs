@@ -10,7 +10,8 @@
 //!
 //! Prints `ours,OP,threads,npes,per-thread rate/s,total rate/s` CSV lines (PE 0), the
 //! same columns as `bench/c/ctx_rate.c` prints for OSHMEM. Run it on an idle machine:
-//! `cargo bench -p shmem-typed --bench ctx_message_rate` (2 PEs unless `SHMEM_NPES`).
+//! `cargo bench -p shmem-typed --bench ctx_message_rate` (2 PEs unless `SHMEM_NPES`;
+//! `CTX_RATE_WINDOWS` windows per thread and pass, 40,000 unless set).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -21,8 +22,14 @@ use shmem_typed::prelude::*;
 const MAX_THREADS: usize = 2;
 /// Messages between two `quiet`s.
 const WINDOW: usize = 64;
-/// Windows timed per thread.
-const WINDOWS: usize = 40_000;
+/// Windows timed per thread, unless `CTX_RATE_WINDOWS` says otherwise (fewer through a
+/// network, where a window costs milliseconds).
+fn windows() -> usize {
+    std::env::var("CTX_RATE_WINDOWS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(40_000)
+}
 
 #[symmetric]
 static TARGET: [u64; MAX_THREADS * WINDOW] = [0; MAX_THREADS * WINDOW];
@@ -49,7 +56,7 @@ enum Shape {
 }
 
 /// Operations per second of each of `threads` threads making `op` on its own context
-/// (`WINDOWS * WINDOW` each), timed in each thread from the moment all have started;
+/// (`windows() * WINDOW` each), timed in each thread from the moment all have started;
 /// the slowest thread's time counts (PE 0's, for [`Shape::FromPe0`]; the other PEs
 /// return 0).
 fn rate(pe: &mut Pe, threads: usize, op: Op, shape: Shape) -> Result<f64, ShmemError> {
@@ -84,7 +91,7 @@ fn rate(pe: &mut Pe, threads: usize, op: Op, shape: Shape) -> Result<f64, ShmemE
                 Ok(s.spawn(move || -> Result<f64, ShmemError> {
                     start.wait();
                     let started = Instant::now();
-                    for w in 0..WINDOWS {
+                    for w in 0..windows() {
                         op(&mut ctx, to, t, w)?;
                     }
                     Ok(started.elapsed().as_secs_f64())
@@ -103,7 +110,7 @@ fn rate(pe: &mut Pe, threads: usize, op: Op, shape: Shape) -> Result<f64, ShmemE
         }
     }
     pe.barrier_all()?;
-    Ok((WINDOWS * WINDOW) as f64 / seconds)
+    Ok((windows() * WINDOW) as f64 / seconds)
 }
 
 /// One window of 8-byte puts into thread `t`'s slots on PE `to`, then `quiet`.
@@ -140,7 +147,7 @@ fn main(pe: &mut Pe) -> Result<(), ShmemError> {
                 }
                 if name == "fetch_add8" && (shape == Shape::EveryPe || me == 1 % n) {
                     for hits in &mut expected[..threads] {
-                        *hits += 2 * (WINDOWS * WINDOW) as u64;
+                        *hits += 2 * (windows() * WINDOW) as u64;
                     }
                 }
                 if me == 0 {
