@@ -115,8 +115,8 @@ pub trait Transport: Sized + 'static {
     /// Loads a word (acquire).
     fn load(&self, at: Self::Place) -> u64;
     /// Loads a word (acquire), unless its PE leaves the read unanswered for `within`
-    /// (see [`Network::load_within`]): `None` then. Where the word is mapped here, the
-    /// same as [`Transport::load`].
+    /// (a network PE that computes in its own code, see the network's `load_within`):
+    /// `None` then. Where the word is mapped here, the same as [`Transport::load`].
     fn load_within(&self, at: Self::Place, within: Duration) -> Option<u64> {
         let _ = within;
         Some(self.load(at))
