@@ -8,7 +8,8 @@
 #                                    of two ranks (SHMEM_MPI_NODE_RANKS=2)
 #   scripts/mpi-tests.sh suites      the typed suites with every peer remote, the
 #                                    transport contract with nodes of two ranks too
-#                                    (and tests/mpi_waits.rs in release and debug)
+#                                    (and tests/mpi_waits.rs in release and debug,
+#                                    tests/mpi_observe.rs one job at a time)
 #   scripts/mpi-tests.sh two-hosts   the examples across two network-namespace hosts
 #                                    (scripts/mpi-two-hosts.sh; needs root)
 #   scripts/mpi-tests.sh all         all three
@@ -86,6 +87,10 @@ suites() {
   step "waits of every kind, every peer remote: release (with the pair matrix)"
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
     cargo test --release -p shmem-typed --features shmem-typed/mpi --test mpi_waits \
+    -- --test-threads=1
+  step "where every PE is (Ctrl-C to mpirun, SIGQUIT, watchdog), every peer remote"
+  SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
+    cargo test --release -p shmem-typed --features shmem-typed/mpi --test mpi_observe \
     -- --test-threads=1
   step "waits of every kind, every peer remote: debug (without the pair matrix)"
   SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \

@@ -216,6 +216,12 @@ impl<N: Network> Transport for Hybrid<N> {
             None => self.word_op(at, AtomicOp::Fetch),
         }
     }
+    fn load_within(&self, at: NetPlace, within: Duration) -> Option<u64> {
+        match self.own_word(at) {
+            Some(word) => Some(word.load(Ordering::Acquire)),
+            None => self.net.load_within(at.pe, at.off, within),
+        }
+    }
     #[inline]
     fn load_relaxed(&self, at: NetPlace) -> u64 {
         self.load(at)

@@ -116,6 +116,13 @@ pub trait Transport: Sized + 'static {
 
     /// Loads a word (acquire).
     fn load(&self, at: Self::Place) -> u64;
+    /// Loads a word (acquire), unless its PE leaves the read unanswered for `within`
+    /// (a network PE that computes in its own code, see the network's `load_within`):
+    /// `None` then. Where the word is mapped here, the same as [`Transport::load`].
+    fn load_within(&self, at: Self::Place, within: Duration) -> Option<u64> {
+        let _ = within;
+        Some(self.load(at))
+    }
     /// Loads a word (relaxed).
     fn load_relaxed(&self, at: Self::Place) -> u64;
     /// Stores a word (release).
@@ -285,11 +292,16 @@ pub(crate) unsafe fn get_each<T: Transport>(t: &T, from: T::Place, to: *mut u8, 
     }
 }
 
+/// True when this process is a rank of an MPI job (in builds with the `mpi` feature):
+/// MPI's launcher started it, and no supervisor of ours watches its job.
+pub fn started_by_mpi() -> bool {
+    cfg!(feature = "mpi") && crate::config::mpi_job().is_some()
+}
+
 /// True when this process was started as a PE: by a supervisor, or (in builds with the
 /// `mpi` feature) as a rank of an MPI job.
 pub fn is_pe() -> bool {
-    std::env::var_os(crate::config::env::HEAP_FD).is_some()
-        || (cfg!(feature = "mpi") && crate::config::mpi_job().is_some())
+    std::env::var_os(crate::config::env::HEAP_FD).is_some() || started_by_mpi()
 }
 
 /// The transport a PE runs on, chosen at init.

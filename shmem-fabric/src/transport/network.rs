@@ -96,6 +96,16 @@ pub trait Network: Clone + Send + Sync + 'static {
     /// words (which the network must make visible after [`Network::sync_memory`]).
     fn atomic(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) -> u64;
 
+    /// Loads the word at `off` of PE `pe` as [`Network::atomic`] fetches it, unless the
+    /// target leaves the read unanswered for `within` (a network whose targets serve
+    /// reads only from inside its calls, while the target computes in its own code):
+    /// `None` then. For a PE that shows where every PE is without hanging on one that
+    /// does not answer.
+    fn load_within(&self, pe: usize, off: usize, within: std::time::Duration) -> Option<u64> {
+        let _ = within;
+        Some(self.atomic(pe, off, AtomicWidth::Bits64, AtomicOp::Fetch))
+    }
+
     /// Completes every put made with [`Completion::Local`] so far.
     fn flush(&self);
 

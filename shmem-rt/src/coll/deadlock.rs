@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::coll::sets::{self, SetSpec};
 use crate::error::{CollectiveError, WaitSite};
+use crate::job::state;
 use crate::memory::layout::{self, sync, WaitRecord};
 use crate::observe::{probe, record};
 use crate::sync::wait::show_hang;
@@ -107,7 +108,7 @@ impl Awaited {
             }
             Awaited::Agreement { key, call } => set_members(key, t.npes())
                 .into_iter()
-                .find(|&pe| agreements_entered(t, pe, key) < call),
+                .find(|&pe| !answers(t, pe) || agreements_entered(t, pe, key) < call),
         }
     }
 
@@ -129,6 +130,16 @@ impl Awaited {
             }
         }
     }
+}
+
+/// Whether `pe` answers a read within `state::ANSWER_WITHIN`. One that does not is in
+/// its own code: no cycle of waits runs through it now (it is in no wait that lasts),
+/// and the watch does not wait on its words until it comes back.
+fn answers<T: Transport>(t: &T, pe: usize) -> bool {
+    let seq = layout::wait_record(offset_of!(WaitRecord, seq));
+    pe == t.me()
+        || t.load_within(t.place(pe, seq), state::ANSWER_WITHIN)
+            .is_some()
 }
 
 /// The agreement exchanges (`coll::offload`) `pe` has entered on the set with key `key`: the count in
@@ -439,6 +450,9 @@ impl<'t, T: Transport> Watch<'t, T> {
         let first = self.awaited.next(t)?;
         let mut pe = first;
         loop {
+            if !answers(t, pe) {
+                return None;
+            }
             let Reading::Blocked(snapshot) = read_record(t, pe) else {
                 return None;
             };

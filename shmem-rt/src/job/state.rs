@@ -8,6 +8,7 @@
 //! the PE.
 
 use std::mem::offset_of;
+use std::time::Duration;
 
 use crate::error::{PeEnd, RtError};
 use crate::memory::layout::{self, ControlLine, PeState};
@@ -16,6 +17,13 @@ use crate::wire::failure::{decode, encode};
 
 /// Symmetric offset of a PE's state word.
 pub(crate) const STATE: usize = layout::control(offset_of!(ControlLine, state));
+
+/// How long a read of another PE's record may go unanswered before the reader takes the
+/// record as unchanged: a network PE serves reads only from inside the library's calls
+/// (one that waits does at least every sleep slice, 20 ms), so one that computes in its
+/// own code would otherwise hold every PE that reads it, and a signal for the table of
+/// where every PE is would not be noticed (`observe::unsupervised`).
+pub(crate) const ANSWER_WITHIN: Duration = Duration::from_millis(50);
 
 /// The failure as the error a waiting PE returns.
 pub(crate) fn as_error((pe, end): (usize, PeEnd)) -> RtError {
@@ -39,10 +47,14 @@ pub(crate) fn record_failure<T: Transport>(t: &T, pe: usize, end: PeEnd) -> bool
     recorded
 }
 
-/// The PE end that aborted the job and the PE it names, if the job is aborting.
+/// The PE end that aborted the job and the PE it names, if the job is aborting (none
+/// while PE 0 leaves the read unanswered: see [`ANSWER_WITHIN`]).
 #[inline]
 pub(crate) fn recorded_failure<T: Transport>(t: &T) -> Option<(usize, PeEnd)> {
-    decode(t.load(t.place(0, layout::JOB_WORD)))
+    decode(
+        t.load_within(t.place(0, layout::JOB_WORD), ANSWER_WITHIN)
+            .unwrap_or(0),
+    )
 }
 
 /// The failure that aborts the job, if any, as the error a waiting PE returns.
@@ -51,10 +63,12 @@ pub(crate) fn job_failure<T: Transport>(t: &T) -> Option<RtError> {
     recorded_failure(t).map(as_error)
 }
 
-/// PE `pe`'s lifecycle state.
+/// PE `pe`'s lifecycle state (running while it leaves the read unanswered: it computes
+/// in its own code; see [`ANSWER_WITHIN`]).
 #[inline]
 pub(crate) fn state_of<T: Transport>(t: &T, pe: usize) -> PeState {
-    PeState::from_word(t.load(t.place(pe, STATE)))
+    t.load_within(t.place(pe, STATE), ANSWER_WITHIN)
+        .map_or(PeState::Running, PeState::from_word)
 }
 
 /// Publishes this PE's lifecycle state (release: every store this PE made before is

@@ -274,8 +274,7 @@ fn watchdog(spec: &JobSpec) -> Option<Duration> {
         .find(|(k, _)| k == env::WATCHDOG)
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var_os(env::WATCHDOG))?;
-    let secs: f64 = value.to_str()?.trim().parse().ok()?;
-    (secs > 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs))
+    observe::watchdog(value.to_str()?)
 }
 
 /// Whether no PE has completed a call (or joined the job) for `limit`, as their call

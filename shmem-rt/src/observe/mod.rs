@@ -24,10 +24,11 @@ pub(crate) mod record;
 pub(crate) mod table;
 pub(crate) mod timeline;
 pub(crate) mod trace;
+mod unsupervised;
 
 use std::panic::Location;
 
-use crate::config::env::TRACE;
+use crate::config::env::{TRACE, WATCHDOG};
 use crate::memory::layout::Region;
 use probe::on;
 
@@ -42,10 +43,21 @@ pub(crate) fn install() {
 pub(crate) fn init(me: usize, npes: usize, own: Option<*mut u8>, region: Region) {
     record::init(own, region);
     let settings = trace::Settings::from_env();
+    if crate::transport::started_by_mpi() {
+        // Started by MPI's launcher: the PEs print the table themselves.
+        unsupervised::install(std::env::var(WATCHDOG).ok().as_deref().and_then(watchdog));
+    }
     if settings.any() {
         trace::start(me, npes, settings);
         probe::turn_on();
     }
+}
+
+/// The watchdog's limit that `SHMEM_WATCHDOG` (`seconds`) asks for, if it is a positive
+/// number of seconds.
+pub(crate) fn watchdog(seconds: &str) -> Option<std::time::Duration> {
+    let secs: f64 = seconds.trim().parse().ok()?;
+    (secs > 0.0 && secs.is_finite()).then(|| std::time::Duration::from_secs_f64(secs))
 }
 
 /// Merges the parts of the trace this job was asked for (PE 0 at finalize, once every

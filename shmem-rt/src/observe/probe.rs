@@ -2,11 +2,14 @@
 //! flag that says whether calls are observed, the clock every process of a machine
 //! shares, the time the current call spent waiting, and the printer of the table a hang
 //! verdict shows (registered by `observe` when the PE joins its job, so that the wait
-//! and the deadlock watch reach it without depending on the layers the table reads).
+//! and the deadlock watch reach it without depending on the layers the table reads),
+//! and, where no launcher of ours watches the job, what a waiting PE looks at for it
+//! (a signal that stops the job, the watchdog: `observe::unsupervised`).
 
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use crate::memory::layout::{self, ControlLine, Region};
 
@@ -63,7 +66,8 @@ pub(crate) fn take_waited() -> (u64, u64, u64) {
 }
 
 /// Whoever prints the table of a job first marks it shown in `SHOWN`, PE 0's word:
-/// the table is printed once per job.
+/// the table is printed once per job. A PE that prints it from inside a job no launcher
+/// of ours watches marks it in every PE it read (`table::print_seen`).
 pub(crate) const SHOWN: usize = layout::control(offset_of!(ControlLine, table_shown));
 
 /// What a PE that reached a hang verdict shows its job from.
@@ -76,6 +80,11 @@ pub(crate) struct Hang<'a> {
     pub(crate) region: Region,
     /// Reads a word of a PE's partition (pe, symmetric offset; acquire).
     pub(crate) load: &'a dyn Fn(usize, usize) -> u64,
+    /// The same, unless the PE leaves the read unanswered for the given time (a
+    /// network PE computing in its own code): `None` then.
+    pub(crate) load_within: &'a dyn Fn(usize, usize, Duration) -> Option<u64>,
+    /// Stores a word of a PE's partition (pe, symmetric offset, value; release).
+    pub(crate) store: &'a dyn Fn(usize, usize, u64),
 }
 
 /// Prints the table of where every PE is, titled with a hang verdict.
@@ -91,4 +100,34 @@ pub(crate) fn set_hang_printer(print: HangPrinter) {
 /// The printer of the hang table, once the PE has joined its job.
 pub(crate) fn hang_printer() -> Option<HangPrinter> {
     HANG_PRINTER.get().copied()
+}
+
+/// Whether waiting PEs have something to look at for the job (a signal arrived, or the
+/// watchdog is on) where no launcher of ours watches it. Tested on a wait's slow rounds.
+static WATCH: AtomicBool = AtomicBool::new(false);
+
+/// Whether a waiting PE should run the wait watcher now (one relaxed load).
+#[inline]
+pub(crate) fn watch_due() -> bool {
+    WATCH.load(Ordering::Relaxed)
+}
+
+/// Makes waiting PEs run the wait watcher (async-signal-safe: one atomic store).
+pub(crate) fn set_watch() {
+    WATCH.store(true, Ordering::Relaxed);
+}
+
+/// What a waiting PE runs when [`watch_due`], with the job it sees.
+pub(crate) type WaitWatcher = fn(&Hang<'_>);
+
+static WAIT_WATCHER: OnceLock<WaitWatcher> = OnceLock::new();
+
+/// Sets the wait watcher (once per process; later calls keep the first).
+pub(crate) fn set_wait_watcher(watch: WaitWatcher) {
+    let _ = WAIT_WATCHER.set(watch);
+}
+
+/// The wait watcher, once set.
+pub(crate) fn wait_watcher() -> Option<WaitWatcher> {
+    WAIT_WATCHER.get().copied()
 }

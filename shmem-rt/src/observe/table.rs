@@ -4,9 +4,10 @@
 //! record, its call record, its latest arrival line), read by whoever maps them: the
 //! launcher on Ctrl-C, `SIGQUIT` or its watchdog, a PE on a hang verdict.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 
-use super::probe::{now_ns, Hang};
+use super::probe::{self, now_ns, Hang};
 use super::record;
 use crate::coll::deadlock::{self, Awaited, Reading, Snapshot};
 use crate::coll::sets::SetSpec;
@@ -187,9 +188,62 @@ fn published_data(w: &Snapshot, own: &dyn Fn(usize) -> u64) -> Option<(u32, u64)
 /// Prints the table, titled with the hang verdict `verdict`, for the PE that reached
 /// it (the caller has marked the table shown: `probe::SHOWN`).
 pub(crate) fn print_hang(hang: &Hang<'_>, verdict: &str) {
-    let rows = rows(hang.npes, hang.region, hang.load, &|_| None, now_ns());
-    let title = format!("PE {}: hang: {verdict}; where every PE is:", hang.me);
-    crate::error::print_line(format(&title, &rows).trim_end());
+    print_seen(
+        hang,
+        &format!("PE {}: hang: {verdict}; where every PE is:", hang.me),
+    );
+}
+
+/// What the table shows of a PE that does not answer.
+const NO_ANSWER: &str = "in its own code (no answer)";
+
+/// Reads of the PEs' words by a PE of the job that give up on a PE once it leaves a
+/// read unanswered for `state::ANSWER_WITHIN` (it is not in a call that waits): its
+/// words then read as 0.
+pub(crate) struct Answers<'a, 'h> {
+    hang: &'a Hang<'h>,
+    mute: Vec<Cell<bool>>,
+}
+
+impl<'a, 'h> Answers<'a, 'h> {
+    /// Reads of the job `hang` describes.
+    pub(crate) fn new(hang: &'a Hang<'h>) -> Answers<'a, 'h> {
+        let mute = (0..hang.npes).map(|_| Cell::new(false)).collect();
+        Answers { hang, mute }
+    }
+
+    /// The word at `off` of PE `pe` (0 once `pe` has left a read unanswered).
+    pub(crate) fn load(&self, pe: usize, off: usize) -> u64 {
+        if self.mute[pe].get() {
+            return 0;
+        }
+        (self.hang.load_within)(pe, off, state::ANSWER_WITHIN).unwrap_or_else(|| {
+            self.mute[pe].set(true);
+            0
+        })
+    }
+
+    /// Whether `pe` has answered every read so far.
+    pub(crate) fn answered(&self, pe: usize) -> bool {
+        !self.mute[pe].get()
+    }
+}
+
+/// Prints the table under `title` as the PE of `hang` sees the job: a PE that leaves a
+/// read unanswered is shown in its own code (see [`Answers`]). Marks the table shown
+/// (`probe::SHOWN`) in every PE that answered.
+pub(crate) fn print_seen(hang: &Hang<'_>, title: &str) {
+    let answers = Answers::new(hang);
+    for pe in 0..hang.npes {
+        answers.load(pe, state::STATE);
+    }
+    let load = |pe: usize, off: usize| answers.load(pe, off);
+    let ended = |pe: usize| (!answers.answered(pe)).then(|| NO_ANSWER.to_string());
+    let rows = rows(hang.npes, hang.region, &load, &ended, now_ns());
+    crate::error::print_line(format(title, &rows).trim_end());
+    for pe in (0..hang.npes).filter(|&pe| answers.answered(pe)) {
+        (hang.store)(pe, probe::SHOWN, 1);
+    }
 }
 
 /// Seconds, briefly.

@@ -364,14 +364,32 @@ pub(crate) fn show_hang<T: Transport>(t: &T, verdict: &str) {
     if t.compare_exchange(t.place(0, probe::SHOWN), 0, 1) != 0 {
         return;
     }
+    with_job(t, |hang| print(hang, verdict));
+}
+
+/// Runs `f` with the job as this PE sees it (for the table of where every PE is).
+fn with_job<T: Transport>(t: &T, f: impl FnOnce(&Hang<'_>)) {
     let load = |pe: usize, off: usize| t.load(t.place(pe, off));
-    let hang = Hang {
+    let load_within = |pe: usize, off: usize, within| t.load_within(t.place(pe, off), within);
+    let store = |pe: usize, off: usize, value: u64| t.store(t.place(pe, off), value);
+    f(&Hang {
         me: t.me(),
         npes: t.npes(),
         region: t.region(),
         load: &load,
-    };
-    print(&hang, verdict);
+        load_within: &load_within,
+        store: &store,
+    });
+}
+
+/// Lets the wait watcher look at the job (see `probe::watch_due`): a signal that stops
+/// the job, or the watchdog, where no launcher of ours watches it.
+#[cold]
+#[inline(never)]
+fn watch<T: Transport>(t: &T) {
+    if let Some(watcher) = probe::wait_watcher() {
+        with_job(t, watcher);
+    }
 }
 
 /// Returns the error that makes waiting pointless, if any: the job is aborting, the PE
@@ -424,6 +442,9 @@ fn check_wait<T: Transport>(
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
 ) -> RtResult<()> {
+    if probe::watch_due() {
+        watch(t);
+    }
     let Err(err) = check_job(t, blocker, during) else {
         return Ok(());
     };

@@ -119,6 +119,14 @@ shim_functions! {
         off: usize,
         old: *mut u64,
     ) -> c_int;
+    pub(super) fn shmem_mpi_load_within(
+        net: *mut NetHandle,
+        pe: c_int,
+        off: usize,
+        seconds: f64,
+        value: *mut u64,
+        done: *mut c_int,
+    ) -> c_int;
     pub(super) fn shmem_mpi_flush_all(net: *mut NetHandle) -> c_int;
     pub(super) fn shmem_mpi_win_sync(net: *mut NetHandle) -> c_int;
     pub(super) fn shmem_mpi_progress() -> c_int;

@@ -648,6 +648,24 @@ impl Network for MpiNet {
     }
 
     #[inline]
+    fn load_within(&self, pe: usize, off: usize, within: std::time::Duration) -> Option<u64> {
+        let (mut value, mut done) = (0u64, 0 as c_int);
+        // SAFETY: a word inside the partition (the trait's contract), 8-aligned by the
+        // runtime; valid out-pointers. An unanswered read's buffer stays with the shim.
+        let rc = unsafe {
+            ffi::shmem_mpi_load_within(
+                self.raw(),
+                pe as c_int,
+                off,
+                within.as_secs_f64(),
+                &mut value,
+                &mut done,
+            )
+        };
+        self.check_mpi(rc, "MPI_Rget_accumulate");
+        (done != 0).then_some(value)
+    }
+
     fn progress(&self) {
         // SAFETY: MPI is running while the network exists.
         self.check_mpi(unsafe { ffi::shmem_mpi_progress() }, "MPI_Iprobe");

@@ -197,6 +197,35 @@ int shmem_mpi_connect_all(void) {
     return MPI_SUCCESS;
 }
 
+/*
+ * Makes this rank's first one-sided operation towards every other rank, while every rank
+ * is inside MPI (right after the window is made): Open MPI's osc/pt2pt holds a rank's
+ * first operation towards a target, even a request-based one, until that target answers,
+ * so a later read that must give up on a target computing in its own code
+ * (`shmem_mpi_load_within`) would otherwise wait for it.
+ */
+static int first_contact(MPI_Win window) {
+    int me, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    uint64_t *seen = calloc((size_t)size, sizeof *seen);
+    if (!seen) {
+        return MPI_ERR_NO_MEM;
+    }
+    uint64_t none = 0;
+    int rc = MPI_SUCCESS;
+    for (int pe = 0; pe < size && rc == MPI_SUCCESS; pe++) {
+        if (pe != me) {
+            rc = MPI_Fetch_and_op(&none, &seen[pe], MPI_UINT64_T, pe, 0, MPI_NO_OP, window);
+        }
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Win_flush_all(window);
+    }
+    free(seen);
+    return rc;
+}
+
 /* The instance's world window over `len` bytes at `base`, locked (shared) towards every
  * rank. */
 int shmem_mpi_win_create(struct shmem_mpi_net *net, void *base, size_t len) {
@@ -207,10 +236,11 @@ int shmem_mpi_win_create(struct shmem_mpi_net *net, void *base, size_t len) {
     }
     MPI_Win_set_errhandler(net->window, MPI_ERRORS_RETURN);
     rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, net->window);
-    if (rc == MPI_SUCCESS) {
-        net->locked = 1;
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
-    return rc;
+    net->locked = 1;
+    return first_contact(net->window);
 }
 
 /* Unlocks and frees the instance's window (collective over the world). */
@@ -386,6 +416,39 @@ int shmem_mpi_amo(struct shmem_mpi_net *net, int bytes, int code, uint64_t opera
     }
     rc = MPI_Win_flush(pe, window);
     *old = bytes == 4 ? (uint64_t)out.w32 : out.w64;
+    return rc;
+}
+
+/*
+ * Reads the 8-byte word at `off` of PE `pe` (atomically with respect to the other
+ * atomics on it), giving up after `seconds`: `*done` is 1 and `*value` the word when it
+ * arrived in time, else 0. A target serves the read only while it is inside MPI, so a
+ * rank that computes in its own code leaves it unanswered; its result buffer is then
+ * left to MPI, which completes the read whenever the target answers.
+ */
+int shmem_mpi_load_within(struct shmem_mpi_net *net, int pe, size_t off, double seconds,
+                          uint64_t *value, int *done) {
+    *done = 0;
+    uint64_t *result = malloc(sizeof *result);
+    if (!result) {
+        return MPI_ERR_NO_MEM;
+    }
+    MPI_Request request;
+    int rc = MPI_Rget_accumulate(NULL, 0, MPI_UINT64_T, result, 1, MPI_UINT64_T, pe,
+                                 (MPI_Aint)off, 1, MPI_UINT64_T, MPI_NO_OP, net->window,
+                                 &request);
+    if (rc != MPI_SUCCESS) {
+        free(result);
+        return rc;
+    }
+    double end = MPI_Wtime() + seconds;
+    while (rc == MPI_SUCCESS && !*done && MPI_Wtime() < end) {
+        rc = MPI_Test(&request, done, MPI_STATUS_IGNORE);
+    }
+    if (*done) {
+        *value = *result;
+        free(result);
+    }
     return rc;
 }
 
