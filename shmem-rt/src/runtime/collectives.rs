@@ -48,11 +48,14 @@ struct SetState {
     index: usize,
     /// Each member's slot in its own directory.
     slots: Box<[u32]>,
+    /// Each member's installation number of its slot (see `sets::install`).
+    installs: Box<[u64]>,
     /// Whether every member's slot is the same.
     uniform: bool,
     /// When this PE last switched to the set (ticks of [`SetTable::tick`]).
     used: u64,
-    /// The job's count of reclaimed slots when the members' slots were last found.
+    /// This PE's count of reclaimed slots of its sets when the members' slots were last
+    /// found.
     checked: u64,
 }
 
@@ -94,13 +97,15 @@ pub(super) struct SetTable {
     tick: u64,
     /// The words of sets whose slot this PE gave to another set, by key.
     saved: HashMap<u64, sets::SavedWords>,
-    /// Whether this PE takes slots of idle sets back (not on MPI, whose communicators
-    /// follow the sets' slots).
-    reclaims: bool,
+    /// Installations of sets in this PE's slots so far (the last one's number).
+    installs: u64,
+    /// Sets forgotten (their slots went, here or on another member) whose network
+    /// communicator, if any, this PE has not released yet.
+    forgotten: Vec<u64>,
 }
 
 impl SetTable {
-    pub(super) fn new(npes: usize, reclaims: bool) -> SetTable {
+    pub(super) fn new(npes: usize) -> SetTable {
         SetTable {
             states: Vec::new(),
             by_spec: HashMap::new(),
@@ -110,15 +115,18 @@ impl SetTable {
             pending: None,
             tick: 0,
             saved: HashMap::new(),
-            reclaims,
+            installs: 0,
+            forgotten: Vec::new(),
         }
     }
 
-    /// Forgets what this PE knows of `set`'s slots (its own is kept, or saved).
+    /// Forgets what this PE knows of `set`'s slots (its own is kept, or saved), and
+    /// notes that its communicator goes too.
     fn forget(&mut self, set: &SetSpec) {
         let Some(i) = self.by_spec.remove(set) else {
             return;
         };
+        self.forgotten.push(set.key());
         self.states.swap_remove(i);
         if let Some(moved) = self.states.get(i) {
             self.by_spec.insert(moved.spec, i);
@@ -152,12 +160,8 @@ impl SetTable {
         // calls on it) has nothing more to compare; this PE's current set from here on
         // is the one swept, so no slot goes while it is looked at.
         let held = |s: &&SetState| {
-            sets::enter_set(t, s.spec.key(), self.reclaims);
-            let key = s.spec.key();
-            s.spec
-                .members()
-                .zip(s.slots.iter())
-                .all(|(pe, &slot)| sets::holds(t, pe, slot as usize, key))
+            sets::enter_set(t, s.spec.key());
+            members_hold(t, env, s, "finalize").unwrap_or(false)
         };
         let runtime = self.states.iter().filter(held).map(|s| {
             (
@@ -261,10 +265,15 @@ macro_rules! offloaded {
 
 impl Runtime {
     /// Prepares this PE's part of an offloaded call on `set` (see `coll::offload`): a
-    /// program's work array is checked and otherwise not needed. At the set's first call
-    /// the runtime's own join runs first: it waits for every member's first call on the
-    /// set and finds calls on other sets that wait in a cycle, so the set's communicator
-    /// is made by members that all reached it. Returns this PE's index in the set.
+    /// program's work array is checked and otherwise not needed. The set's runtime slot
+    /// is made ready as for a call of the runtime's protocol: at the set's first call
+    /// (or first since a member's slot of it went) the runtime's own join runs first: it
+    /// waits for every member's first call on the set and finds calls on other sets that
+    /// wait in a cycle, so the set's communicator is made by members that all reached it.
+    /// The communicator lives as long as this PE's knowledge of the members' slots: a
+    /// slot that goes (here, or on another member, which every member learns before its
+    /// next call on the set) takes it along on every member, so that the members' next
+    /// call on the set makes a new one together. Returns this PE's index in the set.
     fn enter_offloaded(
         &mut self,
         set: &SetSpec,
@@ -275,9 +284,7 @@ impl Runtime {
         if let Work::Explicit { offset, stage, .. } = work {
             self.check_work(offset, stage)?;
         }
-        if !self.comms.knows(set) {
-            self.prepare(set, index, Work::Implicit, during)?;
-        }
+        self.prepare(set, index, Work::Implicit, during)?;
         Ok(index)
     }
 }
@@ -389,19 +396,20 @@ impl Runtime {
                 // with the slots of the set this PE is leaving.
                 self.sets.last = LastSet::NONE;
                 let key = set.key();
-                let reclaims = self.sets.reclaims;
-                let count =
-                    with_transport!(&self.transport, t => sets::enter_set(t, key, reclaims));
+                let count = with_transport!(&self.transport, t => sets::enter_set(t, key));
                 self.sets.tick += 1;
                 let known = self.sets.by_spec.get(set).copied();
-                let i = match known {
-                    Some(i) if self.slots_still_held(i, count) => i,
+                let joined = match known {
+                    Some(i) if self.slots_still_held(i, count, during)? => Ok(i),
                     Some(_) => {
                         self.sets.forget(set);
-                        self.join_set(set, index, count, during)?
+                        self.release_forgotten();
+                        self.join_set(set, index, count, during)
                     }
-                    None => self.join_set(set, index, count, during)?,
+                    None => self.join_set(set, index, count, during),
                 };
+                self.release_forgotten();
+                let i = joined?;
                 self.sets.states[i].used = self.sets.tick;
                 self.sets.last = LastSet {
                     key: set.key(),
@@ -475,24 +483,34 @@ impl Runtime {
         run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))
     }
 
-    /// Whether every member still holds the slot this PE found for it in set state `i`,
-    /// the job's count of reclaimed slots being `count` (unchanged since they were
-    /// found: yes, without looking).
-    fn slots_still_held(&mut self, i: usize, count: u64) -> bool {
+    /// Whether every member still holds the slot this PE found for it in set state `i`
+    /// (the same installation), this PE's count of reclaimed slots being `count`
+    /// (unchanged since they were found: yes, without looking).
+    fn slots_still_held(&mut self, i: usize, count: u64, during: &'static str) -> RtResult<bool> {
         let state = &mut self.sets.states[i];
         if state.checked == count {
-            return true;
+            return Ok(true);
         }
-        let key = state.spec.key();
-        let held = with_transport!(&self.transport, t => state
-            .spec
-            .members()
-            .zip(state.slots.iter())
-            .all(|(pe, &slot)| sets::holds(t, pe, slot as usize, key)));
+        let held =
+            with_transport!(&self.transport, t => members_hold(t, &self.env, state, during))?;
         if held {
             state.checked = count;
         }
-        held
+        Ok(held)
+    }
+
+    /// Releases the network communicators of the sets forgotten since the last release
+    /// (see [`SetTable::forget`]): this PE's calls on them are complete.
+    fn release_forgotten(&mut self) {
+        if self.sets.forgotten.is_empty() {
+            return;
+        }
+        let comms = &mut self.comms;
+        let forgotten = &mut self.sets.forgotten;
+        with_transport!(&self.transport, t => match t.groups() {
+            Some(groups) => forgotten.drain(..).for_each(|key| comms.release(groups, key)),
+            None => forgotten.clear(),
+        });
     }
 
     /// First use of `set` on this PE (or first since a member's slot for it was
@@ -510,7 +528,7 @@ impl Runtime {
     ) -> RtResult<usize> {
         let key = set.key();
         let mine = self.claim_slot(set)?;
-        let slots = with_transport!(&self.transport, t => {
+        let (slots, installs) = with_transport!(&self.transport, t => {
             let mut slots = vec![0u32; set.size()];
             slots[index] = mine as u32;
             for (i, slot) in slots.iter_mut().enumerate() {
@@ -518,7 +536,12 @@ impl Runtime {
                     *slot = resolve_slot(t, &self.env, set.member(i), key, during)? as u32;
                 }
             }
-            RtResult::Ok(slots)
+            let installs = set
+                .members()
+                .zip(&slots)
+                .map(|(pe, &slot)| sets::installed(t, pe, slot as usize))
+                .collect::<Box<[u64]>>();
+            RtResult::Ok((slots, installs))
         })?;
         let i = self.sets.states.len();
         let uniform = slots.iter().all(|&s| s == slots[0]);
@@ -526,6 +549,7 @@ impl Runtime {
             spec: *set,
             index,
             slots: slots.into_boxed_slice(),
+            installs,
             uniform,
             used: self.sets.tick,
             checked: count,
@@ -546,12 +570,14 @@ impl Runtime {
             let slot = match sets::lookup(t, key) {
                 sets::Entry::Held(slot) => return Ok(slot),
                 sets::Entry::Free(slot) => {
-                    sets::install(t, slot, key, true, table.saved.get(&key));
+                    table.installs += 1;
+                    sets::install(t, slot, key, table.installs, true, table.saved.get(&key));
                     slot
                 }
-                sets::Entry::Full => match table.reclaims.then(|| reclaim_one(t, table, key)).flatten() {
+                sets::Entry::Full => match reclaim_one(t, table, key) {
                     Some(slot) => {
-                        sets::install(t, slot, key, false, table.saved.get(&key));
+                        table.installs += 1;
+                        sets::install(t, slot, key, table.installs, false, table.saved.get(&key));
                         slot
                     }
                     None => {
@@ -976,6 +1002,37 @@ fn resolve_slot<T: Transport>(
     found.ok_or_else(|| RtError::Config("set slot not found after the wait".into()))
 }
 
+/// Whether every member of `state`'s set still holds the slot found for it, in the
+/// installation found: an entry whose owner is checking whether it may take it back is
+/// waited for until the owner has decided.
+fn members_hold<T: Transport>(
+    t: &T,
+    env: &CallEnv,
+    state: &SetState,
+    during: &'static str,
+) -> RtResult<bool> {
+    let key = state.spec.key();
+    for ((pe, &slot), &install) in state
+        .spec
+        .members()
+        .zip(&*state.slots)
+        .zip(&*state.installs)
+    {
+        let slot = slot as usize;
+        let mut holds = sets::holds(t, pe, slot, key);
+        if holds == sets::Holds::Checking {
+            wait::wait_for(t, env.policy, Blocker::Pe(pe), during, || {
+                holds = sets::holds(t, pe, slot, key);
+                holds != sets::Holds::Checking
+            })?;
+        }
+        if holds == sets::Holds::No || sets::installed(t, pe, slot) != install {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Takes back the slot of the least recently used set in this PE's directory that is
 /// not in use (see `coll::sets`), for the set with key `key`; saves the set's words and
 /// forgets its slots. `None` if every set is in use.
@@ -994,11 +1051,11 @@ fn reclaim_one<T: Transport>(t: &T, table: &mut SetTable, key: u64) -> Option<us
     candidates.sort_unstable_by_key(|&(used, slot, _)| (used, slot));
     candidates.into_iter().find_map(|(_, slot, spec)| {
         let words = sets::save(t, slot);
-        let epoch = words.epoch();
-        if !sets::try_reclaim(t, slot, &spec, epoch) {
+        let calls = words.calls();
+        if !sets::try_reclaim(t, slot, &spec, calls) {
             return None;
         }
-        if epoch > 0 {
+        if calls != [0, 0] {
             table.saved.insert(spec.key(), words);
         }
         table.forget(&spec);

@@ -91,9 +91,6 @@ impl Runtime {
             checked: crate::config::checked_from_env(),
             select: Selection::from_env(npes, cpus)?,
         };
-        // A network's communicators are made per set at its first use on a PE: where
-        // calls are offloaded, sets keep their slots.
-        let reclaims = with_transport!(&transport, t => t.groups().is_none());
         let mut rt = Runtime {
             transport,
             env,
@@ -104,7 +101,7 @@ impl Runtime {
             observing: crate::observe::probe::on(),
             direct_reach: if crate::observe::probe::on() { 0 } else { npes },
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
-            sets: SetTable::new(npes, reclaims),
+            sets: SetTable::new(npes),
             comms: crate::coll::offload::SetComms::new(),
             serial: Default::default(),
         };
