@@ -353,15 +353,17 @@ fn emit(item: &ItemStatic, krate_path: &CratePath) -> TokenStream {
         }
     } else {
         quote_spanned! {ty_span=>
-            #krate_at_ty::__private::register::<#elem, #ty>(#registration)
+            &#krate_at_ty::__private::register::<#elem, #ty>(#registration)
         }
     };
     let mut out = declaration;
+    // SAFETY (of the expansion's `unsafe` block): the registration is this static's own,
+    // with its key, registered once here.
     out.extend(quote! {
         const _: () = {
             #[#krate::__private::linkme::distributed_slice(#krate::__private::SYMMETRIC_STATICS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static REGISTRATION: &'static dyn #krate::__private::StaticSlot = #register;
+            static REGISTRATION: &'static dyn #krate::__private::StaticSlot = unsafe { #register };
         };
     });
     out

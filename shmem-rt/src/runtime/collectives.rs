@@ -23,7 +23,10 @@ pub enum Work {
     /// A program's work array: sync words at symmetric offset `offset` (128-aligned, in
     /// the user heap), with `stage` after them, serving at most `max_nelems` reduction
     /// elements (`usize::MAX` when not a reduction work array). Serves one set at a time:
-    /// the set of its first use, until the members of another set hand it over.
+    /// the set of its first use, until the members of another set hand it over. Made
+    /// only by the `unsafe` [`Work::explicit`] (the variant cannot be built outside this
+    /// crate).
+    #[non_exhaustive]
     Explicit {
         /// Symmetric offset of the sync words.
         offset: usize,
@@ -32,6 +35,22 @@ pub enum Work {
         /// Elements a reduction with it may have.
         max_nelems: usize,
     },
+}
+
+impl Work {
+    /// A program's work array at symmetric offset `offset` (see [`Work::Explicit`]).
+    ///
+    /// # Safety
+    /// `offset` must be the symmetric offset of a work array's sync words (and `stage`
+    /// its staging area) that only the runtime reads and writes, on every PE: the
+    /// runtime writes them as it likes.
+    pub const unsafe fn explicit(offset: usize, stage: StageArea, max_nelems: usize) -> Work {
+        Work::Explicit {
+            offset,
+            stage,
+            max_nelems,
+        }
+    }
 }
 
 /// Bytes of a work array's sync words (what the typed layer's work array types hold
