@@ -121,10 +121,31 @@ pub(super) struct SetTable {
     /// Sets forgotten (their slots went, here or on another member) whose network
     /// communicator, if any, this PE has not released yet.
     forgotten: Vec<u64>,
+    /// The switch at which this PE panics ([`PANIC_AT_SWITCH`]; 0: none).
+    panic_at_switch: u64,
+}
+
+/// For the test suites: `SHMEM_TEST_PANIC_AT_SWITCH=pe:n` makes PE `pe` panic inside
+/// its `n`-th switch between sets (the join of the world at start is the first), in the
+/// middle of a runtime call.
+const PANIC_AT_SWITCH: &str = "SHMEM_TEST_PANIC_AT_SWITCH";
+
+/// The switch at which PE `me` panics, from [`PANIC_AT_SWITCH`] (0: none).
+fn panic_at_switch(me: usize) -> u64 {
+    let Ok(value) = std::env::var(PANIC_AT_SWITCH) else {
+        return 0;
+    };
+    match value
+        .split_once(':')
+        .map(|(pe, n)| (pe.parse::<usize>(), n.parse::<u64>()))
+    {
+        Some((Ok(pe), Ok(n))) if pe == me => n,
+        _ => 0,
+    }
 }
 
 impl SetTable {
-    pub(super) fn new(npes: usize) -> SetTable {
+    pub(super) fn new(npes: usize, me: usize) -> SetTable {
         SetTable {
             states: Vec::new(),
             by_spec: HashMap::new(),
@@ -136,6 +157,7 @@ impl SetTable {
             saved: HashMap::new(),
             installs: 0,
             forgotten: Vec::new(),
+            panic_at_switch: panic_at_switch(me),
         }
     }
 
@@ -227,6 +249,7 @@ fn runtime_stage() -> StageArea {
 macro_rules! run_call {
     ($rt:expr, $set:expr, $work:expr, $during:expr, |$ctx:ident| $body:expr) => {{
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
+        let _unwound = crate::runtime::EndIfUnwound::new(during);
         let (index, state) = $rt.start_call(set, work, during)?;
         let rt = &*$rt;
         let result = with_transport!(&rt.transport, t => {
@@ -258,6 +281,7 @@ macro_rules! offloaded {
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
         let path = with_transport!(&$rt.transport, t => select::path(t, $op));
         if matches!(path, $path) {
+            let _unwound = crate::runtime::EndIfUnwound::new(during);
             let index = $rt.enter_offloaded(set, work, during)?;
             let rt = &mut *$rt;
             Some(with_transport!(&rt.transport, t => match t.groups() {
@@ -417,6 +441,12 @@ impl Runtime {
                 let key = set.key();
                 let count = with_transport!(&self.transport, t => sets::enter_set(t, key));
                 self.sets.tick += 1;
+                if self.sets.tick == self.sets.panic_at_switch {
+                    panic!(
+                        "PE {}: {PANIC_AT_SWITCH}: a panic at set switch {}",
+                        self.me, self.sets.tick
+                    );
+                }
                 let known = self.sets.by_spec.get(set).copied();
                 let joined = match known {
                     Some(i) if self.slots_still_held(i, count, during)? => Ok(i),
