@@ -398,7 +398,7 @@ mod tests {
         ] {
             let out = expand_str(&format!("static A: T = {zero};"));
             assert!(
-                out.contains("new (& A ,") && out.ends_with("true)) ; } ;"),
+                out.contains("new (& A ,") && out.ends_with("true)) } ; } ;"),
                 "{zero}: {out}"
             );
         }
@@ -412,7 +412,7 @@ mod tests {
             "f(0)",
         ] {
             let out = expand_str(&format!("static A: T = {nonzero};"));
-            assert!(out.ends_with("false)) ; } ;"), "{nonzero}: {out}");
+            assert!(out.ends_with("false)) } ; } ;"), "{nonzero}: {out}");
         }
     }
 
