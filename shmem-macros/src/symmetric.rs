@@ -353,15 +353,17 @@ fn emit(item: &ItemStatic, krate_path: &CratePath) -> TokenStream {
         }
     } else {
         quote_spanned! {ty_span=>
-            #krate_at_ty::__private::register::<#elem, #ty>(#registration)
+            &#krate_at_ty::__private::register::<#elem, #ty>(#registration)
         }
     };
     let mut out = declaration;
+    // SAFETY (of the expansion's `unsafe` block): the registration is this static's own,
+    // with its key, registered once here.
     out.extend(quote! {
         const _: () = {
             #[#krate::__private::linkme::distributed_slice(#krate::__private::SYMMETRIC_STATICS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static REGISTRATION: &'static dyn #krate::__private::StaticSlot = #register;
+            static REGISTRATION: &'static dyn #krate::__private::StaticSlot = unsafe { #register };
         };
     });
     out
@@ -396,7 +398,7 @@ mod tests {
         ] {
             let out = expand_str(&format!("static A: T = {zero};"));
             assert!(
-                out.contains("new (& A ,") && out.ends_with("true)) ; } ;"),
+                out.contains("new (& A ,") && out.ends_with("true)) } ; } ;"),
                 "{zero}: {out}"
             );
         }
@@ -410,7 +412,7 @@ mod tests {
             "f(0)",
         ] {
             let out = expand_str(&format!("static A: T = {nonzero};"));
-            assert!(out.ends_with("false)) ; } ;"), "{nonzero}: {out}");
+            assert!(out.ends_with("false)) } ; } ;"), "{nonzero}: {out}");
         }
     }
 

@@ -198,23 +198,26 @@ pub mod __private {
     /// the innermost element type as written (`char` in `[[char; 4]; 2]`), checked first
     /// so that the message names the offending element rather than the array.
     ///
-    /// A registration made by hand, with any key, is one more static placed alike on
-    /// every PE (the key is a constant of the program): nothing it can do breaks
-    /// symmetry, and a key used twice is an error at start-up.
-    pub const fn register<
+    /// # Safety
+    /// `registration` must be the registration `#[symmetric]` made for its static (whose
+    /// key is unique in the program and the same on every PE), registered once.
+    pub const unsafe fn register<
         E: crate::symmetric::SymmetricStatic,
         T: crate::symmetric::SymmetricStatic,
     >(
         registration: &'static Registration<T>,
-    ) -> &'static dyn StaticSlot {
-        registration
+    ) -> crate::symmetric::Registered<T> {
+        crate::symmetric::Registered::new(registration)
     }
 
     /// The registry entry of a `#[symmetric]` static of array type `T` whose innermost
     /// element type as written is `E`: requires only `E: SymmetricStatic` (plain data or
     /// a runtime-owned object such as a lock), so that `[Lock; 16]` is a symmetric
     /// static. The entry lives in the registration's own static.
-    pub const fn register_array<E: crate::symmetric::SymmetricStatic, T: ArrayOf<E>>(
+    ///
+    /// # Safety
+    /// As for [`register`].
+    pub const unsafe fn register_array<E: crate::symmetric::SymmetricStatic, T: ArrayOf<E>>(
         registration: &'static Registration<T>,
     ) -> crate::symmetric::ArraySlot<E, T> {
         crate::symmetric::ArraySlot::new(registration)

@@ -90,24 +90,45 @@ impl<T> Registration<T> {
     }
 }
 
+/// The registry entry of a `#[symmetric]` static that is not an array. Made only by the
+/// `unsafe` `__private::register` (a [`Registration`] alone is no entry), so that safe
+/// code registers no static; `new` requires `T: SymmetricStatic` (the registry's impl has
+/// no bounds of its own, so that a static of another type is one error, at that call).
+#[doc(hidden)]
+pub struct Registered<T: 'static> {
+    registration: &'static Registration<T>,
+    /// `T::initial_bytes` of the static's initial value.
+    bytes: fn(&'static Registration<T>) -> &'static [u8],
+}
+
+impl<T: SymmetricStatic> Registered<T> {
+    /// The entry of `registration`.
+    pub(crate) const fn new(registration: &'static Registration<T>) -> Registered<T> {
+        Registered {
+            registration,
+            bytes: |r| r.symmetric.init.initial_bytes(),
+        }
+    }
+}
+
 // SAFETY: the key, the initial value (a `T`, so `size` bytes), the alignment and the
 // zero flag are constants of the static (`#[symmetric]` builds them in `static`
 // initialisers), the same on every PE.
-unsafe impl<T: SymmetricStatic> shmem_rt::__private::StaticSlot for Registration<T> {
+unsafe impl<T: 'static> shmem_rt::__private::StaticSlot for Registered<T> {
     fn key(&self) -> &'static str {
-        self.key
+        self.registration.key
     }
     fn size(&self) -> usize {
         std::mem::size_of::<T>()
     }
     fn initial_bytes(&self) -> Option<&[u8]> {
-        (!self.zeroed).then(|| self.symmetric.init.initial_bytes())
+        (!self.registration.zeroed).then(|| (self.bytes)(self.registration))
     }
     fn align(&self) -> usize {
         std::mem::align_of::<T>()
     }
     fn placed_at(&self) -> &StaticOffset {
-        &self.symmetric.offset
+        &self.registration.symmetric.offset
     }
 }
 

@@ -495,11 +495,9 @@ where
 /// The runtime's view of a sync-only work array (the public signatures take only sync
 /// kinds here).
 pub(crate) fn sync_work<W: WorkArray + ?Sized>(work: &W) -> Work {
-    Work::Explicit {
-        offset: work.work_offset(),
-        stage: StageArea::NONE,
-        max_nelems: usize::MAX,
-    }
+    // SAFETY: a work array's sync words, runtime-owned (safe code reads and writes no
+    // word of a work array), at the same offset on every PE.
+    unsafe { Work::explicit(work.work_offset(), StageArea::NONE, usize::MAX) }
 }
 
 /// The runtime's view of a reduction work array: its sync words, its `pWrk` buffers as
@@ -508,11 +506,10 @@ pub(crate) fn reduce_work<T: Pod, W: WorkArray<Kind: ReduceWorkArray<T>> + ?Size
     work: &W,
 ) -> Work {
     let offset = work.work_offset();
-    Work::Explicit {
-        offset,
-        stage: W::Kind::stage(offset),
-        max_nelems: <W::Kind as ReduceWorkArray<T>>::NREDUCE,
-    }
+    let max_nelems = <W::Kind as ReduceWorkArray<T>>::NREDUCE;
+    // SAFETY: a work array's sync words and `pWrk` buffers, runtime-owned (as above),
+    // at the same offset on every PE.
+    unsafe { Work::explicit(offset, W::Kind::stage(offset), max_nelems) }
 }
 
 #[cfg(test)]

@@ -56,3 +56,46 @@ fn a_panic_caught_around_shmem_calls_leaves_the_pe_usable(pe: &mut Pe) -> Result
     world_sum(pe, 5, 15)?;
     Ok(())
 }
+
+/// The job of [`a_panic_unwinding_through_a_call_ends_the_job`]: PE 1 panics inside its
+/// first call on the pair {0, 1} (its second switch between sets, made to panic by
+/// `SHMEM_TEST_PANIC_AT_SWITCH`) and catches the panic; then every PE makes a world
+/// barrier and a reduction, which PE 1 must never get to.
+fn panic_inside_a_call(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let pair = ActiveSet::new(0, 0, 2)?;
+    if pair.contains(me) {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| barrier(pe, &pair)));
+        assert!(me == 1 || caught.is_ok(), "PE {me}: its call panicked");
+    }
+    if me == 1 {
+        eprintln!("PE 1 went on after a panic inside its call");
+        std::process::exit(7);
+    }
+    pe.barrier_all()?;
+    world_sum(pe, 1, 3)
+}
+
+/// A panic that unwinds through a runtime call leaves the call stopped part-way (here PE 1
+/// published the pair as its set and claimed no slot, so PE 0 waits for its claim): the
+/// PE is out of step with the others even if the program catches the panic, so the job
+/// ends at once with a panic's status, naming the PE, instead of going on out of step.
+#[test]
+fn a_panic_unwinding_through_a_call_ends_the_job() {
+    let name = shmem_testkit::test_name!();
+    if shmem_rt::is_pe() {
+        shmem_typed::__private::run_pe(panic_inside_a_call);
+        return;
+    }
+    let start = std::time::Instant::now();
+    let outcome = shmem_testkit::run_job(&name, 3, &[("SHMEM_TEST_PANIC_AT_SWITCH", "1:2")]);
+    let took = start.elapsed();
+    assert_eq!(outcome.exit_code, 101, "the job's status: {outcome:?}");
+    if let Some(failure) = outcome.failure {
+        assert_eq!(failure, (1, shmem_rt::PeEnd::Panicked), "{outcome:?}");
+    }
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the job took {took:?} to end"
+    );
+}

@@ -105,6 +105,10 @@ pub(crate) struct OwnerLine {
     /// raised before each exchange starts; members read it to tell which PE an
     /// agreement still waits for (`coll::deadlock`).
     pub agreed: u64,
+    /// Runtime set slots: the owner's number of this installation of the set in the
+    /// slot (unique per owner), so that a member tells a slot given back to the same set
+    /// from one the set kept (`coll::sets`).
+    pub install: u64,
 }
 
 /// A failure this PE found (or learned of) on these sync words, so that members that
@@ -289,9 +293,9 @@ pub(crate) struct RegionHead {
     /// the job's; raised by a sleeper before it sleeps, lowered after), so that a
     /// notifier reads one word instead of every PE's `sleeping` when nobody sleeps.
     pub sleepers: PaddedU64,
-    /// Set slots taken back by their owners so far (PE 0's copy counts the job's): a
-    /// PE that resolved its members' slots at an earlier count looks at them again
-    /// before it uses them (`coll::sets`).
+    /// Slots of sets this PE is a member of that other members have taken back so far:
+    /// a PE that resolved its members' slots of a set at an earlier count looks at them
+    /// again before it uses them (`coll::sets`).
     pub reclaims: PaddedU64,
     /// This PE's wait record.
     pub wait: WaitRecord,
@@ -313,8 +317,8 @@ pub const JOB_WORD: usize = offset_of!(RegionHead, job);
 /// Symmetric offset of the job's sleeper count (meaningful in PE 0's partition).
 pub const SLEEPERS_WORD: usize = offset_of!(RegionHead, sleepers);
 
-/// Symmetric offset of the job's count of reclaimed set slots (meaningful in PE 0's
-/// partition).
+/// Symmetric offset of a PE's count of reclaimed slots of its sets (see
+/// `RegionHead::reclaims`).
 pub const RECLAIMS_WORD: usize = offset_of!(RegionHead, reclaims);
 
 /// Symmetric offset of the wait record's `field`.
@@ -381,6 +385,8 @@ pub mod sync {
         offset_of!(SyncWords, owner) + offset_of!(OwnerLine, fault_known);
     /// Owner line: the MPI agreements entered on the set.
     pub const OWNER_AGREED: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, agreed);
+    /// Owner line: the installation number of a runtime slot.
+    pub const OWNER_INSTALL: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, install);
     /// The fault record that holds call `call`'s failure.
     #[inline]
     const fn fault_record(call: u64) -> usize {

@@ -75,6 +75,11 @@ pub trait GroupCollectives {
     /// PEs only; `tag` tells apart groups made at once by overlapping members.
     fn comm(&self, members: &[usize], tag: u64) -> RtResult<Comm>;
 
+    /// Releases a communicator [`GroupCollectives::comm`] made, with no exchange on it in
+    /// flight on this PE. A local step: each member releases its own at its own time,
+    /// after its last exchange on it (the world's own is kept).
+    fn free_comm(&self, comm: Comm);
+
     /// Starts gathering `send.len()` bytes of every member into `recv` (member order).
     ///
     /// # Safety
@@ -195,6 +200,9 @@ impl GroupCollectives for NoGroups {
         match *self {}
     }
     fn comm(&self, _members: &[usize], _tag: u64) -> RtResult<Comm> {
+        match *self {}
+    }
+    fn free_comm(&self, _comm: Comm) {
         match *self {}
     }
     unsafe fn start_allgather(&self, _: Comm, _: &[u8], _: *mut u8) -> RtResult<NoGroups> {

@@ -363,15 +363,21 @@ impl SetComms {
         }
     }
 
-    /// Whether `set` has its communicator.
-    pub(crate) fn knows(&self, set: &SetSpec) -> bool {
-        self.comms.contains_key(&set.key())
+    /// Releases the communicator of the set with key `key`, if this PE made one: its
+    /// slot went (see `runtime::collectives`), and its calls on it are complete.
+    pub(crate) fn release<G: GroupCollectives>(&mut self, groups: &G, key: u64) {
+        if let Some((comm, _)) = self.comms.remove(&key) {
+            groups.free_comm(comm);
+        }
     }
 
     /// Enters a call on `set`: the communicator of its members (ranks in member order),
-    /// created at the set's first call (collective over its members) and kept, at most
-    /// the PE's set slots (`SHMEM_ACTIVE_SETS`) of them; and the call's number on the set
-    /// (from 1), published for the deadlock watch of the members.
+    /// created at the set's first call since its members found each other's slots
+    /// (collective over its members) and kept while they hold them (so at most the
+    /// PE's set slots, `SHMEM_ACTIVE_SETS`, of them, besides a set of this PE alone); and
+    /// the call's number on the set, published for the deadlock watch of the members. The
+    /// numbers go on across communicators: every member made as many calls on the set
+    /// when its previous one went (see `sets::try_reclaim`).
     fn enter<T: Transport>(
         &mut self,
         t: &T,
@@ -384,15 +390,12 @@ impl SetComms {
             deadlock::enter_agreement(t, key, *calls);
             return Ok((*comm, *calls));
         }
-        let max = t.region().sets();
-        if self.comms.len() >= max && set.size() > 1 {
-            return Err(RtError::TooManySets { pe: t.me(), max });
-        }
         let members: Vec<usize> = set.members().collect();
         let comm = groups.comm(&members, key)?;
-        self.comms.insert(key, (comm, 1));
-        deadlock::enter_agreement(t, key, 1);
-        Ok((comm, 1))
+        let calls = deadlock::agreements_entered(t, t.me(), key) + 1;
+        self.comms.insert(key, (comm, calls));
+        deadlock::enter_agreement(t, key, calls);
+        Ok((comm, calls))
     }
 
     /// The network's reduction of elements of `bytes` bytes with `combine` (made at its

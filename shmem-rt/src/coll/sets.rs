@@ -9,19 +9,27 @@
 //! sets take no slot (nobody else reads their words): they share the solo slot.
 //!
 //! Slots come back. A set is *in use* while it is the latest set of some member's calls
-//! on runtime slots (its `current_set`) or its members' call counts on it differ; a PE
-//! whose directory is full takes back the slot of its least recently used set that is
-//! not in use ([`try_reclaim`]), keeping the few words that carry the set's call
-//! sequence ([`SavedWords`]) so that a later call on the set goes on where it stopped.
-//! Members look at each other's slots again whenever the job's count of reclaimed
-//! slots has moved since they last did, at their first call on a set after a call on
-//! another ([`enter_set`]); a set's own calls, one after another, look at nothing new.
-//! Soundness: a member publishes its `current_set` and then reads the reclaim count;
-//! an owner marks its entry, raises the count, and then reads every member's
-//! `current_set` (each side fenced): either the owner sees the member on the set and
-//! keeps its slot, or the member sees the count move and finds the marked entry. While
-//! a member waits for another's claim of a set, the set is its current one, so an
-//! entry it waits for never disappears under it.
+//! (its `current_set`: every collective call, on runtime slots or offloaded to the
+//! network's collectives, publishes its set) or its members' call counts on it differ
+//! (the runtime protocol's and the network agreements'); a PE whose directory is full
+//! takes back the slot of its least recently used set that is not in use
+//! ([`try_reclaim`]), keeping the few words that carry the set's call sequence
+//! ([`SavedWords`]) so that a later call on the set goes on where it stopped. A member
+//! looks at the other members' slots of a set again whenever its own count of reclaimed
+//! slots (raised by every owner that takes back a slot of a set it is a member of) has
+//! moved since it last did, at its first call on the set after a call on another
+//! ([`enter_set`]); a set's own calls, one after another, look at nothing new. A slot
+//! found holding the set again is the same slot only if its installation number is the
+//! one found before ([`installed`]): a member whose slot went and came back reads as
+//! gone, so every member of the set learns alike that it went (the network's
+//! communicator of the set follows the slots: see `runtime::collectives`).
+//! Soundness: a member publishes its `current_set` and then reads its reclaim count;
+//! an owner marks its entry, raises every other member's count, and then reads every
+//! member's `current_set` (each side fenced): either the owner sees the member on the
+//! set and keeps its slot, or the member sees the count move and finds the marked entry,
+//! which it waits to see resolved ([`Holds::Checking`]). While a member waits for
+//! another's claim of a set, the set is its current one, so an entry it waits for never
+//! disappears under it.
 
 use std::mem::offset_of;
 
@@ -252,13 +260,14 @@ pub(crate) fn entry<T: Transport>(t: &T, slot: usize) -> Option<u64> {
 }
 
 /// Gives this PE's slot `slot` (free, or taken back by [`try_reclaim`]) to the set
-/// with key `key`: fresh words (`fresh`: never used, so still zero), or the words
-/// `saved` when the set was here before. Release: a member that finds the key also
-/// sees the words.
+/// with key `key` as its installation number `number` (never 0, unique on this PE):
+/// fresh words (`fresh`: never used, so still zero), or the words `saved` when the set
+/// was here before. Release: a member that finds the key also sees the words.
 pub(crate) fn install<T: Transport>(
     t: &T,
     slot: usize,
     key: u64,
+    number: u64,
     fresh: bool,
     saved: Option<&SavedWords>,
 ) {
@@ -270,55 +279,86 @@ pub(crate) fn install<T: Transport>(
     if let Some(saved) = saved {
         saved.restore(t, words);
     }
+    t.store_relaxed(t.place(t.me(), words + sync::OWNER_INSTALL), number);
     // Only this PE writes its directory: no race to claim an entry.
     t.store(t.place(t.me(), region.directory(slot)), key);
 }
 
-/// Publishes that this PE's calls on runtime slots are now on the set with key `key`
-/// and, where slots are reclaimed (`reclaims`), returns the job's count of reclaimed
-/// slots as it stands after that: slots of other members resolved at an earlier count
-/// must be looked at again (see the module documentation). Without reclaims: 0.
-pub(crate) fn enter_set<T: Transport>(t: &T, key: u64, reclaims: bool) -> u64 {
-    t.store_relaxed(t.place(t.me(), control!(current_set)), key);
-    if !reclaims {
-        return 0;
-    }
+/// Publishes that this PE's collective calls are now on the set with key `key` and
+/// returns this PE's count of reclaimed slots of its sets as it stands after that
+/// (local words only): slots of other members resolved at an earlier count must be
+/// looked at again (see the module documentation).
+pub(crate) fn enter_set<T: Transport>(t: &T, key: u64) -> u64 {
+    let me = t.me();
+    t.store_relaxed(t.place(me, control!(current_set)), key);
     t.store_load_fence();
-    t.load(t.place(0, layout::RECLAIMS_WORD))
+    t.load(t.place(me, layout::RECLAIMS_WORD))
 }
 
-/// Whether PE `pe`'s directory entry `slot` holds the set with key `key`.
-pub(crate) fn holds<T: Transport>(t: &T, pe: usize, slot: usize, key: u64) -> bool {
-    t.load(t.place(pe, t.region().directory(slot))) == key
+/// What PE `pe`'s directory entry `slot` says of the set with key `key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holds {
+    /// It holds the set.
+    Yes,
+    /// It holds another set, or none.
+    No,
+    /// Its owner is checking whether it may take it back from the set (a few loads
+    /// away from keeping it or not).
+    Checking,
 }
 
-/// Tries to take back this PE's slot `slot`, which holds `set`, at `epoch` calls on it
-/// here. Succeeds when the set is not in use: no other member's latest set is it, and
-/// every other member that holds a slot for it has made as many calls on it. On success
-/// the entry reads [`RECLAIMED`] until [`install`] gives the slot to another set.
-pub(crate) fn try_reclaim<T: Transport>(t: &T, slot: usize, set: &SetSpec, epoch: u64) -> bool {
+/// What PE `pe`'s directory entry `slot` says of the set with key `key`.
+pub(crate) fn holds<T: Transport>(t: &T, pe: usize, slot: usize, key: u64) -> Holds {
+    match t.load(t.place(pe, t.region().directory(slot))) {
+        k if k == key => Holds::Yes,
+        k if k == key | RECLAIMING => Holds::Checking,
+        _ => Holds::No,
+    }
+}
+
+/// The installation number of PE `pe`'s slot `slot` (see [`install`]): read after its
+/// directory entry, it is the number of that installation or of a later one.
+pub(crate) fn installed<T: Transport>(t: &T, pe: usize, slot: usize) -> u64 {
+    t.load(t.place(pe, t.region().slot(slot) + sync::OWNER_INSTALL))
+}
+
+/// Tries to take back this PE's slot `slot`, which holds `set`, at `calls` calls on it
+/// here (see [`SavedWords::calls`]). Succeeds when the set is not in use: no other
+/// member's latest set is it, and every other member that holds a slot for it has made
+/// as many calls of each kind on it. On success the entry reads [`RECLAIMED`] until
+/// [`install`] gives the slot to another set.
+pub(crate) fn try_reclaim<T: Transport>(
+    t: &T,
+    slot: usize,
+    set: &SetSpec,
+    calls: [u64; 2],
+) -> bool {
     let region = t.region();
     let me = t.me();
     let key = set.key();
     let entry = t.place(me, region.directory(slot));
     t.store(entry, key | RECLAIMING);
-    t.fetch_add(t.place(0, layout::RECLAIMS_WORD), 1);
+    let others = || set.members().filter(move |&pe| pe != me);
+    for pe in others() {
+        t.fetch_add(t.place(pe, layout::RECLAIMS_WORD), 1);
+    }
     t.store_load_fence();
-    let idle = set.members().filter(|&pe| pe != me).all(|pe| {
+    let idle = others().all(|pe| {
         // A member without a slot for it took its own back, when every member (this PE
         // among them) had made as many calls on it (nobody can call on it without every
         // member).
         t.load(t.place(pe, control!(current_set))) != key
-            && held_epoch(t, pe, key).is_none_or(|e| e == epoch)
+            && held_calls(t, pe, key).is_none_or(|c| c == calls)
     });
     t.store(entry, if idle { RECLAIMED } else { key });
     idle
 }
 
-/// PE `pe`'s calls on the set with key `key`, if it holds a slot for it (also while it
-/// checks whether it may take it back), read while the slot is still the set's;
-/// `u64::MAX` if the entry keeps changing under the reads.
-fn held_epoch<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
+/// PE `pe`'s calls on the set with key `key` (runtime protocol, network agreements), if
+/// it holds a slot for it (also while it checks whether it may take it back), read
+/// while the slot is still the set's; `u64::MAX` if the entry keeps changing under the
+/// reads.
+fn held_calls<T: Transport>(t: &T, pe: usize, key: u64) -> Option<[u64; 2]> {
     let region = t.region();
     let sets = region.sets();
     let start = layout::home(key, sets);
@@ -333,12 +373,13 @@ fn held_epoch<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
         let Some(Some((slot, held))) = found else {
             return None;
         };
-        let epoch = t.load(t.place(pe, region.slot(slot) + sync::OWNER_EPOCH));
+        let words = region.slot(slot);
+        let calls = [sync::OWNER_EPOCH, sync::OWNER_AGREED].map(|w| t.load(t.place(pe, words + w)));
         if t.load(t.place(pe, region.directory(slot))) == held {
-            return Some(epoch);
+            return Some(calls);
         }
     }
-    Some(u64::MAX)
+    Some([u64::MAX; 2])
 }
 
 /// The calls on this PE's set slot `slot`, read before the slot is given to another
@@ -365,11 +406,12 @@ pub(crate) fn save<T: Transport>(t: &T, slot: usize) -> SavedWords {
 }
 
 /// The owner words a set's calls go on from.
-const SAVED_OWNER: [usize; 4] = [
+const SAVED_OWNER: [usize; 5] = [
     sync::OWNER_EPOCH,
     sync::OWNER_SEEN_ALL,
     sync::OWNER_HISTORY,
     sync::OWNER_FAULT_KNOWN,
+    sync::OWNER_AGREED,
 ];
 
 /// The progress words members wait on.
@@ -385,16 +427,16 @@ const LINE_WORDS: usize = sync::epoch(1) / 8;
 /// knows of. Older lines read as "not on record", as lines a member has rewritten do.
 #[derive(Debug, Clone)]
 pub(crate) struct SavedWords {
-    owner: [u64; 4],
+    owner: [u64; 5],
     progress: [u64; 4],
     line: [u64; LINE_WORDS],
     fault: [u64; 2 + FAULT_WORDS],
 }
 
 impl SavedWords {
-    /// The calls made on the set.
-    pub(crate) fn epoch(&self) -> u64 {
-        self.owner[0]
+    /// The calls made on the set: on its runtime words, and the network agreements.
+    pub(crate) fn calls(&self) -> [u64; 2] {
+        [self.owner[0], self.owner[4]]
     }
 
     /// Writes the words back into the (fresh) set words at symmetric offset `words`.

@@ -23,7 +23,10 @@ pub enum Work {
     /// A program's work array: sync words at symmetric offset `offset` (128-aligned, in
     /// the user heap), with `stage` after them, serving at most `max_nelems` reduction
     /// elements (`usize::MAX` when not a reduction work array). Serves one set at a time:
-    /// the set of its first use, until the members of another set hand it over.
+    /// the set of its first use, until the members of another set hand it over. Made
+    /// only by the `unsafe` [`Work::explicit`] (the variant cannot be built outside this
+    /// crate).
+    #[non_exhaustive]
     Explicit {
         /// Symmetric offset of the sync words.
         offset: usize,
@@ -32,6 +35,22 @@ pub enum Work {
         /// Elements a reduction with it may have.
         max_nelems: usize,
     },
+}
+
+impl Work {
+    /// A program's work array at symmetric offset `offset` (see [`Work::Explicit`]).
+    ///
+    /// # Safety
+    /// `offset` must be the symmetric offset of a work array's sync words (and `stage`
+    /// its staging area) that only the runtime reads and writes, on every PE: the
+    /// runtime writes them as it likes.
+    pub const unsafe fn explicit(offset: usize, stage: StageArea, max_nelems: usize) -> Work {
+        Work::Explicit {
+            offset,
+            stage,
+            max_nelems,
+        }
+    }
 }
 
 /// Bytes of a work array's sync words (what the typed layer's work array types hold
@@ -48,11 +67,14 @@ struct SetState {
     index: usize,
     /// Each member's slot in its own directory.
     slots: Box<[u32]>,
+    /// Each member's installation number of its slot (see `sets::install`).
+    installs: Box<[u64]>,
     /// Whether every member's slot is the same.
     uniform: bool,
     /// When this PE last switched to the set (ticks of [`SetTable::tick`]).
     used: u64,
-    /// The job's count of reclaimed slots when the members' slots were last found.
+    /// This PE's count of reclaimed slots of its sets when the members' slots were last
+    /// found.
     checked: u64,
 }
 
@@ -94,13 +116,36 @@ pub(super) struct SetTable {
     tick: u64,
     /// The words of sets whose slot this PE gave to another set, by key.
     saved: HashMap<u64, sets::SavedWords>,
-    /// Whether this PE takes slots of idle sets back (not on MPI, whose communicators
-    /// follow the sets' slots).
-    reclaims: bool,
+    /// Installations of sets in this PE's slots so far (the last one's number).
+    installs: u64,
+    /// Sets forgotten (their slots went, here or on another member) whose network
+    /// communicator, if any, this PE has not released yet.
+    forgotten: Vec<u64>,
+    /// The switch at which this PE panics ([`PANIC_AT_SWITCH`]; 0: none).
+    panic_at_switch: u64,
+}
+
+/// For the test suites: `SHMEM_TEST_PANIC_AT_SWITCH=pe:n` makes PE `pe` panic inside
+/// its `n`-th switch between sets (the join of the world at start is the first), in the
+/// middle of a runtime call.
+const PANIC_AT_SWITCH: &str = "SHMEM_TEST_PANIC_AT_SWITCH";
+
+/// The switch at which PE `me` panics, from [`PANIC_AT_SWITCH`] (0: none).
+fn panic_at_switch(me: usize) -> u64 {
+    let Ok(value) = std::env::var(PANIC_AT_SWITCH) else {
+        return 0;
+    };
+    match value
+        .split_once(':')
+        .map(|(pe, n)| (pe.parse::<usize>(), n.parse::<u64>()))
+    {
+        Some((Ok(pe), Ok(n))) if pe == me => n,
+        _ => 0,
+    }
 }
 
 impl SetTable {
-    pub(super) fn new(npes: usize, reclaims: bool) -> SetTable {
+    pub(super) fn new(npes: usize, me: usize) -> SetTable {
         SetTable {
             states: Vec::new(),
             by_spec: HashMap::new(),
@@ -110,15 +155,19 @@ impl SetTable {
             pending: None,
             tick: 0,
             saved: HashMap::new(),
-            reclaims,
+            installs: 0,
+            forgotten: Vec::new(),
+            panic_at_switch: panic_at_switch(me),
         }
     }
 
-    /// Forgets what this PE knows of `set`'s slots (its own is kept, or saved).
+    /// Forgets what this PE knows of `set`'s slots (its own is kept, or saved), and
+    /// notes that its communicator goes too.
     fn forget(&mut self, set: &SetSpec) {
         let Some(i) = self.by_spec.remove(set) else {
             return;
         };
+        self.forgotten.push(set.key());
         self.states.swap_remove(i);
         if let Some(moved) = self.states.get(i) {
             self.by_spec.insert(moved.spec, i);
@@ -152,12 +201,8 @@ impl SetTable {
         // calls on it) has nothing more to compare; this PE's current set from here on
         // is the one swept, so no slot goes while it is looked at.
         let held = |s: &&SetState| {
-            sets::enter_set(t, s.spec.key(), self.reclaims);
-            let key = s.spec.key();
-            s.spec
-                .members()
-                .zip(s.slots.iter())
-                .all(|(pe, &slot)| sets::holds(t, pe, slot as usize, key))
+            sets::enter_set(t, s.spec.key());
+            members_hold(t, env, s, "finalize").unwrap_or(false)
         };
         let runtime = self.states.iter().filter(held).map(|s| {
             (
@@ -204,6 +249,7 @@ fn runtime_stage() -> StageArea {
 macro_rules! run_call {
     ($rt:expr, $set:expr, $work:expr, $during:expr, |$ctx:ident| $body:expr) => {{
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
+        let _unwound = crate::runtime::EndIfUnwound::new(during);
         let (index, state) = $rt.start_call(set, work, during)?;
         let rt = &*$rt;
         let result = with_transport!(&rt.transport, t => {
@@ -235,6 +281,7 @@ macro_rules! offloaded {
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
         let path = with_transport!(&$rt.transport, t => select::path(t, $op));
         if matches!(path, $path) {
+            let _unwound = crate::runtime::EndIfUnwound::new(during);
             let index = $rt.enter_offloaded(set, work, during)?;
             let rt = &mut *$rt;
             Some(with_transport!(&rt.transport, t => match t.groups() {
@@ -261,10 +308,15 @@ macro_rules! offloaded {
 
 impl Runtime {
     /// Prepares this PE's part of an offloaded call on `set` (see `coll::offload`): a
-    /// program's work array is checked and otherwise not needed. At the set's first call
-    /// the runtime's own join runs first: it waits for every member's first call on the
-    /// set and finds calls on other sets that wait in a cycle, so the set's communicator
-    /// is made by members that all reached it. Returns this PE's index in the set.
+    /// program's work array is checked and otherwise not needed. The set's runtime slot
+    /// is made ready as for a call of the runtime's protocol: at the set's first call
+    /// (or first since a member's slot of it went) the runtime's own join runs first: it
+    /// waits for every member's first call on the set and finds calls on other sets that
+    /// wait in a cycle, so the set's communicator is made by members that all reached it.
+    /// The communicator lives as long as this PE's knowledge of the members' slots: a
+    /// slot that goes (here, or on another member, which every member learns before its
+    /// next call on the set) takes it along on every member, so that the members' next
+    /// call on the set makes a new one together. Returns this PE's index in the set.
     fn enter_offloaded(
         &mut self,
         set: &SetSpec,
@@ -275,9 +327,7 @@ impl Runtime {
         if let Work::Explicit { offset, stage, .. } = work {
             self.check_work(offset, stage)?;
         }
-        if !self.comms.knows(set) {
-            self.prepare(set, index, Work::Implicit, during)?;
-        }
+        self.prepare(set, index, Work::Implicit, during)?;
         Ok(index)
     }
 }
@@ -389,19 +439,26 @@ impl Runtime {
                 // with the slots of the set this PE is leaving.
                 self.sets.last = LastSet::NONE;
                 let key = set.key();
-                let reclaims = self.sets.reclaims;
-                let count =
-                    with_transport!(&self.transport, t => sets::enter_set(t, key, reclaims));
+                let count = with_transport!(&self.transport, t => sets::enter_set(t, key));
                 self.sets.tick += 1;
+                if self.sets.tick == self.sets.panic_at_switch {
+                    panic!(
+                        "PE {}: {PANIC_AT_SWITCH}: a panic at set switch {}",
+                        self.me, self.sets.tick
+                    );
+                }
                 let known = self.sets.by_spec.get(set).copied();
-                let i = match known {
-                    Some(i) if self.slots_still_held(i, count) => i,
+                let joined = match known {
+                    Some(i) if self.slots_still_held(i, count, during)? => Ok(i),
                     Some(_) => {
                         self.sets.forget(set);
-                        self.join_set(set, index, count, during)?
+                        self.release_forgotten();
+                        self.join_set(set, index, count, during)
                     }
-                    None => self.join_set(set, index, count, during)?,
+                    None => self.join_set(set, index, count, during),
                 };
+                self.release_forgotten();
+                let i = joined?;
                 self.sets.states[i].used = self.sets.tick;
                 self.sets.last = LastSet {
                     key: set.key(),
@@ -475,24 +532,34 @@ impl Runtime {
         run_call!(self, set, Work::Implicit, during, |ctx| coll::barrier(&ctx))
     }
 
-    /// Whether every member still holds the slot this PE found for it in set state `i`,
-    /// the job's count of reclaimed slots being `count` (unchanged since they were
-    /// found: yes, without looking).
-    fn slots_still_held(&mut self, i: usize, count: u64) -> bool {
+    /// Whether every member still holds the slot this PE found for it in set state `i`
+    /// (the same installation), this PE's count of reclaimed slots being `count`
+    /// (unchanged since they were found: yes, without looking).
+    fn slots_still_held(&mut self, i: usize, count: u64, during: &'static str) -> RtResult<bool> {
         let state = &mut self.sets.states[i];
         if state.checked == count {
-            return true;
+            return Ok(true);
         }
-        let key = state.spec.key();
-        let held = with_transport!(&self.transport, t => state
-            .spec
-            .members()
-            .zip(state.slots.iter())
-            .all(|(pe, &slot)| sets::holds(t, pe, slot as usize, key)));
+        let held =
+            with_transport!(&self.transport, t => members_hold(t, &self.env, state, during))?;
         if held {
             state.checked = count;
         }
-        held
+        Ok(held)
+    }
+
+    /// Releases the network communicators of the sets forgotten since the last release
+    /// (see [`SetTable::forget`]): this PE's calls on them are complete.
+    fn release_forgotten(&mut self) {
+        if self.sets.forgotten.is_empty() {
+            return;
+        }
+        let comms = &mut self.comms;
+        let forgotten = &mut self.sets.forgotten;
+        with_transport!(&self.transport, t => match t.groups() {
+            Some(groups) => forgotten.drain(..).for_each(|key| comms.release(groups, key)),
+            None => forgotten.clear(),
+        });
     }
 
     /// First use of `set` on this PE (or first since a member's slot for it was
@@ -510,7 +577,7 @@ impl Runtime {
     ) -> RtResult<usize> {
         let key = set.key();
         let mine = self.claim_slot(set)?;
-        let slots = with_transport!(&self.transport, t => {
+        let (slots, installs) = with_transport!(&self.transport, t => {
             let mut slots = vec![0u32; set.size()];
             slots[index] = mine as u32;
             for (i, slot) in slots.iter_mut().enumerate() {
@@ -518,7 +585,12 @@ impl Runtime {
                     *slot = resolve_slot(t, &self.env, set.member(i), key, during)? as u32;
                 }
             }
-            RtResult::Ok(slots)
+            let installs = set
+                .members()
+                .zip(&slots)
+                .map(|(pe, &slot)| sets::installed(t, pe, slot as usize))
+                .collect::<Box<[u64]>>();
+            RtResult::Ok((slots, installs))
         })?;
         let i = self.sets.states.len();
         let uniform = slots.iter().all(|&s| s == slots[0]);
@@ -526,6 +598,7 @@ impl Runtime {
             spec: *set,
             index,
             slots: slots.into_boxed_slice(),
+            installs,
             uniform,
             used: self.sets.tick,
             checked: count,
@@ -546,12 +619,14 @@ impl Runtime {
             let slot = match sets::lookup(t, key) {
                 sets::Entry::Held(slot) => return Ok(slot),
                 sets::Entry::Free(slot) => {
-                    sets::install(t, slot, key, true, table.saved.get(&key));
+                    table.installs += 1;
+                    sets::install(t, slot, key, table.installs, true, table.saved.get(&key));
                     slot
                 }
-                sets::Entry::Full => match table.reclaims.then(|| reclaim_one(t, table, key)).flatten() {
+                sets::Entry::Full => match reclaim_one(t, table, key) {
                     Some(slot) => {
-                        sets::install(t, slot, key, false, table.saved.get(&key));
+                        table.installs += 1;
+                        sets::install(t, slot, key, table.installs, false, table.saved.get(&key));
                         slot
                     }
                     None => {
@@ -976,6 +1051,37 @@ fn resolve_slot<T: Transport>(
     found.ok_or_else(|| RtError::Config("set slot not found after the wait".into()))
 }
 
+/// Whether every member of `state`'s set still holds the slot found for it, in the
+/// installation found: an entry whose owner is checking whether it may take it back is
+/// waited for until the owner has decided.
+fn members_hold<T: Transport>(
+    t: &T,
+    env: &CallEnv,
+    state: &SetState,
+    during: &'static str,
+) -> RtResult<bool> {
+    let key = state.spec.key();
+    for ((pe, &slot), &install) in state
+        .spec
+        .members()
+        .zip(&*state.slots)
+        .zip(&*state.installs)
+    {
+        let slot = slot as usize;
+        let mut holds = sets::holds(t, pe, slot, key);
+        if holds == sets::Holds::Checking {
+            wait::wait_for(t, env.policy, Blocker::Pe(pe), during, || {
+                holds = sets::holds(t, pe, slot, key);
+                holds != sets::Holds::Checking
+            })?;
+        }
+        if holds == sets::Holds::No || sets::installed(t, pe, slot) != install {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Takes back the slot of the least recently used set in this PE's directory that is
 /// not in use (see `coll::sets`), for the set with key `key`; saves the set's words and
 /// forgets its slots. `None` if every set is in use.
@@ -994,11 +1100,11 @@ fn reclaim_one<T: Transport>(t: &T, table: &mut SetTable, key: u64) -> Option<us
     candidates.sort_unstable_by_key(|&(used, slot, _)| (used, slot));
     candidates.into_iter().find_map(|(_, slot, spec)| {
         let words = sets::save(t, slot);
-        let epoch = words.epoch();
-        if !sets::try_reclaim(t, slot, &spec, epoch) {
+        let calls = words.calls();
+        if !sets::try_reclaim(t, slot, &spec, calls) {
             return None;
         }
-        if epoch > 0 {
+        if calls != [0, 0] {
             table.saved.insert(spec.key(), words);
         }
         table.forget(&spec);

@@ -25,6 +25,10 @@ use crate::transport::{with_transport, Transport, Transports};
 
 static INITIALISED: AtomicBool = AtomicBool::new(false);
 
+/// The PE's transport, for ending the job from a runtime call that a panic unwinds (see
+/// [`EndIfUnwound`]); set once, when the runtime starts.
+static UNWIND_END: std::sync::OnceLock<Transports> = std::sync::OnceLock::new();
+
 /// A running PE. There is at most one per process; it is created by [`Runtime::init`] and
 /// consumed by [`Runtime::finalize`].
 pub struct Runtime {
@@ -91,9 +95,6 @@ impl Runtime {
             checked: crate::config::checked_from_env(),
             select: Selection::from_env(npes, cpus)?,
         };
-        // A network's communicators are made per set at its first use on a PE: where
-        // calls are offloaded, sets keep their slots.
-        let reclaims = with_transport!(&transport, t => t.groups().is_none());
         let mut rt = Runtime {
             transport,
             env,
@@ -104,7 +105,7 @@ impl Runtime {
             observing: crate::observe::probe::on(),
             direct_reach: if crate::observe::probe::on() { 0 } else { npes },
             heap: HeapState::new(HeapAllocator::new(region.bytes(), part_size)),
-            sets: SetTable::new(npes, reclaims),
+            sets: SetTable::new(npes, me),
             comms: crate::coll::offload::SetComms::new(),
             serial: Default::default(),
         };
@@ -242,6 +243,7 @@ impl Runtime {
 /// A panic caught by `catch_unwind`, or in a thread whose panic a `join` collects, leaves
 /// the PE, and the job, running.
 fn install_panic_hook(transport: &Transports) {
+    let _ = UNWIND_END.set(transport.clone());
     let transport = transport.clone();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -266,6 +268,46 @@ fn end_by_panic(transport: &Transports) {
         t.me()
     });
     crate::error::print_line(&format!("PE {me} panicked"));
+}
+
+/// Guards a runtime call (`0`: its name): a panic that unwinds through the call (one
+/// that began after the guard was made) leaves it stopped part-way, so this PE is out of
+/// step with the other members of its set whether or not the program catches the panic
+/// later: the job ends at once, naming the PE and the call, as when a panic ends the PE.
+pub(crate) struct EndIfUnwound(&'static str, bool);
+
+impl EndIfUnwound {
+    /// The guard of the call `during`.
+    #[inline]
+    pub(crate) fn new(during: &'static str) -> EndIfUnwound {
+        EndIfUnwound(during, std::thread::panicking())
+    }
+}
+
+impl Drop for EndIfUnwound {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.1 && std::thread::panicking() {
+            end_unwound(self.0);
+        }
+    }
+}
+
+/// Ends the job for a panic that unwound through the runtime call `during`.
+#[cold]
+#[inline(never)]
+fn end_unwound(during: &'static str) {
+    let Some(transport) = UNWIND_END.get() else {
+        return;
+    };
+    end_by_panic(transport);
+    let me = with_transport!(transport, t => t.me());
+    crate::error::print_line(&format!(
+        "PE {me}: a panic unwound through its {during} call, which stopped part-way: the \
+         PE is out of step with the others, so the job ends"
+    ));
+    transport.abort_launch(101);
+    std::process::exit(101);
 }
 
 impl Drop for Runtime {

@@ -1,6 +1,6 @@
-//! `Work::Explicit` names a work array by a raw offset; it is only read by a runtime, and
-//! a runtime comes only from the `unsafe` `Runtime::init`: safe code cannot run a
-//! barrier on words at an offset of its choosing.
+//! `Work::Explicit` names a work array by a raw offset: only the `unsafe` `Work::explicit`
+//! makes one (and a runtime comes only from the `unsafe` `Runtime::init`), so safe code
+//! cannot run a barrier on words at an offset of its choosing.
 use shmem_rt::__private::{Runtime, SetSpec, StageArea, Work};
 
 fn main() {

@@ -52,6 +52,19 @@ impl GroupCollectives for MpiNet {
         Ok(Comm(comm.into()))
     }
 
+    fn free_comm(&self, comm: Comm) {
+        // SAFETY: a communicator `comm` made, with no exchange in flight (the caller's
+        // contract); the shim keeps the world's own. MPI_Comm_free is a local step in Open MPI and
+        // MPICH (it drops a reference; context ids are agreed anew at each creation).
+        let rc = unsafe { ffi::shmem_mpi_comm_free(handle(comm)) };
+        // An error here is the library's own: end the job with MPI's message, as a call
+        // that cannot return an error does.
+        if let Err(err) = check(rc, "MPI_Comm_free") {
+            crate::error::print_line(&err.to_string());
+            self.abandon(1)
+        }
+    }
+
     unsafe fn start_allgather(
         &self,
         comm: Comm,

@@ -166,8 +166,13 @@ int shmem_mpi_node_barrier(int node_handle) {
     return MPI_Barrier(MPI_Comm_f2c((MPI_Fint)node_handle));
 }
 
+/* Releases a communicator this shim made (the world's own, which
+ * shmem_mpi_comm_create gives for the whole world in order, is kept). */
 int shmem_mpi_comm_free(int handle) {
     MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    if (comm == MPI_COMM_WORLD) {
+        return MPI_SUCCESS;
+    }
     return MPI_Comm_free(&comm);
 }
 
