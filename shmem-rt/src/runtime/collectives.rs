@@ -249,19 +249,27 @@ fn runtime_stage() -> StageArea {
 macro_rules! run_call {
     ($rt:expr, $set:expr, $work:expr, $during:expr, |$ctx:ident| $body:expr) => {{
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
-        let _unwound = crate::runtime::EndIfUnwound::new(during);
-        let (index, state) = $rt.start_call(set, work, during)?;
-        let rt = &*$rt;
-        let result = with_transport!(&rt.transport, t => {
-            let at = rt.sync_at(t, set, work, state);
-            if !at.runtime_owned {
-                SetCtx::bind_work(t, set, index, &at, during)?;
-            }
-            let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during);
-            let result = $body;
-            $ctx.end(&result);
-            result
-        });
+        let unwound = crate::runtime::EndIfUnwound::new(during);
+        let result = 'call: {
+            let (index, state) = match $rt.start_call(set, work, during) {
+                Ok(started) => started,
+                Err(error) => break 'call Err(From::from(error)),
+            };
+            let rt = &*$rt;
+            with_transport!(&rt.transport, t => {
+                let at = rt.sync_at(t, set, work, state);
+                if !at.runtime_owned {
+                    if let Err(error) = SetCtx::bind_work(t, set, index, &at, during) {
+                        break 'call Err(From::from(error));
+                    }
+                }
+                let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during);
+                let result = $body;
+                $ctx.end(&result);
+                result
+            })
+        };
+        unwound.returned();
         match result {
             Ok(value) if matches!(work, Work::Explicit { .. }) => match $rt.sets.pending.take() {
                 Some(earlier) => Err(earlier),
@@ -281,10 +289,16 @@ macro_rules! offloaded {
         let (set, work, during): (&SetSpec, Work, &'static str) = ($set, $work, $during);
         let path = with_transport!(&$rt.transport, t => select::path(t, $op));
         if matches!(path, $path) {
-            let _unwound = crate::runtime::EndIfUnwound::new(during);
-            let index = $rt.enter_offloaded(set, work, during)?;
+            let unwound = crate::runtime::EndIfUnwound::new(during);
+            let index = match $rt.enter_offloaded(set, work, during) {
+                Ok(index) => index,
+                Err(error) => {
+                    unwound.returned();
+                    return Err(From::from(error));
+                }
+            };
             let rt = &mut *$rt;
-            Some(with_transport!(&rt.transport, t => match t.groups() {
+            let result = Some(with_transport!(&rt.transport, t => match t.groups() {
                 Some(groups) => {
                     #[allow(unused_mut)]
                     let mut $call = coll::offload::Call {
@@ -299,7 +313,9 @@ macro_rules! offloaded {
                     $native
                 }
                 None => unreachable!("an offloaded call on a transport without group collectives"),
-            }))
+            }));
+            unwound.returned();
+            result
         } else {
             None
         }

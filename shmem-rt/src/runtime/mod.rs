@@ -270,24 +270,33 @@ fn end_by_panic(transport: &Transports) {
     crate::error::print_line(&format!("PE {me} panicked"));
 }
 
-/// Guards a runtime call (`0`: its name): a panic that unwinds through the call (one
-/// that began after the guard was made) leaves it stopped part-way, so this PE is out of
-/// step with the other members of its set whether or not the program catches the panic
-/// later: the job ends at once, naming the PE and the call, as when a panic ends the PE.
-pub(crate) struct EndIfUnwound(&'static str, bool);
+/// Guards a runtime call (`0`: its name): a panic that unwinds through the call leaves
+/// it stopped part-way, so this PE is out of step with the other members of its set
+/// whether or not the program catches the panic later: the job ends at once, naming the
+/// PE and the call, as when a panic ends the PE. Every return from the call, `Ok` or
+/// `Err`, goes through [`EndIfUnwound::returned`], so the guard is dropped only by an
+/// unwind that began inside the call, and the call's normal path runs no instruction of
+/// it.
+pub(crate) struct EndIfUnwound(&'static str);
 
 impl EndIfUnwound {
     /// The guard of the call `during`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(during: &'static str) -> EndIfUnwound {
-        EndIfUnwound(during, std::thread::panicking())
+        EndIfUnwound(during)
+    }
+
+    /// The call returned (a value or an error): nothing to end.
+    #[inline(always)]
+    pub(crate) fn returned(self) {
+        std::mem::forget(self);
     }
 }
 
 impl Drop for EndIfUnwound {
     #[inline]
     fn drop(&mut self) {
-        if !self.1 && std::thread::panicking() {
+        if std::thread::panicking() {
             end_unwound(self.0);
         }
     }
