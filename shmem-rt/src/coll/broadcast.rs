@@ -70,6 +70,7 @@ pub(crate) fn describe(
 /// all and then announces it in its progress word, and each reader copies the rest and
 /// waits for that announcement — which carries the root's failure mark if it failed
 /// instead, so no reader returns with the root's share missing.
+#[inline(always)]
 pub(crate) fn broadcast<T: Transport>(
     ctx: &SetCtx<'_, T>,
     elem: ElemType,

@@ -148,7 +148,7 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     /// The runtime's part: wait policy, checked mode, crossovers.
     pub(crate) env: &'a CallEnv,
     /// The active set.
-    pub(crate) set: SetSpec,
+    pub(crate) set: &'a SetSpec,
     /// This PE's index within the set.
     pub(crate) index: usize,
     /// This call's epoch (≥ 1).
@@ -161,11 +161,6 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     mine: T::Place,
     /// Member 0's sync words (meaningful when `at.uniform`).
     first: T::Place,
-    /// This PE's history digest before this call (rebased when this PE learns of a
-    /// failed call before publishing: see [`SetCtx::rebase_history`]).
-    history: Cell<u64>,
-    /// The latest failed call on these sync words this PE knows of.
-    fault_known: Cell<u64>,
     /// A failure of an earlier call learned of during this one, to report at its end.
     learned: Cell<Option<Box<Learned>>>,
     /// Whether this PE has published words since it last woke the other members.
@@ -217,7 +212,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     pub(crate) fn enter(
         t: &'a T,
         env: &'a CallEnv,
-        set: SetSpec,
+        set: &'a SetSpec,
         index: usize,
         at: SyncAt<'a>,
         during: &'static str,
@@ -249,7 +244,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     pub(crate) fn inspect(
         t: &'a T,
         env: &'a CallEnv,
-        set: SetSpec,
+        set: &'a SetSpec,
         index: usize,
         at: SyncAt<'a>,
         during: &'static str,
@@ -267,8 +262,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             at,
             mine,
             first,
-            history: Cell::new(t.load_relaxed(own(sync::OWNER_HISTORY))),
-            fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
             learned: Cell::new(None),
             wake_pending: Cell::new(false),
         }
@@ -604,7 +597,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if Self::nothing_to_learn(&mine, &theirs) {
             return;
         }
-        if theirs.fault_epoch() > self.fault_known.get() {
+        if theirs.fault_epoch() > self.fault_known() {
             self.learn_from(index, theirs.fault_epoch());
         }
         if theirs.history() != mine.history() && theirs.fault_epoch() == mine.fault_epoch() {
@@ -621,7 +614,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             (None, Ok(None)) => None,
         };
         if let Some(err) = failed {
-            if call > self.fault_known.get() {
+            if call > self.fault_known() {
                 self.record(call, &err);
                 self.learn(call, err);
             }
@@ -638,7 +631,10 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// the line just written is owned — a cache-line transfer on the critical path.
     #[inline(always)]
     pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
-        desc.set_past(self.history.get(), self.fault_known.get());
+        desc.set_past(
+            self.t.load_relaxed(self.own(sync::OWNER_HISTORY)),
+            self.fault_known(),
+        );
         desc.seal();
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);
@@ -745,7 +741,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             self.wait_blocked(index, rel, at, self.epoch)?;
         }
         let desc = self.desc_at(at);
-        if desc.fault_epoch() > self.fault_known.get() {
+        if desc.fault_epoch() > self.fault_known() {
             self.learn_from(index, desc.fault_epoch());
         }
         Ok((desc, words))
@@ -756,7 +752,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     #[inline(always)]
     pub(crate) fn arrived_desc(&self, index: usize) -> Descriptor {
         let desc = self.line_desc(index, Self::line_index(self.epoch));
-        if desc.fault_epoch() > self.fault_known.get() {
+        if desc.fault_epoch() > self.fault_known() {
             self.learn_from(index, desc.fault_epoch());
         }
         desc
@@ -901,7 +897,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             };
             let mine = self.line_desc(self.index, line);
             if let Some(field) = disagreement(&mine, &theirs) {
-                if c > self.fault_known.get() {
+                if c > self.fault_known() {
                     let err = self.mismatch(&mine, index, &theirs, field);
                     self.record(c, &err);
                     self.learn(c, err);
@@ -909,7 +905,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 return;
             }
         }
-        if call - 1 > self.fault_known.get() {
+        if call - 1 > self.fault_known() {
             let err = CollectiveError::Diverged {
                 during: self.during,
                 me: self.t.me(),
@@ -1009,10 +1005,9 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Raises the latest failed call this PE knows of to `call` (if it is later), and
     /// rebases the history digest on it.
     fn know_fault(&self, call: u64) {
-        if call <= self.fault_known.get() {
+        if call <= self.fault_known() {
             return;
         }
-        self.fault_known.set(call);
         self.t
             .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), call);
         self.rebase_history(call);
@@ -1025,7 +1020,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// their later calls agree, so one failure does not make every later call on the
     /// set look diverged. Descriptors carry the failure their history is based on
     /// ([`Descriptor::fault_epoch`]); histories are compared only between descriptors
-    /// based on the same one.
+    /// based on the same one. The owner line's history word holds the digest of the
+    /// calls up to this PE's last published one, before and after this rebase.
     #[cold]
     fn rebase_history(&self, failed: u64) {
         let line_now = Self::line_index(self.epoch);
@@ -1049,11 +1045,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             desc.set_past(history, failed);
             history = desc.history_after();
         }
-        if published {
-            self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
-        } else {
-            self.history.set(history);
-        }
+        self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
     }
 
     /// Notes `err`, the failure of earlier call `call`, to be reported when this call
@@ -1127,8 +1119,9 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     }
 
     /// The latest failed call on these sync words this PE knows of.
+    #[inline]
     pub(crate) fn fault_known(&self) -> u64 {
-        self.fault_known.get()
+        self.t.load_relaxed(self.own(sync::OWNER_FAULT_KNOWN))
     }
 
     /// Records that this call failed with `err` (if the failure path has not already).
@@ -1136,7 +1129,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// call that reports it completed.
     #[cold]
     pub(crate) fn note_failed(&self, err: &CollectiveError) {
-        if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known.get() < self.epoch {
+        if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known() < self.epoch {
             self.record(self.epoch, err);
         }
     }

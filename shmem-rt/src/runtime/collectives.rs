@@ -211,7 +211,7 @@ macro_rules! run_call {
             if !at.runtime_owned {
                 SetCtx::bind_work(t, set, index, &at, during)?;
             }
-            let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during);
+            let $ctx = SetCtx::enter(t, &rt.env, set, index, at, during);
             let result = $body;
             $ctx.end(&result);
             result
