@@ -47,6 +47,10 @@ use crate::wire::progress::{rounds_word, ALL_ROUNDS};
 /// (see [`SetCtx::publish`]).
 const WAKE_AFTER_POLLS: u32 = 64;
 
+/// Arrival lines a member that has to wait for a slower one before rewriting its next
+/// line waits to see freed (see [`SetCtx::wait_until_safe_to_publish`]).
+const REFILL_LINES: u64 = ARRIVAL_LINES as u64 / 2;
+
 /// How many of a root's next arrival lines a broadcast reader prefetches.
 const PREFETCH_AHEAD: u64 = 2;
 
@@ -484,17 +488,26 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// waiting until every one has arrived at `need`. The descriptors it reads on the
     /// way are compared with this PE's own of the same calls, so that a member that runs
     /// ahead (a broadcast root) still learns of calls that failed or disagreed.
+    ///
+    /// A member that has not arrived at this PE's previous call is waited for until it
+    /// is at most `ARRIVAL_LINES - REFILL_LINES` calls behind this one, not just until it
+    /// has freed the one line needed (it gets there without this PE, which has published
+    /// every call before this one): a PE that runs a whole ring ahead of a slower one
+    /// then comes here once per `REFILL_LINES` calls rather than at every call, so its
+    /// count of instructions per call does not depend on how far ahead it runs.
     #[inline(never)]
     fn wait_until_safe_to_publish(&self, need: u64) -> RtResult<()> {
         let e = self.epoch;
+        let refilled = need.max(e.saturating_sub(ARRIVAL_LINES as u64 - REFILL_LINES));
         let mut least = e - 1;
         for i in self.others() {
             let last = sync::epoch(Self::line_index(e - 1));
             let seen = if self.t.load(self.word(i, last)) >= e - 1 {
                 e - 1
             } else {
-                self.wait_word(i, sync::epoch(Self::line_index(need)), need)?;
-                self.arrived_up_to(i, need, e - 2)
+                let line = sync::epoch(Self::line_index(refilled));
+                self.wait_word(i, line, refilled)?;
+                self.arrived_up_to(i, refilled, e - 2)
             };
             least = least.min(seen);
             if seen >= 1 {
