@@ -53,19 +53,12 @@ struct Unaligned<W: Copy>(W);
 /// # Safety
 /// `src` and `dst` must be valid for `size_of::<W>()` bytes.
 #[inline(always)]
-unsafe fn move_word<W: Copy>(src: *const u8, dst: *mut u8) -> Unaligned<W> {
+unsafe fn move_word<W: Copy>(src: *const u8, dst: *mut u8) {
     // SAFETY: valid for the word's bytes (the caller's contract); `Unaligned` has
     // alignment 1, so any address is aligned for it.
-    unsafe { std::ptr::read_volatile(src.cast::<Unaligned<W>>()) }.store_into(dst)
-}
-
-impl<W: Copy> Unaligned<W> {
-    #[inline(always)]
-    fn store_into(self, dst: *mut u8) -> Self {
-        // SAFETY: `dst` is valid for the word's bytes (`move_word`'s contract).
-        unsafe { std::ptr::write_volatile(dst.cast::<Unaligned<W>>(), self) };
-        self
-    }
+    let word = unsafe { std::ptr::read_volatile(src.cast::<Unaligned<W>>()) };
+    // SAFETY: as the load, for `dst`.
+    unsafe { std::ptr::write_volatile(dst.cast::<Unaligned<W>>(), word) };
 }
 
 /// Copies `1..=64` bytes with overlapping unaligned volatile words: every move reads only

@@ -70,6 +70,7 @@ pub(crate) fn describe(
 /// all and then announces it in its progress word, and each reader copies the rest and
 /// waits for that announcement — which carries the root's failure mark if it failed
 /// instead, so no reader returns with the root's share missing.
+#[inline(always)]
 pub(crate) fn broadcast<T: Transport>(
     ctx: &SetCtx<'_, T>,
     elem: ElemType,
@@ -123,7 +124,7 @@ pub(crate) fn broadcast<T: Transport>(
             }
         }
         if writes_target {
-            let (from, to) = (ctx.data_of(root, source.off), ctx.data_of(root, target.off));
+            let (from, to) = (ctx.own_data(source.off), ctx.own_data(target.off));
             // SAFETY: both are this PE's own symmetric memory, checked to hold
             // `source.len` elements (the target above, the source by the runtime), and
             // the runtime refuses a target that overlaps the source unless it is equal

@@ -47,6 +47,10 @@ use crate::wire::progress::{rounds_word, ALL_ROUNDS};
 /// (see [`SetCtx::publish`]).
 const WAKE_AFTER_POLLS: u32 = 64;
 
+/// Arrival lines a member that has to wait for a slower one before rewriting its next
+/// line waits to see freed (see [`SetCtx::wait_until_safe_to_publish`]).
+const REFILL_LINES: u64 = ARRIVAL_LINES as u64 / 2;
+
 /// How many of a root's next arrival lines a broadcast reader prefetches.
 const PREFETCH_AHEAD: u64 = 2;
 
@@ -148,7 +152,7 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     /// The runtime's part: wait policy, checked mode, crossovers.
     pub(crate) env: &'a CallEnv,
     /// The active set.
-    pub(crate) set: SetSpec,
+    pub(crate) set: &'a SetSpec,
     /// This PE's index within the set.
     pub(crate) index: usize,
     /// This call's epoch (≥ 1).
@@ -161,11 +165,6 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     mine: T::Place,
     /// Member 0's sync words (meaningful when `at.uniform`).
     first: T::Place,
-    /// This PE's history digest before this call (rebased when this PE learns of a
-    /// failed call before publishing: see [`SetCtx::rebase_history`]).
-    history: Cell<u64>,
-    /// The latest failed call on these sync words this PE knows of.
-    fault_known: Cell<u64>,
     /// A failure of an earlier call learned of during this one, to report at its end.
     learned: Cell<Option<Box<Learned>>>,
     /// Whether this PE has published words since it last woke the other members.
@@ -217,7 +216,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     pub(crate) fn enter(
         t: &'a T,
         env: &'a CallEnv,
-        set: SetSpec,
+        set: &'a SetSpec,
         index: usize,
         at: SyncAt<'a>,
         during: &'static str,
@@ -249,7 +248,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     pub(crate) fn inspect(
         t: &'a T,
         env: &'a CallEnv,
-        set: SetSpec,
+        set: &'a SetSpec,
         index: usize,
         at: SyncAt<'a>,
         during: &'static str,
@@ -267,8 +266,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             at,
             mine,
             first,
-            history: Cell::new(t.load_relaxed(own(sync::OWNER_HISTORY))),
-            fault_known: Cell::new(t.load_relaxed(own(sync::OWNER_FAULT_KNOWN))),
             learned: Cell::new(None),
             wake_pending: Cell::new(false),
         }
@@ -491,17 +488,26 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// waiting until every one has arrived at `need`. The descriptors it reads on the
     /// way are compared with this PE's own of the same calls, so that a member that runs
     /// ahead (a broadcast root) still learns of calls that failed or disagreed.
+    ///
+    /// A member that has not arrived at this PE's previous call is waited for until it
+    /// is at most `ARRIVAL_LINES - REFILL_LINES` calls behind this one, not just until it
+    /// has freed the one line needed (it gets there without this PE, which has published
+    /// every call before this one): a PE that runs a whole ring ahead of a slower one
+    /// then comes here once per `REFILL_LINES` calls rather than at every call, so its
+    /// count of instructions per call does not depend on how far ahead it runs.
     #[inline(never)]
     fn wait_until_safe_to_publish(&self, need: u64) -> RtResult<()> {
         let e = self.epoch;
+        let refilled = need.max(e.saturating_sub(ARRIVAL_LINES as u64 - REFILL_LINES));
         let mut least = e - 1;
         for i in self.others() {
             let last = sync::epoch(Self::line_index(e - 1));
             let seen = if self.t.load(self.word(i, last)) >= e - 1 {
                 e - 1
             } else {
-                self.wait_word(i, sync::epoch(Self::line_index(need)), need)?;
-                self.arrived_up_to(i, need, e - 2)
+                let line = sync::epoch(Self::line_index(refilled));
+                self.wait_word(i, line, refilled)?;
+                self.arrived_up_to(i, refilled, e - 2)
             };
             least = least.min(seen);
             if seen >= 1 {
@@ -604,7 +610,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if Self::nothing_to_learn(&mine, &theirs) {
             return;
         }
-        if theirs.fault_epoch() > self.fault_known.get() {
+        if theirs.fault_epoch() > self.fault_known() {
             self.learn_from(index, theirs.fault_epoch());
         }
         if theirs.history() != mine.history() && theirs.fault_epoch() == mine.fault_epoch() {
@@ -621,7 +627,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             (None, Ok(None)) => None,
         };
         if let Some(err) = failed {
-            if call > self.fault_known.get() {
+            if call > self.fault_known() {
                 self.record(call, &err);
                 self.learn(call, err);
             }
@@ -638,7 +644,10 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// the line just written is owned — a cache-line transfer on the critical path.
     #[inline(always)]
     pub(crate) fn publish(&self, desc: &mut Descriptor, source: Span) {
-        desc.set_past(self.history.get(), self.fault_known.get());
+        desc.set_past(
+            self.t.load_relaxed(self.own(sync::OWNER_HISTORY)),
+            self.fault_known(),
+        );
         desc.seal();
         let (head, tail, needs_tail) = desc.words();
         let line = Self::line_index(self.epoch);
@@ -745,7 +754,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             self.wait_blocked(index, rel, at, self.epoch)?;
         }
         let desc = self.desc_at(at);
-        if desc.fault_epoch() > self.fault_known.get() {
+        if desc.fault_epoch() > self.fault_known() {
             self.learn_from(index, desc.fault_epoch());
         }
         Ok((desc, words))
@@ -756,7 +765,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     #[inline(always)]
     pub(crate) fn arrived_desc(&self, index: usize) -> Descriptor {
         let desc = self.line_desc(index, Self::line_index(self.epoch));
-        if desc.fault_epoch() > self.fault_known.get() {
+        if desc.fault_epoch() > self.fault_known() {
             self.learn_from(index, desc.fault_epoch());
         }
         desc
@@ -901,7 +910,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             };
             let mine = self.line_desc(self.index, line);
             if let Some(field) = disagreement(&mine, &theirs) {
-                if c > self.fault_known.get() {
+                if c > self.fault_known() {
                     let err = self.mismatch(&mine, index, &theirs, field);
                     self.record(c, &err);
                     self.learn(c, err);
@@ -909,7 +918,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 return;
             }
         }
-        if call - 1 > self.fault_known.get() {
+        if call - 1 > self.fault_known() {
             let err = CollectiveError::Diverged {
                 during: self.during,
                 me: self.t.me(),
@@ -1009,10 +1018,9 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Raises the latest failed call this PE knows of to `call` (if it is later), and
     /// rebases the history digest on it.
     fn know_fault(&self, call: u64) {
-        if call <= self.fault_known.get() {
+        if call <= self.fault_known() {
             return;
         }
-        self.fault_known.set(call);
         self.t
             .store_relaxed(self.own(sync::OWNER_FAULT_KNOWN), call);
         self.rebase_history(call);
@@ -1025,7 +1033,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// their later calls agree, so one failure does not make every later call on the
     /// set look diverged. Descriptors carry the failure their history is based on
     /// ([`Descriptor::fault_epoch`]); histories are compared only between descriptors
-    /// based on the same one.
+    /// based on the same one. The owner line's history word holds the digest of the
+    /// calls up to this PE's last published one, before and after this rebase.
     #[cold]
     fn rebase_history(&self, failed: u64) {
         let line_now = Self::line_index(self.epoch);
@@ -1049,11 +1058,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             desc.set_past(history, failed);
             history = desc.history_after();
         }
-        if published {
-            self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
-        } else {
-            self.history.set(history);
-        }
+        self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
     }
 
     /// Notes `err`, the failure of earlier call `call`, to be reported when this call
@@ -1127,8 +1132,9 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     }
 
     /// The latest failed call on these sync words this PE knows of.
+    #[inline]
     pub(crate) fn fault_known(&self) -> u64 {
-        self.fault_known.get()
+        self.t.load_relaxed(self.own(sync::OWNER_FAULT_KNOWN))
     }
 
     /// Records that this call failed with `err` (if the failure path has not already).
@@ -1136,7 +1142,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// call that reports it completed.
     #[cold]
     pub(crate) fn note_failed(&self, err: &CollectiveError) {
-        if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known.get() < self.epoch {
+        if !matches!(err, CollectiveError::Earlier { .. }) && self.fault_known() < self.epoch {
             self.record(self.epoch, err);
         }
     }

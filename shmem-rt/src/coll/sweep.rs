@@ -31,7 +31,7 @@ pub(crate) fn sweep<T: Transport>(
     if set.size() == 1 {
         return Ok(());
     }
-    let ctx = SetCtx::inspect(t, env, set, index, at, during);
+    let ctx = SetCtx::inspect(t, env, &set, index, at, during);
     let last = ctx.epoch;
     if last == 0 || ctx.fault_known() >= last {
         // Never used, or its last call failed here already (and was reported).

@@ -263,7 +263,7 @@ macro_rules! run_call {
                         break 'call Err(From::from(error));
                     }
                 }
-                let $ctx = SetCtx::enter(t, &rt.env, *set, index, at, during);
+                let $ctx = SetCtx::enter(t, &rt.env, set, index, at, during);
                 let result = $body;
                 $ctx.end(&result);
                 result
