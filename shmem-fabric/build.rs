@@ -4,7 +4,11 @@
 //! the library and loads it only when it joins an MPI job, so nothing of MPI is mapped
 //! otherwise. Without the feature this does nothing: the default build needs no MPI.
 //!
-//! The wrapper is `$MPICC` if set, else `mpicc`.
+//! The wrapper is `$MPICC` if set, else `mpicc`. The shim carries a digest of its source
+//! (`shmem_mpi_shim_digest`), and so does the crate (`SHIM_SOURCE_DIGEST`): a shim
+//! loaded in its place (`SHMEM_MPI_SHIM`, one built against another MPI by this same
+//! script, e.g. `CARGO_TARGET_DIR=target/mpich MPICC=mpicc.mpich cargo build -p
+//! shmem-fabric --features mpi`) must be built from the same source.
 
 fn main() {
     #[cfg(feature = "mpi")]
@@ -24,7 +28,11 @@ mod mpi {
         let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
         let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
         let library = out.join("libshmem_mpi_shim.so");
+        let source = std::fs::read(SHIM).unwrap_or_else(|e| panic!("reading {SHIM}: {e}"));
+        let digest = fnv1a(&source);
+        println!("cargo:rustc-env=SHIM_SOURCE_DIGEST={digest}");
         let status = Command::new(&mpicc)
+            .arg(format!("-DSHIM_SOURCE_DIGEST={digest}ULL"))
             .args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o"])
             .arg(&library)
             .arg(SHIM)
@@ -40,5 +48,12 @@ mod mpi {
             status.success(),
             "`{mpicc} -shared {SHIM}` failed ({status}): the MPI shim cannot be built"
         );
+    }
+
+    /// The 64-bit FNV-1a hash of `bytes`: the shim source's digest.
+    fn fnv1a(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+            (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
     }
 }

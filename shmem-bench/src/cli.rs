@@ -97,6 +97,17 @@ pub(crate) struct Args {
     #[arg(long, requires = "workloads")]
     pub issue_sizes: bool,
 
+    /// Print the scaling model of the collectives on the MPI transport (parameters,
+    /// predictions at 2-100,000 ranks, the validation against bench/model/measured.csv)
+    /// instead of measuring; see docs/scaling-model.md.
+    #[arg(long, conflicts_with_all = ["mpi", "startup", "scaling", "workloads"])]
+    pub model: bool,
+
+    /// With `--model`: write the report into docs/scaling-model.md and its summary into
+    /// README.md (between their markers) instead of printing it.
+    #[arg(long, requires = "model")]
+    pub write: bool,
+
     /// Internal: run as a job of the benchmark and write its samples to this file.
     #[arg(long, hide = true)]
     pub job_results: Option<PathBuf>,

@@ -15,6 +15,8 @@ mod driver;
 mod floors;
 mod job;
 mod lines;
+mod model;
+mod model_report;
 mod mpirun;
 mod ops;
 mod ours;
@@ -43,7 +45,9 @@ fn main() {
         // A job's supervisor: started by the driver with SHMEM_NPES set; starts the PEs
         // with the same arguments and exits with the job's status.
         (Some(_), false) => shmem_rt::__private::self_start(args.npes),
-        (None, _) => match if args.startup {
+        (None, _) => match if args.model {
+            model_report::run(args.write)
+        } else if args.startup {
             startup::run(&args)
         } else if args.scaling {
             scaling::run(&args)

@@ -32,6 +32,9 @@ pub mod env {
     /// MPI transport: cuts each node into groups of this many consecutive ranks that
     /// share memory (to run several "nodes" on one machine).
     pub const MPI_NODE_RANKS: &str = "SHMEM_MPI_NODE_RANKS";
+    /// MPI transport: the path of a shim library to load instead of the one the program
+    /// carries (the same `shim.c` built against another MPI).
+    pub const MPI_SHIM: &str = "SHMEM_MPI_SHIM";
     /// Turns the timeline on: the path of the Chrome trace to write.
     pub const TRACE: &str = "SHMEM_TRACE";
     /// `1` turns the end-of-run statistics on.
@@ -108,6 +111,11 @@ pub mod env {
             MPI_NODE_RANKS,
             "whole nodes",
             "MPI: groups of this many consecutive ranks share memory",
+        ),
+        (
+            MPI_SHIM,
+            "the one carried",
+            "MPI: the transport's shim library built against another MPI (same sources)",
         ),
         (
             TRACE,

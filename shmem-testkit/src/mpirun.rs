@@ -4,8 +4,9 @@
 //!
 //! The launcher command is what `shmemrun --mpi --tcp --dry-run` prints for this
 //! machine's MPI (the runtime's `job/mpirun.rs`: TCP between every pair of ranks, and
-//! the flags that MPI needs), or `SHMEM_TEST_MPIRUN` (split at whitespace; `-np N` and
-//! `-x` for every `SHMEM_*` variable are added) when set. Each PE that finalizes leaves a marker file, so that a job whose PEs ran
+//! the flags that MPI needs), or `SHMEM_TEST_MPIRUN` (split at whitespace; `-np N` and,
+//! for Open MPI's `mpirun`, `-x` for every `SHMEM_*` variable are added; MPICH's Hydra
+//! passes its whole environment on) when set. Each PE that finalizes leaves a marker file, so that a job whose PEs ran
 //! nothing still fails; a job that outlives `SHMEM_TEST_MPI_TIMEOUT` seconds (default
 //! 300) is killed.
 
@@ -52,9 +53,12 @@ pub(crate) fn run(spec: &JobSpec) -> JobOutcome {
     let mut cmd = launcher_command(spec.npes);
     // Open MPI reads its settings from OMPI_MCA_* variables too; other launchers ignore it.
     cmd.env("OMPI_MCA_orte_tmpdir_base", job.sessions());
+    let named = forwards_named_only();
     let mut forward = |name: &str, value: &std::ffi::OsStr| {
         cmd.env(name, value);
-        cmd.arg("-x").arg(name);
+        if named {
+            cmd.arg("-x").arg(name);
+        }
     };
     forward(
         "SHMEM_SYMMETRIC_SIZE",
@@ -128,10 +132,34 @@ fn launcher_command(npes: usize) -> Command {
         .unwrap_or_else(|| panic!("{MPIRUN} is empty: it must name the MPI launcher"));
     let mut cmd = Command::new(launcher);
     cmd.args(words).arg("-np").arg(npes.to_string());
-    for name in env_names {
-        cmd.arg("-x").arg(name);
+    if forwards_named_only() {
+        for name in env_names {
+            cmd.arg("-x").arg(name);
+        }
     }
     cmd
+}
+
+/// Whether the test jobs' launcher passes on only the variables it is told (`-x NAME`:
+/// Open MPI's `mpirun`) rather than its whole environment (MPICH's Hydra, which has no
+/// `-x`): what its `--version` says, asked once.
+fn forwards_named_only() -> bool {
+    static NAMED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NAMED.get_or_init(|| {
+        let kind = match std::env::var(MPIRUN) {
+            Ok(command) => {
+                let launcher = command.split_whitespace().next().unwrap_or_default();
+                Command::new(launcher)
+                    .arg("--version")
+                    .output()
+                    .ok()
+                    .and_then(|out| mpirun::identify(&String::from_utf8_lossy(&out.stdout)))
+                    .map(|(kind, _)| kind)
+            }
+            Err(_) => mpirun::this_machine().ok().map(|mpi| mpi.kind),
+        };
+        kind != Some(mpirun::MpiKind::Hydra)
+    })
 }
 
 /// A fresh directory of one job, removed with everything in it when dropped: the PEs'

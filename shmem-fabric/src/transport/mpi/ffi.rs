@@ -230,6 +230,16 @@ pub(super) fn load() -> RtResult<()> {
 }
 
 fn open_shim() -> Result<Shim, String> {
+    let lib = match std::env::var_os(crate::config::env::MPI_SHIM) {
+        Some(path) if !path.is_empty() => open_file(&path)?,
+        _ => open_carried()?,
+    };
+    check_digest(lib)?;
+    Shim::resolve(lib)
+}
+
+/// The carried shim, written to a memory file and opened.
+fn open_carried() -> Result<*mut c_void, String> {
     // SAFETY: a NUL-terminated name; the flags are valid.
     let fd = unsafe { libc::memfd_create(c"shmem-mpi-shim".as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
@@ -242,14 +252,43 @@ fn open_shim() -> Result<Shim, String> {
     let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     std::io::Write::write_all(&mut file, SHIM_LIBRARY)
         .map_err(|e| format!("cannot write the MPI shim to a memory file: {e}"))?;
-    let path = format!("/proc/self/fd/{fd}\0");
-    // SAFETY: a NUL-terminated path; the library's initialisers are MPI's and the shim's.
-    let lib = unsafe { libc::dlopen(path.as_ptr().cast(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    let lib = open_file(std::ffi::OsStr::new(&format!("/proc/self/fd/{fd}")));
     drop(file);
+    lib
+}
+
+/// The shim library at `path`, opened (`RTLD_GLOBAL`: MPI's own plug-ins resolve their
+/// symbols against it).
+fn open_file(path: &std::ffi::OsStr) -> Result<*mut c_void, String> {
+    let name = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path))
+        .map_err(|_| format!("the MPI shim's path {path:?} holds a NUL byte"))?;
+    // SAFETY: a NUL-terminated path; the library's initialisers are MPI's and the shim's.
+    let lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
     if lib.is_null() {
-        return Err(format!("cannot load the MPI shim: {}", dl_error()));
+        return Err(format!("cannot load the MPI shim {path:?}: {}", dl_error()));
     }
-    Shim::resolve(lib)
+    Ok(lib)
+}
+
+/// Refuses a shim built from another `shim.c` than this program's: its functions could
+/// have other signatures. build.rs gives the shim and this crate the source's digest.
+fn check_digest(lib: *mut c_void) -> Result<(), String> {
+    const EXPECTED: &str = env!("SHIM_SOURCE_DIGEST");
+    let address = symbol(lib, "shmem_mpi_shim_digest\0")?;
+    // SAFETY: the shim's `unsigned long long shmem_mpi_shim_digest(void)` (a shim without
+    // it failed above).
+    let digest =
+        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> u64>(address)() };
+    if digest.to_string() == EXPECTED {
+        Ok(())
+    } else {
+        Err(format!(
+            "the MPI shim (SHMEM_MPI_SHIM) is built from another version of shim.c than \
+             this program's (digest {digest}, expected {EXPECTED}): build it from the \
+             same sources (CARGO_TARGET_DIR=DIR MPICC=... cargo build -p shmem-fabric \
+             --features mpi)"
+        ))
+    }
 }
 
 /// The address of the NUL-terminated symbol `name` in `lib`.

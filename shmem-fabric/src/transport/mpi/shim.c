@@ -38,6 +38,10 @@ struct shmem_mpi_net *shmem_mpi_net_new(void) {
 /* Releases an instance whose window is freed (or was never made). */
 void shmem_mpi_net_free(struct shmem_mpi_net *net) { free(net); }
 
+/* The digest of this file (build.rs passes it): a shim loaded in place of the one the
+ * program carries (SHMEM_MPI_SHIM) must come from the same source. */
+unsigned long long shmem_mpi_shim_digest(void) { return SHIM_SOURCE_DIGEST; }
+
 int shmem_mpi_error_string(int code, char *buf, int len) {
     int out = 0;
     char text[MPI_MAX_ERROR_STRING];

@@ -1,0 +1,621 @@
+//! The scaling model's report (`shmem-bench --model`): its parameters — measured on this
+//! machine's TCP by bench/c/loggp.c (bench/model/loggp-tcp.txt), and assumed for a
+//! 100 Gb/s fabric —, its predictions from 2 to 100,000 ranks, the communicator cache,
+//! and the model beside the runs of bench/model/measured.csv (`shmem-bench --mpi` at
+//! 2-32 ranks). docs/scaling-model.md holds this report between two markers and README
+//! its summary; `--write` rewrites both, and a test checks that they hold what the model
+//! prints (scripts/scaling-model.sh measures and writes).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::model::{self, mpi, Coll, Cost, Params};
+
+/// bench/c/loggp.c's output, 2 ranks then oversubscribed (scripts/scaling-model.sh).
+const LOGGP: &str = include_str!("../../bench/model/loggp-tcp.txt");
+/// `shmem-bench --mpi` at 2-32 ranks: npes,op,bytes,ours_us,mpi_us.
+const MEASURED: &str = include_str!("../../bench/model/measured.csv");
+
+/// Where the report and its summary go, from the workspace's root.
+const DOC: &str = "docs/scaling-model.md";
+const README: &str = "README.md";
+const BEGIN: &str = "<!-- scaling-model:begin (shmem-bench --model --write) -->";
+const END: &str = "<!-- scaling-model:end -->";
+const SUMMARY_BEGIN: &str = "<!-- scaling-model-summary:begin (shmem-bench --model --write) -->";
+const SUMMARY_END: &str = "<!-- scaling-model-summary:end -->";
+
+/// The member counts of the predictions.
+const SCALE: [f64; 6] = [2.0, 8.0, 64.0, 1000.0, 10_000.0, 100_000.0];
+/// The member counts of the README's summary.
+const SUMMARY: [f64; 3] = [1000.0, 10_000.0, 100_000.0];
+/// Distinct sets a PE may use at once by default (`SHMEM_ACTIVE_SETS`).
+const ACTIVE_SETS: f64 = 1024.0;
+
+/// A 100 Gb/s fabric (InfiniBand HDR100 or 100 GbE RoCE under UCX): latency 1.5 µs
+/// (typical 1-2 µs), 0.3 µs of CPU per message, 10 M messages/s, 12.5 GB/s; a core per
+/// rank; this machine's γ; 1 µs of the runtime's own per call (an estimate: the
+/// shared-memory barrier retires ~540 instructions, the offloaded call a few thousand —
+/// the figure fitted on this shared machine carries its load) and 0.5 µs of MPI's.
+fn fabric(tcp: &Params) -> Params {
+    Params {
+        l: 1.5,
+        o: 0.3,
+        g: 0.1,
+        big_g: 1.0 / 12_500.0,
+        cores: None,
+        sched: 0.0,
+        call: 1.0,
+        mpi_call: 0.5,
+        ..*tcp
+    }
+}
+
+/// One `loggp` run: its rank count and `name value` lines.
+struct Run {
+    ranks: f64,
+    values: Vec<(String, f64)>,
+}
+
+impl Run {
+    fn get(&self, name: &str) -> Option<f64> {
+        self.values.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
+}
+
+fn runs(text: &str) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(value)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if name == "run" {
+            continue;
+        }
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        if name == "ranks" {
+            runs.push(Run {
+                ranks: value,
+                values: Vec::new(),
+            });
+        } else if let Some(run) = runs.last_mut() {
+            run.values.push((name.to_owned(), value));
+        }
+    }
+    runs
+}
+
+/// The least of `v` (0 if empty): the figure least disturbed by other work.
+fn least(v: impl IntoIterator<Item = f64>) -> f64 {
+    v.into_iter().reduce(f64::min).unwrap_or(0.0)
+}
+
+/// One measured row of bench/model/measured.csv.
+struct Measured {
+    npes: f64,
+    coll: Coll,
+    bytes: f64,
+    ours: f64,
+    mpi: f64,
+}
+
+fn measured() -> Vec<Measured> {
+    MEASURED
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let num = |i: usize| f.get(i).and_then(|s| s.trim().parse::<f64>().ok());
+            Some(Measured {
+                npes: num(0)?,
+                coll: Coll::from_bench_name(f.get(1)?)?,
+                bytes: num(2)?,
+                ours: num(3)?,
+                mpi: num(4)?,
+            })
+        })
+        .collect()
+}
+
+/// What the model stands on, from the measurements.
+struct Basis {
+    /// This machine's TCP, as the validation runs it (2 CPUs shared).
+    tcp: Params,
+    /// Half the 8-byte round trip at each oversubscribed rank count, and at 2.
+    half_rtt: Vec<(f64, f64)>,
+    /// `MPI_Comm_create_group` measured at each rank count.
+    comm_create: Vec<(f64, f64)>,
+}
+
+fn basis() -> Basis {
+    let all = runs(LOGGP);
+    let pair: Vec<&Run> = all.iter().filter(|r| r.ranks == 2.0).collect();
+    let at2 = |name: &str| least(pair.iter().filter_map(|r| r.get(name)));
+    let cores = at2("cpus").max(1.0);
+    let base = at2("half_rtt_8");
+    let o = at2("o").min(base / 2.0);
+    let mut tcp = Params {
+        l: (base - 2.0 * o).max(0.0),
+        o,
+        g: at2("g"),
+        big_g: least(pair.iter().filter_map(|r| r.get("G")).filter(|&g| g > 0.0)),
+        gamma: at2("gamma"),
+        cores: Some(cores),
+        sched: 0.0,
+        call: 0.0,
+        mpi_call: 0.0,
+    };
+    // The fitted constants, all from barriers (every other row is a prediction): MPI's
+    // own time per call, what raw MPI's 2-rank barrier takes beyond its message; the
+    // scheduling term, the median over the oversubscribed counts of what raw MPI's
+    // barrier takes beyond its rounds' messages, per round and other rank on a core;
+    // the runtime's own time per call, what our 2-rank barrier takes beyond its
+    // agreement in MPI.
+    let barriers: Vec<Measured> = measured()
+        .into_iter()
+        .filter(|m| m.coll == Coll::Barrier)
+        .collect();
+    if let Some(b) = barriers.iter().find(|m| m.npes == 2.0) {
+        tcp.mpi_call = (b.mpi - mpi::barrier(&tcp, 2.0).us).max(0.0);
+    }
+    let mut slopes: Vec<f64> = barriers
+        .iter()
+        .filter(|m| m.npes > cores)
+        .map(|m| {
+            let others = m.npes / cores - 1.0;
+            (m.mpi - Coll::Barrier.mpi(&tcp, m.npes, 0.0).us) / (model::lg(m.npes) * others)
+        })
+        .collect();
+    slopes.sort_by(f64::total_cmp);
+    tcp.sched = slopes
+        .get(slopes.len() / 2)
+        .copied()
+        .unwrap_or(0.0)
+        .max(0.0);
+    if let Some(b) = barriers.iter().find(|m| m.npes == 2.0) {
+        tcp.call = (b.ours - model::agreement(&tcp, 2.0).us).max(0.0);
+    }
+    let mut half_rtt = vec![(2.0, base)];
+    let mut comm_create = vec![(2.0, at2("comm_create"))];
+    for r in all.iter().filter(|r| r.ranks > 2.0) {
+        if let Some(h) = r.get("half_rtt_8") {
+            half_rtt.push((r.ranks, h));
+        }
+        if let Some(c) = r.get("comm_create") {
+            comm_create.push((r.ranks, c));
+        }
+    }
+    Basis {
+        tcp,
+        half_rtt,
+        comm_create,
+    }
+}
+
+/// A time in µs, ms or s, three significant digits.
+fn time(us: f64) -> String {
+    let sig = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else if v >= 10.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    if us >= 1e6 {
+        format!("{} s", sig(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", sig(us / 1e3))
+    } else {
+        format!("{} µs", sig(us))
+    }
+}
+
+/// A byte count in B, KiB, MiB or GiB.
+fn size(bytes: f64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = bytes;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{v:.0} B")
+    } else if v >= 100.0 {
+        format!("{v:.0} {}", UNITS[unit])
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+fn count(n: f64) -> String {
+    match n as u64 {
+        n if n >= 1000 && n % 1000 == 0 => format!("{}k", n / 1000),
+        n => n.to_string(),
+    }
+}
+
+/// The rows of the prediction tables: a collective at a size (bytes as the benchmark
+/// counts them).
+const ROWS: [(Coll, f64); 13] = [
+    (Coll::Barrier, 0.0),
+    (Coll::Broadcast, 8.0),
+    (Coll::Broadcast, 65536.0),
+    (Coll::Fcollect, 8.0),
+    (Coll::Fcollect, 65536.0),
+    (Coll::Collect, 8.0),
+    (Coll::Collect, 65536.0),
+    (Coll::ReduceInt, 8.0),
+    (Coll::ReduceInt, 65536.0),
+    (Coll::ReduceFloat, 8.0),
+    (Coll::ReduceFloat, 65536.0),
+    (Coll::Alltoall, 8.0),
+    (Coll::Alltoall, 1024.0),
+];
+
+/// The README's rows.
+const SUMMARY_ROWS: [(Coll, f64); 8] = [
+    (Coll::Barrier, 0.0),
+    (Coll::Broadcast, 8.0),
+    (Coll::Broadcast, 65536.0),
+    (Coll::Fcollect, 8.0),
+    (Coll::Collect, 8.0),
+    (Coll::ReduceInt, 8.0),
+    (Coll::ReduceFloat, 8.0),
+    (Coll::Alltoall, 8.0),
+];
+
+fn row_name(coll: Coll, bytes: f64) -> String {
+    let name = match coll {
+        Coll::ReduceInt => "reduction, integer",
+        Coll::ReduceFloat => "reduction, f64",
+        other => other.bench_name(),
+    };
+    if coll == Coll::Barrier {
+        name.to_owned()
+    } else {
+        format!("{name} {}", size(bytes))
+    }
+}
+
+/// One table of predictions: `cell` of (ours, MPI) per row and member count.
+fn prediction_table(
+    out: &mut String,
+    p: &Params,
+    counts: &[f64],
+    rows: &[(Coll, f64)],
+    cell: impl Fn(Cost, Cost) -> String,
+) {
+    let _ = write!(out, "| call |");
+    for &n in counts {
+        let _ = write!(out, " {} |", count(n));
+    }
+    let _ = write!(out, "\n|---|");
+    for _ in counts {
+        let _ = write!(out, "--:|");
+    }
+    out.push('\n');
+    let _ = write!(out, "| agreement alone |");
+    for &n in counts {
+        let a = model::agreement(p, n);
+        let _ = write!(out, " {} |", cell(a, a).split(" / ").next().unwrap_or(""));
+    }
+    out.push('\n');
+    for &(coll, bytes) in rows {
+        let _ = write!(out, "| {} |", row_name(coll, bytes));
+        for &n in counts {
+            let _ = write!(
+                out,
+                " {} |",
+                cell(coll.ours(p, n, bytes), coll.mpi(p, n, bytes))
+            );
+        }
+        out.push('\n');
+    }
+}
+
+/// How a parameter is shown.
+type Show = fn(&Params) -> String;
+
+fn params_table(out: &mut String, tcp: &Params, fab: &Params) {
+    let _ = writeln!(
+        out,
+        "| parameter | this machine's TCP (measured) | 100 Gb/s fabric (assumed) |"
+    );
+    let _ = writeln!(out, "|---|--:|--:|");
+    let rows: [(&str, Show); 9] = [
+        ("L, latency", |p| time(p.l)),
+        ("o, CPU per message (each end)", |p| time(p.o)),
+        ("g, gap between messages", |p| time(p.g)),
+        ("G, time per byte", |p| {
+            format!(
+                "{:.3} ns ({:.1} GB/s)",
+                p.big_g * 1e3,
+                1e-3 / p.big_g.max(1e-12)
+            )
+        }),
+        ("γ, combine per byte", |p| {
+            format!("{:.3} ns", p.gamma * 1e3)
+        }),
+        ("cores the ranks share", |p| {
+            p.cores.map_or("one per rank".into(), |c| format!("{c:.0}"))
+        }),
+        ("scheduling, per other rank on a core", |p| time(p.sched)),
+        ("the runtime's time per call", |p| time(p.call)),
+        ("MPI's time per collective call", |p| time(p.mpi_call)),
+    ];
+    for (name, show) in rows {
+        let _ = writeln!(out, "| {name} | {} | {} |", show(tcp), show(fab));
+    }
+}
+
+fn ratio(model: f64, measured: f64) -> f64 {
+    if measured > 0.0 {
+        model / measured
+    } else {
+        f64::NAN
+    }
+}
+
+fn validation(out: &mut String, b: &Basis) {
+    let rows = measured();
+    let _ = writeln!(
+        out,
+        "| ranks | call | bytes | ours measured | ours model | model / measured | MPI measured | MPI model | model / measured |"
+    );
+    let _ = writeln!(out, "|--:|---|--:|--:|--:|--:|--:|--:|--:|");
+    let mut summary: Vec<(f64, usize, usize, usize, usize)> = Vec::new();
+    for m in &rows {
+        let ours = m.coll.ours(&b.tcp, m.npes, m.bytes).us;
+        let theirs = m.coll.mpi(&b.tcp, m.npes, m.bytes).us;
+        let (ro, rm) = (ratio(ours, m.ours), ratio(theirs, m.mpi));
+        let barrier = m.coll == Coll::Barrier;
+        let fitted = if barrier && m.npes == 2.0 {
+            " (fitted)"
+        } else {
+            ""
+        };
+        // A loop of MPI_Bcast lets the root run ahead of its readers: the benchmark's
+        // figure is the loop's rate, not one call's latency, which the model gives.
+        let pipelined = m.coll == Coll::Broadcast && m.npes > 2.0;
+        let mpi_fitted = if barrier && (m.npes == 2.0 || b.tcp.cores.is_some_and(|c| m.npes > c)) {
+            " (fitted)"
+        } else if pipelined {
+            " (rate)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.2}{fitted} | {} | {} | {:.2}{mpi_fitted} |",
+            m.npes,
+            m.coll.bench_name(),
+            size(m.bytes),
+            time(m.ours),
+            time(ours),
+            ro,
+            time(m.mpi),
+            time(theirs),
+            rm
+        );
+        let within = |r: f64| usize::from((1.0 / 1.5..=1.5).contains(&r));
+        match summary.iter_mut().find(|s| s.0 == m.npes) {
+            Some(s) => {
+                s.1 += within(ro);
+                s.2 += 1;
+                s.3 += within(rm) * usize::from(!pipelined);
+                s.4 += usize::from(!pipelined);
+            }
+            None => summary.push((
+                m.npes,
+                within(ro),
+                1,
+                within(rm) * usize::from(!pipelined),
+                usize::from(!pipelined),
+            )),
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nWithin 1.5× of the measurement, per rank count (raw MPI's broadcast above 2 ranks \
+         left out: a loop of MPI_Bcast lets the root run ahead, so its figure is a rate):\n"
+    );
+    let _ = writeln!(out, "| ranks | ours | raw MPI |");
+    let _ = writeln!(out, "|--:|--:|--:|");
+    for (n, o, on, m, mn) in summary {
+        let _ = writeln!(out, "| {n} | {o} of {on} | {m} of {mn} |");
+    }
+    let _ = writeln!(out, "\nThe loggp run's own figures beside the model (8-byte half round trip with the other ranks waiting in `MPI_Barrier`; `MPI_Comm_create_group` of every rank):\n");
+    let _ = writeln!(
+        out,
+        "| ranks | half round trip measured | model | comm create measured | model |"
+    );
+    let _ = writeln!(out, "|--:|--:|--:|--:|--:|");
+    for &(n, h) in &b.half_rtt {
+        let k = b.tcp.cores.map_or(1.0, |c| (n / c).max(1.0));
+        let modelled = b.tcp.l + 2.0 * b.tcp.o + b.tcp.sched * (k - 1.0);
+        let create = b.comm_create.iter().find(|c| c.0 == n).map(|c| c.1);
+        let _ = writeln!(
+            out,
+            "| {n} | {} | {} | {} | {} |",
+            time(h),
+            time(modelled),
+            create.map_or("—".into(), time),
+            time(mpi::comm_create(&b.tcp, n).us)
+        );
+    }
+}
+
+fn comm_cache(out: &mut String, fab: &Params, tcp: &Params) {
+    let _ = writeln!(out, "| members | create, 100 Gb/s | create, this TCP | memory per communicator | × {ACTIVE_SETS} sets |", ACTIVE_SETS = ACTIVE_SETS as u64);
+    let _ = writeln!(out, "|--:|--:|--:|--:|--:|");
+    for n in [2.0, 64.0, 1024.0, 10_000.0, 100_000.0] {
+        let mem = mpi::comm_memory(n);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            count(n),
+            time(mpi::comm_create(fab, n).us),
+            time(
+                mpi::comm_create(
+                    &Params {
+                        cores: None,
+                        sched: 0.0,
+                        ..*tcp
+                    },
+                    n
+                )
+                .us
+            ),
+            size(mem),
+            size(mem * ACTIVE_SETS)
+        );
+    }
+}
+
+/// The report: what docs/scaling-model.md holds between its markers.
+pub(crate) fn report() -> String {
+    let b = basis();
+    let fab = fabric(&b.tcp);
+    let tcp_spread = Params {
+        cores: None,
+        sched: 0.0,
+        ..b.tcp
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "### Parameters\n");
+    params_table(&mut out, &b.tcp, &fab);
+    let _ = writeln!(
+        out,
+        "\n### Latency per call at scale, 100 Gb/s fabric (ours / raw MPI)\n"
+    );
+    prediction_table(&mut out, &fab, &SCALE, &ROWS, |o, m| {
+        format!("{} / {}", time(o.us), time(m.us))
+    });
+    let _ = writeln!(
+        out,
+        "\n### Latency per call at scale, this machine's TCP, a core per rank (ours / raw MPI)\n"
+    );
+    prediction_table(&mut out, &tcp_spread, &SCALE, &ROWS, |o, m| {
+        format!("{} / {}", time(o.us), time(m.us))
+    });
+    let _ = writeln!(
+        out,
+        "\n### Bytes received per call by the busiest rank (ours / raw MPI)\n"
+    );
+    prediction_table(&mut out, &fab, &SCALE, &ROWS, |o, m| {
+        format!("{} / {}", size(o.bytes), size(m.bytes))
+    });
+    let _ = writeln!(
+        out,
+        "\n### Transient memory per call per rank, beyond source and target (ours / raw MPI)\n"
+    );
+    prediction_table(&mut out, &fab, &SCALE, &ROWS, |o, m| {
+        format!("{} / {}", size(o.mem), size(m.mem))
+    });
+    let _ = writeln!(out, "\n### The communicator cache\n");
+    comm_cache(&mut out, &fab, &b.tcp);
+    let _ = writeln!(
+        out,
+        "\n### Validation: 2-32 ranks on this machine's 2 CPUs, TCP, every peer remote\n"
+    );
+    validation(&mut out, &b);
+    out
+}
+
+/// The README's summary: the 100 Gb/s predictions at 1k, 10k and 100k ranks.
+pub(crate) fn summary() -> String {
+    let fab = fabric(&basis().tcp);
+    let mut out = String::new();
+    prediction_table(&mut out, &fab, &SUMMARY, &SUMMARY_ROWS, |o, m| {
+        format!("{} / {}", time(o.us), time(m.us))
+    });
+    out
+}
+
+/// `text` with what lies between `begin` and `end` replaced by `body`.
+fn replaced(text: &str, begin: &str, end: &str, body: &str) -> Result<String, String> {
+    let start = text
+        .find(begin)
+        .ok_or_else(|| format!("no `{begin}` marker"))?
+        + begin.len();
+    let stop = text[start..]
+        .find(end)
+        .ok_or_else(|| format!("no `{end}` marker"))?
+        + start;
+    Ok(format!("{}\n{body}{}", &text[..start], &text[stop..]))
+}
+
+/// `--model`: prints the report, or with `--write` puts it (and the summary) into the
+/// doc and the README of the workspace at `root`.
+pub(crate) fn run(write: bool) -> Result<(), String> {
+    if !write {
+        print!("{}", report());
+        return Ok(());
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (file, begin, end, body) in [
+        (DOC, BEGIN, END, report()),
+        (README, SUMMARY_BEGIN, SUMMARY_END, summary()),
+    ] {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
+        let new = replaced(&text, begin, end, &body).map_err(|e| format!("{file}: {e}"))?;
+        std::fs::write(&path, new).map_err(|e| format!("{file}: {e}"))?;
+        println!("wrote {file}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn between<'a>(text: &'a str, begin: &str, end: &str) -> &'a str {
+        let start = text.find(begin).expect("begin marker") + begin.len();
+        let stop = text[start..].find(end).expect("end marker") + start;
+        &text[start..stop]
+    }
+
+    #[test]
+    fn the_doc_and_readme_hold_what_the_model_prints() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let doc = std::fs::read_to_string(root.join(DOC)).expect("docs/scaling-model.md");
+        assert_eq!(
+            between(&doc, BEGIN, END),
+            format!("\n{}", report()),
+            "docs/scaling-model.md is not what the model prints: scripts/scaling-model.sh write"
+        );
+        let readme = std::fs::read_to_string(root.join(README)).expect("README.md");
+        assert_eq!(
+            between(&readme, SUMMARY_BEGIN, SUMMARY_END),
+            format!("\n{}", summary()),
+            "README's scaling summary is not what the model prints: scripts/scaling-model.sh write"
+        );
+    }
+
+    #[test]
+    fn the_measurements_parse_into_parameters() {
+        let b = basis();
+        assert!(
+            b.tcp.l >= 0.0 && b.tcp.o > 0.0 && b.tcp.big_g > 0.0,
+            "{:?}",
+            b.tcp
+        );
+        assert!(!measured().is_empty());
+        assert!(measured().iter().any(|m| m.npes == 32.0));
+    }
+
+    #[test]
+    fn replacing_keeps_the_markers() {
+        let text = "a\nB\nold\nE\nz";
+        assert_eq!(
+            replaced(text, "B", "E", "new\n").unwrap(),
+            "a\nB\nnew\nE\nz"
+        );
+    }
+}
