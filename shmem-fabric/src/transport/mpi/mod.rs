@@ -441,14 +441,8 @@ impl MpiNet {
         self.window.handle.as_ptr()
     }
 
-    /// Completes every put issued so far and releases the staged sources. Every other
-    /// access is flushed to its target before it returns, so with nothing staged there
-    /// is nothing to complete, and no `MPI_Win_flush_all` is made (under `osc/pt2pt` it
-    /// is a round trip to every rank, whatever is outstanding).
+    /// Completes every put issued so far and releases the staged sources.
     fn flush_all(&self) {
-        if self.window.staged_now().copies.is_empty() {
-            return;
-        }
         // SAFETY: the window exists for the life of the network.
         self.check_mpi(
             unsafe { ffi::shmem_mpi_flush_all(self.raw()) },
