@@ -30,6 +30,9 @@
 //!   root — and the other readers — at their next call on the set, as
 //!   [`ShmemError::EarlierCallFailed`] naming the failed call, once that next call has
 //!   completed; or, if no call follows, from [`Pe::finalize`](crate::Pe::finalize).
+//!   Over MPI (every peer remote) the root of a broadcast of up to 1 KiB on a set of up
+//!   to 8 runs ahead in the same way (up to 64 calls), and learns at its next call on
+//!   the set that is not such a broadcast (see the README's "Running on a cluster").
 //!   Checked mode ([`Pe::checked`]: default in debug builds, `SHMEM_CHECKED=1`) makes
 //!   every member of a broadcast read every descriptor and report at once, at the cost
 //!   of the root's run-ahead (see the README for the figures).

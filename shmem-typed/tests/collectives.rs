@@ -527,3 +527,35 @@ fn runs_on_the_transport_asked_for(pe: &mut Pe) {
     let asked = shmem_testkit::expected_transport();
     assert_eq!(pe.transport(), asked);
 }
+
+#[symmetric]
+static ROOT_RETURNED: u64 = 0;
+
+/// Unchecked, a broadcast root of small data returns before its reader enters the call
+/// (on shared memory its data is staged, over MPI its agreement is left in flight): the
+/// reader enters each broadcast only once the root has said, by an atomic, that its call
+/// returned. A root that waited for its reader would wait for a PE that waits for it.
+/// Over MPI the root runs ahead on sets that agree by the allgather, which the test
+/// keeps to whatever the suite's setting.
+#[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0", "SHMEM_MPI_AGREE_GATHER_MAX=8"])]
+fn a_broadcast_root_returns_before_its_reader_enters(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let world = pe.world();
+    for round in 1..=3u64 {
+        SMALL_SRC.write(pe, [value(me, 0), round, value(me, 2), value(me, 3)]);
+        if me == 0 {
+            broadcast::<u64>(pe, &world, 0, &SMALL_DST, &SMALL_SRC)?;
+            ROOT_RETURNED.atomic_set(pe, 1, round)?;
+        } else {
+            pe.wait_until(&ROOT_RETURNED, Cmp::Ge, round)?;
+            broadcast::<u64>(pe, &world, 0, &SMALL_DST, &SMALL_SRC)?;
+            let got = SMALL_DST.read(pe);
+            assert_eq!(
+                got[..4],
+                [value(0, 0), round, value(0, 2), value(0, 3)],
+                "round {round}"
+            );
+        }
+    }
+    pe.barrier_all()
+}

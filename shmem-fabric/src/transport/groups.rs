@@ -65,8 +65,9 @@ pub struct Comm(pub(crate) i64);
 /// over remote memory for what is not offered. Blocks are bytes; counts fit an `i32`
 /// (the caller checks).
 pub trait GroupCollectives {
-    /// An exchange in flight.
-    type Request;
+    /// An exchange in flight (a runtime may keep one across calls: see
+    /// `coll::offload`'s deferred agreements).
+    type Request: Send + Sync + 'static;
 
     /// Whether this capability offers `op`.
     fn supports(&self, op: GroupOp) -> bool;

@@ -49,7 +49,8 @@
 //! step the capability does not offer. Every member then makes the same kind of call,
 //! and a member in a network collective never waits for one in the runtime's protocol.
 
-use std::collections::HashMap;
+use std::any::Any;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -61,7 +62,7 @@ use super::reduce::Combine;
 use super::sets::SetSpec;
 use super::verdict::judge;
 use super::{broadcast, gather, reduce, RootTarget, Span};
-use crate::error::{Operation, PeEnd, ReduceOp, RtError, RtResult, WaitSite};
+use crate::error::{CollectiveError, Operation, PeEnd, ReduceOp, RtError, RtResult, WaitSite};
 use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
@@ -88,11 +89,19 @@ const COUNT_WORD: usize = CHECK_WORDS;
 /// `u64::MAX` for every other call.
 const CAPACITY_WORD: usize = CHECK_WORDS + 1;
 
+/// The words after it: the member's whole descriptor, which a member that gathered the
+/// elements judges without a further exchange (meaningless once reduced).
+const DESC_AT: usize = CHECK_WORDS + 2;
+
 /// Words of one agreement element before its data.
-const HEAD_WORDS: usize = CHECK_WORDS + 2;
+const HEAD_WORDS: usize = DESC_AT + DESC_WORDS;
 
 /// Words of one agreement element: the check, the count and capacity, then the data.
 const AGREE_WORDS: usize = HEAD_WORDS + AGREE_INLINE / 8;
+
+/// Deferred agreements a broadcast root keeps in flight per set (see [`Call::settle`]):
+/// how far it may run ahead of its slowest reader.
+const DEFER_DEPTH: usize = 64;
 
 /// Polls of the agreement between looks at the members' states (remote loads), when
 /// polls are fast.
@@ -115,14 +124,41 @@ fn inline_bytes(n: usize) -> usize {
     (INLINE_TOTAL_BYTES / n.max(1)).clamp(64, 1 << 10) & !7
 }
 
-/// One member's agreement element: the check, a collect's count and capacity, then
-/// [`AGREE_INLINE`] bytes of data, aligned for any element type of a reduction.
+/// One member's agreement element: the check, a collect's count and capacity, the
+/// descriptor, then [`AGREE_INLINE`] bytes of data, aligned for any element type of a
+/// reduction.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct AgreeBlock([u64; AGREE_WORDS]);
 
 impl AgreeBlock {
     const ZERO: AgreeBlock = AgreeBlock([0; AGREE_WORDS]);
+
+    /// The descriptor this element carries (as its member sent it: gathered elements
+    /// only).
+    fn descriptor(&self) -> Descriptor {
+        let mut head = [0u64; DESC_HEAD_WORDS];
+        let mut tail = [0u64; DESC_TAIL_WORDS];
+        head.copy_from_slice(&self.0[DESC_AT..DESC_AT + DESC_HEAD_WORDS]);
+        tail.copy_from_slice(&self.0[DESC_AT + DESC_HEAD_WORDS..HEAD_WORDS]);
+        Descriptor::from_words(head, tail)
+    }
+
+    /// Sets this member's part of the head from its descriptor `mine`: the check words,
+    /// the count and capacity, the descriptor; returns the check words.
+    fn set_head(&mut self, mine: &Descriptor) -> [u64; CHECK_WORDS] {
+        let check = check_words(mine);
+        self.0[..CHECK_WORDS].copy_from_slice(&check);
+        (self.0[COUNT_WORD], self.0[CAPACITY_WORD]) = if mine.is(Operation::Collect) {
+            (mine.nelems(), mine.capacity())
+        } else {
+            (0, u64::MAX)
+        };
+        let (head, tail, _) = mine.words();
+        self.0[DESC_AT..DESC_AT + DESC_HEAD_WORDS].copy_from_slice(head);
+        self.0[DESC_AT + DESC_HEAD_WORDS..HEAD_WORDS].copy_from_slice(tail);
+        check
+    }
 
     fn data(&self) -> *const u8 {
         self.0[HEAD_WORDS..].as_ptr().cast()
@@ -131,6 +167,18 @@ impl AgreeBlock {
     fn data_mut(&mut self) -> *mut u8 {
         self.0[HEAD_WORDS..].as_mut_ptr().cast()
     }
+}
+
+/// Judges the descriptors the gathered elements `all` carry (member order), as member
+/// `index` of `set` during `during`.
+fn judge_elements(
+    during: &'static str,
+    set: &SetSpec,
+    index: usize,
+    all: &[AgreeBlock],
+) -> Result<(), CollectiveError> {
+    let descs: Vec<Descriptor> = all.iter().map(AgreeBlock::descriptor).collect();
+    judge(during, set, index, &descs)
 }
 
 /// The check words of descriptor `d` (see [`CHECK_WORDS`]).
@@ -351,6 +399,30 @@ pub(crate) struct SetComms {
     scratch: Vec<Unit>,
     /// The members' agreement elements of the latest call, when gathered.
     gathered: Vec<AgreeBlock>,
+    /// By set key, oldest first: the agreements of broadcasts whose root returned
+    /// without waiting for them (see [`Call::settle`]).
+    deferred: HashMap<u64, VecDeque<Deferred>>,
+    /// Element buffers of settled deferred agreements, for the next ones.
+    spare: Vec<Vec<AgreeBlock>>,
+    /// By set key: the failure of a deferred agreement, reported by the root's next call
+    /// on the set that completes (or by finalize).
+    learned: HashMap<u64, (u64, CollectiveError)>,
+}
+
+/// A broadcast root's agreement in flight (see [`Call::broadcast`]): its buffers stay
+/// lent to the network until it is settled.
+struct Deferred {
+    /// The network's request (`<T::Groups as GroupCollectives>::Request`).
+    request: Box<dyn Any + Send + Sync>,
+    /// The root's element (lent to the network until settled) and the members'
+    /// elements, in member order.
+    _send: Box<AgreeBlock>,
+    all: Vec<AgreeBlock>,
+    /// The call's number on the set, and its check words.
+    call: u64,
+    check: [u64; CHECK_WORDS],
+    set: SetSpec,
+    index: usize,
 }
 
 impl SetComms {
@@ -360,6 +432,46 @@ impl SetComms {
             reductions: HashMap::new(),
             scratch: Vec::new(),
             gathered: Vec::new(),
+            deferred: HashMap::new(),
+            spare: Vec::new(),
+            learned: HashMap::new(),
+        }
+    }
+
+    /// Settles every deferred agreement (at finalize): waits for each, and returns the
+    /// failure of one, or one learned earlier and not yet reported, as an earlier call's.
+    pub(crate) fn settle_all<T: Transport>(
+        &mut self,
+        t: &T,
+        groups: &T::Groups,
+        env: &CallEnv,
+    ) -> RtResult<()> {
+        let sets: Vec<(SetSpec, usize)> = (self.deferred.values())
+            .filter_map(|queue| queue.front().map(|d| (d.set, d.index)))
+            .collect();
+        for (set, index) in sets {
+            let mut call = Call {
+                t,
+                groups,
+                comms: self,
+                env,
+                set,
+                index,
+                during: "finalize",
+            };
+            call.settle(true)?;
+        }
+        let mut learned: Vec<(u64, (u64, CollectiveError))> = self.learned.drain().collect();
+        learned.sort_by_key(|&(key, _)| key);
+        match learned.into_iter().next() {
+            None => Ok(()),
+            Some((set_key, (call, error))) => Err(CollectiveError::Earlier {
+                during: "finalize",
+                call,
+                set_key,
+                error: Box::new(error),
+            }
+            .into()),
         }
     }
 
@@ -449,17 +561,12 @@ impl<T: Transport> Call<'_, T> {
             size_of::<AgreeBlock>(),
             false,
         )?;
+        self.settle(true)?;
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
-        let check = check_words(mine);
-        send.0[..CHECK_WORDS].copy_from_slice(&check);
-        let collect = mine.is(Operation::Collect);
-        (send.0[COUNT_WORD], send.0[CAPACITY_WORD]) = if collect {
-            (mine.nelems(), mine.capacity())
-        } else {
-            (0, u64::MAX)
-        };
+        let check = send.set_head(mine);
         let n = self.set.size();
-        if self.gathers() {
+        let gathers = self.gathers();
+        if gathers {
             let mut all = std::mem::take(&mut self.comms.gathered);
             all.clear();
             all.resize(n, AgreeBlock::ZERO);
@@ -506,8 +613,121 @@ impl<T: Transport> Call<'_, T> {
         if recv.0[..CHECK_WORDS] == check && !mine.is_fault() && holds {
             return Ok((comm, call));
         }
-        self.exchange(comm, call, mine)?;
+        if gathers {
+            // Every member's descriptor came with its element.
+            judge_elements(self.during, &self.set, self.index, &self.comms.gathered)?;
+        } else {
+            self.exchange(comm, call, mine)?;
+        }
         Ok((comm, call))
+    }
+
+    /// Settles this set's deferred agreements (broadcasts this PE was the root of and
+    /// returned from at once), oldest first: every one when `every`, else those already
+    /// complete and, while more than [`DEFER_DEPTH`] are in flight, the oldest. A settled
+    /// agreement in which the members did not all agree leaves its verdict for the call
+    /// that completes next on the set to report ([`Call::finish`]). Every member judges
+    /// the gathered descriptors alike, so the readers reached the same verdict in the
+    /// broadcast itself, and no further exchange is made.
+    fn settle(&mut self, every: bool) -> RtResult<()> {
+        let key = self.set.key();
+        loop {
+            let Some(queue) = self.comms.deferred.get_mut(&key) else {
+                return Ok(());
+            };
+            let must = every || queue.len() > DEFER_DEPTH;
+            let Some(mut oldest) = queue.pop_front() else {
+                self.comms.deferred.remove(&key);
+                return Ok(());
+            };
+            let Some(request) = oldest
+                .request
+                .downcast_mut::<<T::Groups as GroupCollectives>::Request>()
+            else {
+                unreachable!("a deferred agreement of another transport");
+            };
+            // A failed test is waited for below, which ends the job with it.
+            if !must && matches!(self.groups.test(request), Ok(false)) {
+                if let Some(queue) = self.comms.deferred.get_mut(&key) {
+                    queue.push_front(oldest);
+                }
+                return Ok(());
+            }
+            self.wait_agreement(oldest.call, request)?;
+            // The exchange is complete: the buffers are this PE's again.
+            let Deferred {
+                all, call, check, ..
+            } = oldest;
+            if !all.iter().all(|b| b.0[..CHECK_WORDS] == check) {
+                if let Err(err) = judge_elements("broadcast", &self.set, self.index, &all) {
+                    self.comms.learned.entry(key).or_insert((call, err));
+                }
+            }
+            if self.comms.spare.len() < DEFER_DEPTH {
+                self.comms.spare.push(all);
+            }
+        }
+    }
+
+    /// The end of an offloaded call: its result, unless it completed and a deferred
+    /// agreement it settled (or an earlier one) failed, which is reported instead.
+    pub(crate) fn finish<R>(&mut self, result: RtResult<R>) -> RtResult<R> {
+        if self.comms.learned.is_empty() {
+            return result;
+        }
+        let key = self.set.key();
+        match (result, self.comms.learned.remove(&key)) {
+            (Ok(_), Some((call, error))) => Err(CollectiveError::Earlier {
+                during: self.during,
+                call,
+                set_key: key,
+                error: Box::new(error),
+            }
+            .into()),
+            (result, _) => result,
+        }
+    }
+
+    /// A broadcast root's agreement step when its data travels with it (`send`'s data)
+    /// and its set gathers: started and not waited for, so the root returns while its
+    /// element is on its way. Settled by the root's next call on the set (or finalize),
+    /// which reports the readers' verdict if it is a failure ([`Call::settle`]).
+    fn defer(&mut self, mine: &Descriptor, mut send: AgreeBlock) -> RtResult<()> {
+        self.settle(false)?;
+        let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
+        let check = send.set_head(mine);
+        let send = Box::new(send);
+        let mut all = self.comms.spare.pop().unwrap_or_default();
+        all.clear();
+        all.resize(self.set.size(), AgreeBlock::ZERO);
+        // SAFETY: the bytes of `send`, which it holds while this view lives.
+        let send_bytes = unsafe {
+            std::slice::from_raw_parts(
+                (&*send as *const AgreeBlock).cast::<u8>(),
+                size_of::<AgreeBlock>(),
+            )
+        };
+        // SAFETY: one agreement element, and one per member in `all`; both are kept in
+        // `comms.deferred` (a box and a vector, which move without moving their
+        // contents) until `settle` finds the exchange complete; a PE that cannot wait
+        // for it ends the job there instead of returning (see `wait_agreement`).
+        let request = unsafe {
+            self.groups
+                .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())?
+        };
+        let deferred = Deferred {
+            request: Box::new(request),
+            _send: send,
+            all,
+            call,
+            check,
+            set: self.set,
+            index: self.index,
+        };
+        (self.comms.deferred.entry(self.set.key()))
+            .or_default()
+            .push_back(deferred);
+        Ok(())
     }
 
     /// The agreement step of a call whose data does not travel with it.
@@ -697,12 +917,23 @@ impl<T: Transport> Call<'_, T> {
             // into the data of `send`, which holds `AGREE_INLINE >= bytes`.
             unsafe { crate::memory::copy::copy(self.local(source.off), send.data_mut(), bytes) };
         }
+        let writes_target =
+            !is_root || (root_target == RootTarget::Written && target.off != source.off);
+        if is_root && inline && self.gathers() && !self.env.checked && !mine.is_fault() {
+            self.defer(&mine, send)?;
+            if writes_target && bytes > 0 {
+                // SAFETY: this PE's own source and target, `bytes` long and not
+                // overlapping (its own descriptor has no fault).
+                unsafe {
+                    crate::memory::copy::copy(self.local(source.off), self.local(target.off), bytes)
+                };
+            }
+            return Ok(());
+        }
         let (comm, _) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
         if bytes == 0 {
             return Ok(());
         }
-        let writes_target =
-            !is_root || (root_target == RootTarget::Written && target.off != source.off);
         if inline {
             if writes_target {
                 // SAFETY: the root's `bytes` came with the agreement (the others' data
@@ -1195,6 +1426,40 @@ mod tests {
         // SAFETY: within the data part.
         let merged = unsafe { std::slice::from_raw_parts(all.data(), 4) };
         assert_eq!(merged, [0x10, 0x11, 0x12, 0]);
+    }
+
+    #[test]
+    fn gathered_elements_carry_descriptors_every_member_judges_alike() {
+        let set = SetSpec::world(3);
+        let bcast = |root: usize, cap: usize| {
+            let span = |len| Span { off: 0, len };
+            broadcast::describe(
+                set.key(),
+                3,
+                1,
+                ElemType { size: 8, tag: 3 },
+                root,
+                span(cap),
+                span(2),
+                RootTarget::Untouched,
+            )
+        };
+        let descs = [bcast(0, 4), bcast(0, 4), bcast(0, 1)];
+        let mut blocks = [AgreeBlock::ZERO; 3];
+        for (b, d) in blocks.iter_mut().zip(&descs) {
+            assert_eq!(b.set_head(d), check_words(d));
+            assert_eq!(b.descriptor().words(), d.words());
+        }
+        let verdicts: Vec<_> = (0..3)
+            .map(|i| judge_elements("broadcast", &set, i, &blocks).map_err(|e| e.to_string()))
+            .collect();
+        assert!(verdicts[0].is_err(), "a reader's target too small passed");
+        assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:?}");
+        let agreed = [bcast(0, 4), bcast(0, 4), bcast(0, 2)];
+        for (b, d) in blocks.iter_mut().zip(&agreed) {
+            b.set_head(d);
+        }
+        assert!((0..3).all(|i| judge_elements("broadcast", &set, i, &blocks).is_ok()));
     }
 
     #[test]

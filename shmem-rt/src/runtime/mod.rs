@@ -124,10 +124,17 @@ impl Runtime {
     /// Before leaving, it compares its last call on every active set it used with every
     /// other member's (see `coll::sweep`), so that a failure it has not heard of yet is
     /// an error here, and a member that made fewer calls is named.
-    pub fn finalize(self) -> RtResult<()> {
+    pub fn finalize(mut self) -> RtResult<()> {
         let npes = self.npes;
         // Before this PE is seen finalizing: PE 0 merges the parts once all are.
         crate::observe::trace::finish();
+        // A broadcast root's agreement still in flight completes before this PE is seen
+        // finalizing (its readers may still wait for its element), and its failure is
+        // this call's.
+        let settled = with_transport!(&self.transport, t => match t.groups() {
+            Some(groups) => self.comms.settle_all(t, groups, &self.env),
+            None => Ok(()),
+        });
         with_transport!(&self.transport, t => {
             // Release: every store this PE made before finalizing is visible to a PE that
             // sees the new state.
@@ -144,7 +151,7 @@ impl Runtime {
             };
             wait::wait_for(t, self.env.policy, Blocker::EveryPe, "finalize", all_finalizing)?;
             state::set_state(t, PeState::Finalized);
-            swept
+            settled.and(swept)
         })?;
         if self.me == 0 {
             crate::observe::merge_trace();

@@ -17,6 +17,12 @@ use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, Gr
 /// that finds it complete.
 pub struct MpiRequest(Option<NonNull<c_void>>);
 
+// SAFETY: the request is the shim's handle, used only by the test that completes it; MPI
+// runs at MPI_THREAD_SERIALIZED and the runtime makes a PE's MPI calls one at a time.
+unsafe impl Send for MpiRequest {}
+// SAFETY: as above; a test takes the request `&mut`.
+unsafe impl Sync for MpiRequest {}
+
 /// The Fortran handle of a communicator this capability made.
 fn handle(comm: Comm) -> c_int {
     comm.0 as c_int
