@@ -476,7 +476,11 @@ impl SetComms {
     }
 
     /// Releases the communicator of the set with key `key`, if this PE made one: its
-    /// slot went (see `runtime::collectives`), and its calls on it are complete.
+    /// slot went (see `runtime::collectives`), and its calls on it are complete but for
+    /// the agreements of broadcasts it returned from at once (`deferred`), which MPI
+    /// completes normally after the free (`MPI_Comm_free` only marks the communicator for
+    /// deallocation) and which stay queued under the set's key, to be settled by this
+    /// PE's next call on the set or by finalize.
     pub(crate) fn release<G: GroupCollectives>(&mut self, groups: &G, key: u64) {
         if let Some((comm, _)) = self.comms.remove(&key) {
             groups.free_comm(comm);
