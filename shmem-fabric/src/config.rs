@@ -45,7 +45,8 @@ pub mod env {
 
     /// Every variable a user may set, with its default and meaning: the one list that
     /// `shmemrun --help` prints (and that the README's table and the runtime's reads are
-    /// tested against). The `SHMEM_RT_*` variables are the launcher's own, not listed.
+    /// tested against). The `SHMEM_RT_*` variables are the launcher's own and the test
+    /// suites' (`SHMEM_RT_TEST_*`), not listed.
     pub const USER_VARIABLES: &[(&str, &str, &str)] = &[
         (
             "SHMEM_NPES",

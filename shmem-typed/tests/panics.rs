@@ -59,7 +59,7 @@ fn a_panic_caught_around_shmem_calls_leaves_the_pe_usable(pe: &mut Pe) -> Result
 
 /// The job of [`a_panic_unwinding_through_a_call_ends_the_job`]: PE 1 panics inside its
 /// first call on the pair {0, 1} (its second switch between sets, made to panic by
-/// `SHMEM_TEST_PANIC_AT_SWITCH`) and catches the panic; then every PE makes a world
+/// `SHMEM_RT_TEST_PANIC_AT_SWITCH`) and catches the panic; then every PE makes a world
 /// barrier and a reduction, which PE 1 must never get to.
 fn panic_inside_a_call(pe: &mut Pe) -> Result<(), ShmemError> {
     let me = pe.my_pe();
@@ -88,7 +88,7 @@ fn a_panic_unwinding_through_a_call_ends_the_job() {
         return;
     }
     let start = std::time::Instant::now();
-    let outcome = shmem_testkit::run_job(&name, 3, &[("SHMEM_TEST_PANIC_AT_SWITCH", "1:2")]);
+    let outcome = shmem_testkit::run_job(&name, 3, &[("SHMEM_RT_TEST_PANIC_AT_SWITCH", "1:2")]);
     let took = start.elapsed();
     assert_eq!(outcome.exit_code, 101, "the job's status: {outcome:?}");
     if let Some(failure) = outcome.failure {

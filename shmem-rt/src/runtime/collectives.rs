@@ -125,10 +125,10 @@ pub(super) struct SetTable {
     panic_at_switch: u64,
 }
 
-/// For the test suites: `SHMEM_TEST_PANIC_AT_SWITCH=pe:n` makes PE `pe` panic inside
+/// For the test suites: `SHMEM_RT_TEST_PANIC_AT_SWITCH=pe:n` makes PE `pe` panic inside
 /// its `n`-th switch between sets (the join of the world at start is the first), in the
 /// middle of a runtime call.
-const PANIC_AT_SWITCH: &str = "SHMEM_TEST_PANIC_AT_SWITCH";
+const PANIC_AT_SWITCH: &str = "SHMEM_RT_TEST_PANIC_AT_SWITCH";
 
 /// The switch at which PE `me` panics, from [`PANIC_AT_SWITCH`] (0: none).
 fn panic_at_switch(me: usize) -> u64 {
