@@ -367,7 +367,7 @@ const WORDS: usize = 4;
 
 /// The runtime observes the one-sided calls itself: with `SHMEM_STATS` each PE's
 /// statistics count its puts and gets with the bytes they moved, and the trace has a
-/// slice per call (with no call site).
+/// slice per call naming the line of the program that made it.
 #[test]
 fn statistics_count_the_bytes_of_puts_and_gets() {
     let npes = 2;
@@ -386,16 +386,16 @@ fn statistics_count_the_bytes_of_puts_and_gets() {
             let word = pe.alloc_slice::<u64>(1).expect("alloc");
             mark_ready();
             for round in 0..PUTS as u64 {
-                data.put(&mut pe, next, &[me * 100 + round; WORDS])
-                    .expect("put");
+                let value = [me * 100 + round; WORDS];
+                data.put(&mut pe, next, &value).expect("put"); // the put
             }
             for _ in 0..ADDS {
-                word.atomic_fetch_add(&mut pe, next, 1).expect("fetch-add");
+                word.atomic_fetch_add(&mut pe, next, 1).expect("add"); // the fetch-add
             }
             pe.barrier_all().expect("barrier");
             let mut got = [0; WORDS];
             for _ in 0..GETS {
-                data.get(&pe, next, &mut got).expect("get");
+                data.get(&pe, next, &mut got).expect("get"); // the get
             }
             // PE `next` holds what `next - 1`, this PE's own number for 2 PEs, put last.
             assert_eq!(got, [me * 100 + PUTS as u64 - 1; WORDS]);
@@ -424,14 +424,35 @@ fn statistics_count_the_bytes_of_puts_and_gets() {
     let text = std::fs::read_to_string(&path).expect("the trace is written");
     let trace: Value = serde_json::from_str(&text).expect("the trace is JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
-    let puts: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["ph"] == "X" && e["name"] == "put")
-        .collect();
+    let slices = |name: &str| -> Vec<&Value> {
+        let named = |e: &&Value| e["ph"] == "X" && e["name"] == name;
+        events.iter().filter(named).collect()
+    };
+    // The site of a one-sided call is its frame's file as the debug information has it,
+    // relative to the working directory (this package's, under `cargo test`).
+    let at = |e: &Value, line: &str| {
+        let line = line
+            .strip_prefix("shmem-rt/")
+            .expect("a file of this package");
+        e["args"]["site"]
+            .as_str()
+            .is_some_and(|s| s.ends_with(line))
+    };
+    let (put_line, get_line) = (line_of("// the put"), line_of("// the get"));
+    let add_line = line_of("// the fetch-add");
+    let puts = slices("put");
     assert_eq!(puts.len(), npes * PUTS);
-    assert!(puts
-        .iter()
-        .all(|e| e["args"]["nelems"] == bytes && e["args"]["site"] == ""));
+    assert!(
+        puts.iter()
+            .all(|e| e["args"]["nelems"] == bytes && at(e, &put_line)),
+        "{puts:?}"
+    );
+    let gets = slices("get");
+    assert_eq!(gets.len(), npes * GETS);
+    assert!(gets.iter().all(|e| at(e, &get_line)), "{gets:?}");
+    let adds = slices("atomic_fetch_add");
+    assert_eq!(adds.len(), npes * ADDS);
+    assert!(adds.iter().all(|e| at(e, &add_line)), "{adds:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

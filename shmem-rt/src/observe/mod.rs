@@ -7,7 +7,8 @@
 //! which call of the program a PE is in and where the program made it. The typed layer
 //! reports every call that is not one-sided through [`watched`] when [`observing`]; the
 //! runtime's one-sided calls (puts, gets, atomics: they never wait for another PE on
-//! shared memory) report themselves through `one_sided`, without a call site. Off (the
+//! shared memory) report themselves through `one_sided`, and their call site in the
+//! trace comes from the calling frames (`caller`), not from the call record. Off (the
 //! default), that is one branch on a flag read once per call (in the runtime's
 //! out-of-line call for the one-sided calls, so the typed call inlined into the program
 //! carries nothing), and one more where a wait has to spin; the call record then only
@@ -18,6 +19,7 @@
 //! through `probe` (the flag, the clock, the time waited, the hang table's printer);
 //! `record` sits with the other records each PE publishes.
 
+mod caller;
 mod json;
 pub(crate) mod probe;
 pub(crate) mod record;
@@ -145,7 +147,8 @@ pub(crate) fn observed_here() -> bool {
 /// Runs `op`, the one-sided call `name` (a put, get or atomic) moving `bytes` bytes,
 /// observed. The runtime's one-sided calls report themselves through this (see
 /// `runtime::rma`), so the typed layer's one-sided calls, inlined into the program, carry
-/// no test of their own; the event has no call site.
+/// no test of their own, nor a location: with a trace asked for, the event's site is
+/// found from its calling frames (`caller`).
 #[cold]
 #[inline(never)]
 pub(crate) fn one_sided<R>(

@@ -16,8 +16,11 @@ pub(crate) struct Event {
     /// The call.
     pub(crate) name: &'static str,
     /// Where the program made it (None: a one-sided call, which the runtime observes
-    /// itself and which carries no site).
+    /// itself: see `caller`).
     pub(crate) site: Option<&'static Location<'static>>,
+    /// A one-sided call's stack among its PE's distinct stacks (`caller::Stacks`; 0:
+    /// none).
+    pub(crate) caller: u16,
     /// When it began and ended (`CLOCK_MONOTONIC` nanoseconds).
     pub(crate) start: u64,
     pub(crate) end: u64,
@@ -50,12 +53,9 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// Appends PE `pe`'s event `e` (its call slice, and its wait slice if it waited) as
-/// Chrome trace events.
-pub(crate) fn write_event(out: &mut String, pe: usize, e: &Event) {
-    let site = e
-        .site
-        .map_or_else(String::new, |s| format!("{}:{}", s.file(), s.line()));
+/// Appends PE `pe`'s event `e` made at `site` (its call slice, and its wait slice if it
+/// waited) as Chrome trace events.
+pub(crate) fn write_event(out: &mut String, pe: usize, e: &Event, site: &str) {
     let _ = write!(
         out,
         "{{\"name\":{},\"cat\":\"call\",\"ph\":\"X\",\"pid\":0,\"tid\":{pe},\"ts\":{:.3},\"dur\":{:.3},\
@@ -64,7 +64,7 @@ pub(crate) fn write_event(out: &mut String, pe: usize, e: &Event) {
         quoted(e.name),
         us(e.start),
         us(e.end - e.start),
-        quoted(&site),
+        quoted(site),
         e.set_key,
         e.epoch,
         e.elem_size,

@@ -9,6 +9,7 @@ use std::panic::Location;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use super::caller::{self, Stacks};
 use super::probe::{self, now_ns};
 use super::record;
 use super::timeline::{self, part_path, Event};
@@ -64,6 +65,8 @@ struct Recorder {
     before: (u64, u64),
     events: Vec<Event>,
     totals: BTreeMap<&'static str, Totals>,
+    /// The distinct stacks of the one-sided calls recorded.
+    stacks: Stacks,
 }
 
 /// Events a buffer holds before it first grows.
@@ -92,12 +95,13 @@ pub(crate) fn start(me: usize, _npes: usize, settings: Settings) {
         before: (0, 0),
         events,
         totals: BTreeMap::new(),
+        stacks: Stacks::default(),
     });
 }
 
-/// A call `name` made at `site` (None: a one-sided call the runtime reports) begins (an
-/// API call made inside another is not one of the program's: only the outermost call is
-/// recorded).
+/// A call `name` made at `site` (None: a one-sided call the runtime reports, whose
+/// calling frames are kept instead) begins (an API call made inside another is not one
+/// of the program's: only the outermost call is recorded).
 pub(crate) fn begin(name: &'static str, site: Option<&'static Location<'static>>) {
     with(|r| {
         r.depth += 1;
@@ -105,6 +109,11 @@ pub(crate) fn begin(name: &'static str, site: Option<&'static Location<'static>>
             return;
         }
         r.calls += 1;
+        // Before the clock: the call's slice does not hold the walk of its stack.
+        let caller = match site {
+            None if r.settings.trace.is_some() => r.stacks.intern(caller::capture()),
+            _ => 0,
+        };
         let now = now_ns();
         record::begin(name, site, r.calls, now);
         r.before = record::latest_collective();
@@ -113,6 +122,7 @@ pub(crate) fn begin(name: &'static str, site: Option<&'static Location<'static>>
         r.current = Some(Event {
             name,
             site,
+            caller,
             start: now,
             end: 0,
             wait_ns: 0,
@@ -180,10 +190,10 @@ pub(crate) fn end(ok: bool, bytes: u64) {
 
 /// Writes this PE's part of the trace (if one is asked for) with every event so far.
 pub(crate) fn write_part() {
-    let Ok(guard) = RECORDER.try_lock() else {
+    let Ok(mut guard) = RECORDER.try_lock() else {
         return;
     };
-    let Some(r) = guard.as_ref() else { return };
+    let Some(r) = guard.as_mut() else { return };
     let Some(path) = &r.settings.trace else {
         return;
     };
@@ -193,7 +203,11 @@ pub(crate) fn write_part() {
         if i > 0 {
             text.push_str(",\n");
         }
-        timeline::write_event(&mut text, r.me, e);
+        let site = match e.site {
+            Some(s) => format!("{}:{}", s.file(), s.line()),
+            None => r.stacks.site(e.caller),
+        };
+        timeline::write_event(&mut text, r.me, e, &site);
     }
     text.push_str("]\n");
     if let Err(err) = std::fs::write(part_path(path, r.me), text) {
