@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shmem_rt::__private::observe;
-use shmem_testkit::{mark_ready, test_name, Ended, FaultCase};
+use shmem_testkit::{mark_ready, table_row, test_name, Ended, FaultCase};
 use shmem_typed::prelude::*;
 
 /// The launcher under test.
@@ -46,15 +46,6 @@ fn barrier_line() -> String {
     line_of("// the barrier of the table")
 }
 
-/// The row of the table for PE `pe`.
-fn row(stderr: &str, pe: usize) -> &str {
-    stderr
-        .lines()
-        .skip_while(|l| !l.contains("where every PE is:"))
-        .find(|l| l.starts_with(&format!("{pe} ")))
-        .unwrap_or_else(|| panic!("no table row for PE {pe} in:\n{stderr}"))
-}
-
 /// Checks the rows of the PEs waiting for [`LATE`], and that they name the program's
 /// line if `with_line` (observation on; else they have none).
 fn assert_waiting_rows(stderr: &str, npes: usize, with_line: bool) {
@@ -64,7 +55,7 @@ fn assert_waiting_rows(stderr: &str, npes: usize, with_line: bool) {
         "  -".into()
     };
     for pe in (0..npes).filter(|&pe| pe != LATE) {
-        let row = row(stderr, pe);
+        let row = table_row(stderr, pe);
         for part in [
             "waiting",
             "barrier",
@@ -103,7 +94,11 @@ fn interrupt_prints_the_table(name: String, sig: i32, sig_name: &str) {
             r.stderr
         );
         assert_waiting_rows(&r.stderr, npes, false);
-        assert!(row(&r.stderr, LATE).contains("running"), "{}", r.stderr);
+        assert!(
+            table_row(&r.stderr, LATE).contains("running"),
+            "{}",
+            r.stderr
+        );
     }
 }
 
@@ -174,8 +169,8 @@ fn watchdog_prints_the_table_and_ends_the_job() {
         // Observation is on: the late PE is known to be in its own code since its last
         // call (init's barrier is no call of the program, so there is none).
         assert!(
-            row(&r.stderr, LATE).contains("running")
-                || row(&r.stderr, LATE).contains("in its own code"),
+            table_row(&r.stderr, LATE).contains("running")
+                || table_row(&r.stderr, LATE).contains("in its own code"),
             "{}",
             r.stderr
         );
@@ -294,7 +289,7 @@ fn hang_verdict_prints_the_table_once() {
             r.stderr
         );
         for pe in 0..npes {
-            let row = row(&r.stderr, pe);
+            let row = table_row(&r.stderr, pe);
             for part in ["set_lock", &format!("PE {}", 1 - pe)] {
                 assert!(
                     row.contains(part),

@@ -462,3 +462,16 @@ impl JobReport {
         self.stderr.lines().filter(|l| l.contains(text)).count()
     }
 }
+
+/// PE `pe`'s row of the "where every PE is" table a job printed to standard error
+/// (the line after the table's title that starts with the PE's number).
+///
+/// # Panics
+/// If `stderr` has no such row.
+pub fn table_row(stderr: &str, pe: usize) -> &str {
+    stderr
+        .lines()
+        .skip_while(|l| !l.contains("where every PE is:"))
+        .find(|l| l.starts_with(&format!("{pe} ")))
+        .unwrap_or_else(|| panic!("no table row for PE {pe} in:\n{stderr}"))
+}

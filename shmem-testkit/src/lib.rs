@@ -18,8 +18,8 @@ mod mpirun;
 mod resources;
 
 pub use fault::{
-    await_ready, mark_ready, monotonic_ns, stamp_fault, Ended, Fault, FaultCase, JobReport,
-    FAIL_FAST_BOUND,
+    await_ready, mark_ready, monotonic_ns, stamp_fault, table_row, Ended, Fault, FaultCase,
+    JobReport, FAIL_FAST_BOUND,
 };
 pub use job::{expected_transport, run_job, run_on_pes};
 pub use mpirun::{mpi_launcher, note_finalized};

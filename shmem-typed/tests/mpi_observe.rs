@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use shmem_testkit::table_row;
 use shmem_typed::prelude::*;
 
 #[path = "common/mpi_job.rs"]
@@ -70,15 +71,6 @@ fn barrier_line() -> String {
     format!("shmem-typed/tests/mpi_observe.rs:{line}")
 }
 
-/// The row of the table for PE `pe`.
-fn row(stderr: &str, pe: usize) -> &str {
-    stderr
-        .lines()
-        .skip_while(|l| !l.contains("where every PE is:"))
-        .find(|l| l.starts_with(&format!("{pe} ")))
-        .unwrap_or_else(|| panic!("no table row for PE {pe} in:\n{stderr}"))
-}
-
 /// Runs `case` of the test `name`; checks that one table was printed under a title
 /// containing `title`, naming each waiting PE's barrier and [`LATE`] (and the barrier's
 /// line if `with_line`), and [`LATE`] in its own code. Returns how the job ended.
@@ -103,7 +95,7 @@ fn one_table(name: &str, case: &str, env: &[(&str, &str)], title: &str, with_lin
     );
     let line = barrier_line();
     for pe in (0..NPES).filter(|&pe| pe != LATE) {
-        let row = row(stderr, pe);
+        let row = table_row(stderr, pe);
         let mut parts = vec!["waiting", "barrier", "on world", "PE 1"];
         if with_line {
             parts.push(&line);
@@ -116,7 +108,7 @@ fn one_table(name: &str, case: &str, env: &[(&str, &str)], title: &str, with_lin
         }
     }
     assert!(
-        row(stderr, LATE).contains("in its own code"),
+        table_row(stderr, LATE).contains("in its own code"),
         "{case}:\n{stderr}"
     );
     ended.code
