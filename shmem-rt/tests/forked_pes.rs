@@ -132,11 +132,16 @@ fn run_pe(case: &Case, started_as: u32, started_with: &[String]) {
 fn main() {
     let started_as = std::process::id();
     let started_with = fd_targets();
-    // The supervisor and the PEs of a case get its name first; the observer runs them all.
-    let wanted = std::env::args().nth(1);
+    // The supervisor and the PEs of a case get its name as their one argument that is not
+    // a flag; the observer runs the cases whose names contain one of its own (libtest's
+    // filters), or all of them.
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     for case in CASES
         .iter()
-        .filter(|c| wanted.is_none() || wanted.as_deref() == Some(c.name))
+        .filter(|c| filters.is_empty() || filters.iter().any(|f| c.name.contains(f.as_str())))
     {
         let job = (case.job)(FaultCase::new(case.name, NPES).forking());
         let Some(report) = job.run(|| run_pe(case, started_as, &started_with)) else {
