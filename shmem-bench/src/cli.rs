@@ -67,8 +67,9 @@ pub(crate) struct Args {
     pub mpi: bool,
 
     /// Measure start-up and footprint instead of latencies: a hello program from exec to
-    /// exit on 2 and 8 PEs (wall time, peak resident memory), ours beside `oshrun` and
-    /// `mpirun` of the same program in C, and ours with an untouched 1 GiB heap.
+    /// exit on 2 and 8 PEs (wall time, peak resident memory), ours (`shmem-hello`, built
+    /// beside this program) beside `oshrun` and `mpirun` of the same program in C, and
+    /// ours with an untouched 1 GiB heap.
     #[arg(long, conflicts_with_all = ["scaling", "workloads"])]
     pub startup: bool,
 
@@ -124,8 +125,6 @@ pub(crate) enum JobKind {
     Ops,
     /// The cache-line round trip, on 2 PEs of their own.
     Floor,
-    /// Nothing but a hello line (the start-up measurement, see `--startup`).
-    Hello,
 }
 
 /// The transport a run measures ours on, which decides what ours is compared with.

@@ -21,10 +21,6 @@ use crate::timing::{iters_for_size, Timer};
 /// Runs the job `kind` on this PE; PE 0 writes the samples to `results`.
 pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Result<(), String> {
     let me = pe.my_pe();
-    if kind == JobKind::Hello {
-        println!("hello from PE {me} of {}", pe.n_pes());
-        return Ok(());
-    }
     // Under mpirun the ranks stay unbound, as the raw-MPI baseline's (`--bind-to none`).
     if !args.no_bind && args.transport() == Transport::SharedMemory {
         pin_when_cpus_suffice(me, pe.n_pes())?;
@@ -33,7 +29,6 @@ pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Re
     let samples = match kind {
         JobKind::Floor => floor(pe, &timer),
         JobKind::Ops => operations(pe, args, &timer),
-        JobKind::Hello => unreachable!("the hello job returned above"),
     }?;
     timer.free(pe).map_err(|e| e.to_string())?;
     if me == 0 {

@@ -40,12 +40,16 @@ use shmem_typed::Pe;
 
 fn main() {
     let args = cli::Args::parse();
-    let code = match (&args.job_results, shmem_rt::is_pe()) {
-        (Some(results), true) => run_pe(&args, results),
-        // A job's supervisor: started by the driver with SHMEM_NPES set; starts the PEs
-        // with the same arguments and exits with the job's status.
-        (Some(_), false) => shmem_rt::__private::self_start(args.npes),
-        (None, _) => match if args.model {
+    let code = match &args.job_results {
+        Some(results) => {
+            // A job's supervisor (started by the driver with SHMEM_NPES set) starts the
+            // PEs and exits with the job's status; this returns in each PE.
+            if !shmem_rt::is_pe() {
+                shmem_rt::__private::self_start_or_become_pe(args.npes);
+            }
+            run_pe(&args, results)
+        }
+        None => match if args.model {
             model_report::run(args.write)
         } else if args.startup {
             startup::run(&args)

@@ -47,8 +47,10 @@ pub fn symmetric(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Marks the SPMD entry point: `fn main(pe: &mut Pe)`, optionally returning
 /// `Result<(), E>` with a printable `E`. The program then needs nothing else: started
 /// directly it starts its own PEs (`SHMEM_NPES`, else `npes = N` given here, else one per
-/// CPU); started by `shmemrun` it joins the job. Each PE initialises SHMEM, runs the
-/// body, and finalizes; an `Err` is printed with the PE number and exits non-zero.
+/// CPU), each a fork of the program made before the body runs (a program with more than
+/// one thread at that point starts each PE anew instead); started by `shmemrun` it joins
+/// the job. Each PE initialises SHMEM, runs the body, and finalizes; an `Err` is printed
+/// with the PE number and exits non-zero.
 /// With a renamed dependency: `#[my_shmem::main(crate = my_shmem)]`.
 ///
 /// ```

@@ -75,7 +75,7 @@ pub mod __private {
     };
     pub use crate::error::print_line;
     pub use crate::job::mpirun;
-    pub use crate::job::self_start::self_start;
+    pub use crate::job::self_start::{self_start, self_start_or_become_pe};
     pub use crate::job::supervisor::{run_job, JobOutcome, JobSpec, ABORT_GRACE};
     pub use crate::memory::layout::{
         ARRIVAL_LINES, CACHE_LINE, INLINE_BYTES, INLINE_HOT_BYTES, STAGE_BYTES,

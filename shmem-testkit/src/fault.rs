@@ -186,6 +186,8 @@ pub struct FaultCase {
     signal_when_ready: Option<i32>,
     /// Sends the signal a second time this long after the first.
     signal_again_after: Option<Duration>,
+    /// The self-started supervisor forks its PEs (see [`FaultCase::forking`]).
+    forking: bool,
 }
 
 /// How a supervisor process ended.
@@ -231,7 +233,17 @@ impl FaultCase {
             env: Vec::new(),
             signal_when_ready: None,
             signal_again_after: None,
+            forking: false,
         }
+    }
+
+    /// The self-started supervisor starts its PEs as `#[shmem_typed::main]` does
+    /// (`self_start_or_become_pe`): each PE is a fork of it that runs `pe_program` from
+    /// [`run`](FaultCase::run), in a test binary whose `main` is its own (`harness =
+    /// false`; libtest's threads make a process start its PEs anew instead).
+    pub fn forking(mut self) -> FaultCase {
+        self.forking = true;
+        self
     }
 
     /// Runs the job under the launcher binary at `path` (`shmemrun`), started as
@@ -273,7 +285,13 @@ impl FaultCase {
         if std::env::var(env::ROLE).as_deref() == Ok("supervisor") {
             // Exactly what a program started directly does; its arguments (this test's
             // name and filter) are the PEs' arguments, and SHMEM_NPES is set.
-            shmem_rt::__private::self_start(self.npes);
+            if !self.forking {
+                shmem_rt::__private::self_start(self.npes);
+            }
+            // Returns only in a PE.
+            shmem_rt::__private::self_start_or_become_pe(self.npes);
+            pe_program();
+            return None;
         }
         Some(self.observe())
     }

@@ -34,7 +34,8 @@ impl<E: Display> MainResult for Result<(), E> {
 /// number), 2 when SHMEM could not start.
 pub fn run_main<R: MainResult>(default_npes: usize, body: impl FnOnce(&mut Pe) -> R) -> ! {
     if !shmem_rt::is_pe() {
-        shmem_rt::__private::self_start(default_npes);
+        // Returns only in a PE (forked from the supervisor, or started anew).
+        shmem_rt::__private::self_start_or_become_pe(default_npes);
     }
     let mut pe = match Pe::init() {
         Ok(pe) => pe,

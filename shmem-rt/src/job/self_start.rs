@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 
 use crate::error::RtResult;
-use crate::job::supervisor::{self as launch, JobSpec};
+use crate::job::supervisor::{self as launch, JobSpec, Role};
 
 /// The current executable, to be started as the PEs.
 fn current_program() -> RtResult<std::path::PathBuf> {
@@ -32,15 +32,37 @@ fn not_an_mpi_rank() -> RtResult<()> {
 /// Configuration errors (including a heap too small for the program's symmetric statics)
 /// are printed once and exit with status 2 before any PE starts.
 pub fn self_start(default_npes: usize) -> ! {
+    let code = supervise(default_npes, launch::run_job).map(|outcome| outcome.exit_code);
+    exit_with(code)
+}
+
+/// [`self_start`] for a caller that goes on to run the PE body when this returns: the
+/// supervisor forks the PEs, and each of them returns from this call as a PE
+/// ([`crate::is_pe`] is then true) instead of starting the program anew; the supervisor
+/// never returns. A process with more than one thread starts its PEs anew, as
+/// [`self_start`] does.
+pub fn self_start_or_become_pe(default_npes: usize) {
+    match supervise(default_npes, launch::run_job_or_become_pe) {
+        Ok(Role::Pe) => {}
+        Ok(Role::Supervisor(outcome)) => exit_with(Ok(outcome.exit_code)),
+        Err(e) => exit_with(Err(e)),
+    }
+}
+
+/// Checks the configuration and runs the job with `run`.
+fn supervise<R>(default_npes: usize, run: impl FnOnce(&JobSpec) -> RtResult<R>) -> RtResult<R> {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let code = not_an_mpi_rank()
+    not_an_mpi_rank()
         .and_then(|()| current_program())
         .and_then(|prog| JobSpec::from_env(prog, args, None, default_npes))
         .and_then(|spec| {
             crate::memory::statics::check_statics_fit(spec.symmetric_size)?;
-            let outcome = launch::run_job(&spec)?;
-            Ok(outcome.exit_code)
-        });
+            run(&spec)
+        })
+}
+
+/// Exits with the job's status, or with 2 after printing why it could not start.
+fn exit_with(code: RtResult<i32>) -> ! {
     match code {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -1,10 +1,11 @@
 //! The supervisor: one per job. It creates the symmetric heap, starts the PE processes
 //! with the heap's descriptor inherited, watches them through pidfds, and turns the first
 //! abnormal end into a job abort that every surviving PE sees. It serves `shmemrun`,
-//! programs that start themselves, and multi-process tests alike.
+//! programs that start themselves (whose PEs may be forks of the supervisor rather than
+//! the program started anew), and multi-process tests alike.
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
@@ -113,7 +114,11 @@ extern "C" fn remember_signal(sig: libc::c_int) {
     }
 }
 
-/// Installs the supervisor's SIGINT/SIGTERM/SIGHUP/SIGQUIT handlers, once per process.
+/// The signals the supervisor handles (and forwards to the PEs).
+const SUPERVISOR_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Installs the supervisor's handlers of [`SUPERVISOR_SIGNALS`], once per process.
 fn install_signal_handlers() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
@@ -124,7 +129,7 @@ fn install_signal_handlers() {
             SIGNAL_PIPE_READ.store(fds[0], Ordering::SeqCst);
             SIGNAL_PIPE_WRITE.store(fds[1], Ordering::SeqCst);
         }
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        for sig in SUPERVISOR_SIGNALS {
             // SAFETY: a zeroed sigaction with a handler that only stores an atomic and
             // writes to a pipe is async-signal-safe; no SA_RESTART, so a poll() in this
             // thread returns EINTR, and the pipe wakes it in any case.
@@ -161,6 +166,61 @@ struct PeProcess {
 /// be started at all (bad configuration, no memory, program not found); no PE is left
 /// running then.
 pub fn run_job(spec: &JobSpec) -> RtResult<JobOutcome> {
+    match start_job(spec, StartBy::Exec)? {
+        Role::Supervisor(outcome) => Ok(outcome),
+        Role::Pe => unreachable!("an exec'd PE starts the program anew, not here"),
+    }
+}
+
+/// What this process is after [`run_job_or_become_pe`] returned.
+#[derive(Debug)]
+pub(crate) enum Role {
+    /// The supervisor: the job has ended.
+    Supervisor(JobOutcome),
+    /// One of the job's PEs, forked from the supervisor: its environment says which
+    /// ([`crate::is_pe`] is true), and it goes on to join the job.
+    Pe,
+}
+
+/// [`run_job`] for a program that starts itself: each PE is a fork of this process that
+/// returns [`Role::Pe`] here, instead of `spec.program` executed anew, which spares every
+/// PE the loading of the program (the start-up cost that grows with the PE count). A
+/// process with more than one thread cannot fork safely (the child would have only the
+/// calling thread, and the others' locks); it starts the PEs as [`run_job`] does.
+pub(crate) fn run_job_or_become_pe(spec: &JobSpec) -> RtResult<Role> {
+    let how = if single_threaded() {
+        StartBy::Fork
+    } else {
+        StartBy::Exec
+    };
+    start_job(spec, how)
+}
+
+/// How the supervisor starts a PE process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StartBy {
+    /// Fork, then execute `spec.program` with `spec.args`.
+    Exec,
+    /// Fork alone: the child returns from [`run_job_or_become_pe`] as the PE.
+    Fork,
+}
+
+/// What starting one PE made of this process.
+enum Started {
+    /// The supervisor, with the PE it started.
+    Supervisor(PeProcess),
+    /// The forked PE itself (only with [`StartBy::Fork`]).
+    Pe,
+}
+
+/// Whether this process runs a single thread (`/proc/self/task` has one entry besides
+/// `.` and `..`); false when that cannot be read.
+fn single_threaded() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/task").is_ok_and(|m| m.nlink() == 3)
+}
+
+fn start_job(spec: &JobSpec, how: StartBy) -> RtResult<Role> {
     if spec.npes == 0 || spec.npes > config::MAX_NPES {
         return Err(RtError::Config(format!(
             "a job has 1 to {} PEs, not {}",
@@ -175,10 +235,26 @@ pub fn run_job(spec: &JobSpec) -> RtResult<JobOutcome> {
     if spec.handle_signals {
         install_signal_handlers();
     }
+    // A forked PE runs the supervisor's handlers until it resets them: the signals wait
+    // until it has (and, in the supervisor, until every PE is started).
+    let blocked = (how == StartBy::Fork).then(SignalsBlocked::new);
     let mut procs: Vec<PeProcess> = Vec::with_capacity(spec.npes);
     for pe in 0..spec.npes {
-        match start_pe(spec, pe, &fd, part_size, region) {
-            Ok(p) => procs.push(p),
+        match start_pe(spec, pe, &fd, part_size, region, how) {
+            Ok(Started::Supervisor(p)) => procs.push(p),
+            Ok(Started::Pe) => {
+                // The sibling PEs' pidfds and the supervisor's mapping are the
+                // supervisor's, not this PE's (an exec would have dropped them); the
+                // heap's descriptor stays open for the PE to map (it closes it then).
+                drop(procs);
+                drop(heap);
+                let _ = fd.into_raw_fd();
+                if spec.handle_signals {
+                    reset_signal_handlers();
+                }
+                drop(blocked);
+                return Ok(Role::Pe);
+            }
             Err(e) => {
                 kill_all(&procs, libc::SIGKILL);
                 reap_all(&mut procs);
@@ -186,59 +262,132 @@ pub fn run_job(spec: &JobSpec) -> RtResult<JobOutcome> {
             }
         }
     }
+    drop(blocked);
     drop(fd);
-    Ok(supervise(spec, &heap, &mut procs))
+    Ok(Role::Supervisor(supervise(spec, &heap, &mut procs)))
 }
 
-/// Starts PE `pe` with the heap descriptor `fd` inherited.
+/// The supervisor's signals ([`SUPERVISOR_SIGNALS`]) blocked in this thread for as long
+/// as the value lives.
+struct SignalsBlocked {
+    previous: libc::sigset_t,
+}
+
+impl SignalsBlocked {
+    fn new() -> SignalsBlocked {
+        // SAFETY: sigset_t is plain data that sigemptyset/sigaddset initialise;
+        // pthread_sigmask only changes this thread's mask and fills `previous`.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in SUPERVISOR_SIGNALS {
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
+            SignalsBlocked { previous }
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`; signals pending meanwhile are
+        // delivered now.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
+}
+
+/// In a forked PE: the default action for the supervisor's signals (as an exec would
+/// leave them), and the supervisor's signal pipe closed.
+fn reset_signal_handlers() {
+    for sig in SUPERVISOR_SIGNALS {
+        // SAFETY: SIG_DFL is a valid disposition for these signals.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+    for end in [&SIGNAL_PIPE_READ, &SIGNAL_PIPE_WRITE] {
+        let fd = end.swap(-1, Ordering::SeqCst);
+        if fd >= 0 {
+            // SAFETY: the pipe's ends are this process's copies, used by nothing else
+            // now that the handlers are reset.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// Starts PE `pe` with the heap descriptor `fd` inherited, as `how` says.
 fn start_pe(
     spec: &JobSpec,
     pe: usize,
     fd: &OwnedFd,
     part_size: usize,
     region: Region,
-) -> RtResult<PeProcess> {
+    how: StartBy,
+) -> RtResult<Started> {
     let raw_fd = fd.as_raw_fd();
     // SAFETY: getpid has no preconditions.
     let supervisor = unsafe { libc::getpid() };
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(env::HEAP_FD, raw_fd.to_string())
-        .env(env::PE, pe.to_string())
-        .env(env::NPES, spec.npes.to_string())
-        .env(env::PART_SIZE, part_size.to_string())
-        .env(env::SETS, region.sets().to_string());
-    if spec.discard_stdout {
-        cmd.stdout(std::process::Stdio::null());
-    }
-    // SAFETY: the closure runs in the child between fork and exec and only makes
-    // async-signal-safe calls (fcntl, prctl, getppid).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::fcntl(raw_fd, libc::F_SETFD, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
+    let runtime_env = [
+        (env::HEAP_FD, raw_fd.to_string()),
+        (env::PE, pe.to_string()),
+        (env::NPES, spec.npes.to_string()),
+        (env::PART_SIZE, part_size.to_string()),
+        (env::SETS, region.sets().to_string()),
+    ];
+    let pid = match how {
+        StartBy::Exec => {
+            let mut cmd = Command::new(&spec.program);
+            cmd.args(&spec.args)
+                .envs(spec.env.iter().map(|(k, v)| (k, v)))
+                .envs(runtime_env);
+            if spec.discard_stdout {
+                cmd.stdout(std::process::Stdio::null());
             }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
+            // SAFETY: the closure runs in the child between fork and exec and only makes
+            // async-signal-safe calls (fcntl, prctl, getppid).
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::fcntl(raw_fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    die_with(supervisor)
+                });
             }
-            if libc::getppid() != supervisor {
-                return Err(std::io::Error::other("the supervisor has exited"));
+            let child = cmd.spawn().map_err(|e| {
+                RtError::Config(format!("cannot start {}: {e}", spec.program.display()))
+            })?;
+            child.id() as libc::pid_t
+        }
+        // SAFETY: this process has a single thread (`run_job_or_become_pe` checked), so
+        // the child, a copy of it, may go on with anything the parent could do.
+        StartBy::Fork => match unsafe { libc::fork() } {
+            -1 => return Err(RtError::last_os("fork for a PE")),
+            0 => {
+                if die_with(supervisor).is_err() {
+                    // SAFETY: ends this process only; the supervisor sees the status.
+                    unsafe { libc::_exit(127) };
+                }
+                for (k, v) in spec.env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())) {
+                    std::env::set_var(k, v);
+                }
+                for (k, v) in runtime_env {
+                    std::env::set_var(k, v);
+                }
+                if spec.discard_stdout {
+                    discard_stdout();
+                }
+                return Ok(Started::Pe);
             }
-            Ok(())
-        });
-    }
-    let child = cmd
-        .spawn()
-        .map_err(|e| RtError::Config(format!("cannot start {}: {e}", spec.program.display())))?;
-    let pid = child.id() as libc::pid_t;
+            pid => pid,
+        },
+    };
     match open_pidfd(pid) {
-        Ok(pidfd) => Ok(PeProcess {
+        Ok(pidfd) => Ok(Started::Supervisor(PeProcess {
             pe,
             pid,
             pidfd,
             reaped: false,
-        }),
+        })),
         Err(e) => {
             // Not tracked by the caller yet: stop and reap it here.
             // SAFETY: pid is our unreaped child, so it cannot have been recycled.
@@ -246,6 +395,29 @@ fn start_pe(
             wait_blocking(pid);
             Err(e)
         }
+    }
+}
+
+/// In a new PE process: die with the supervisor (`PR_SET_PDEATHSIG`), and fail if it has
+/// exited already. Async-signal-safe.
+fn die_with(supervisor: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: prctl and getppid have no memory preconditions.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::getppid() != supervisor {
+            return Err(std::io::Error::other("the supervisor has exited"));
+        }
+    }
+    Ok(())
+}
+
+/// In a forked PE: standard output goes to `/dev/null`.
+fn discard_stdout() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        // SAFETY: both descriptors are open; dup2 replaces descriptor 1 atomically.
+        unsafe { libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO) };
     }
 }
 
