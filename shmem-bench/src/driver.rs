@@ -12,6 +12,7 @@ use crate::baseline::{self, Baselines};
 use clap::ValueEnum;
 
 use crate::cli::{Args, JobKind, Transport};
+use crate::regime::{self, Regime};
 use crate::report::{self, Report};
 use crate::results::Sample;
 use crate::{floors, mpirun, output, plot};
@@ -25,6 +26,7 @@ const NO_FLOORS_ON_MPI: &str = "no floors on MPI: with every peer remote each by
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
     let transport = args.transport();
+    let regime = Regime::at_start();
     let busy = busy_note();
     if let Some(note) = &busy {
         eprintln!("shmem-bench: warning: {note}");
@@ -78,7 +80,13 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             .collect();
     }
 
-    let report = Report::new(transport, args.npes, &samples, memcpy, notes);
+    let mut report = Report::new(transport, args.npes, &samples, memcpy, notes);
+    let memcpy_256k = report
+        .floors
+        .memcpy_gbps
+        .get(&regime::MEMCPY_BYTES)
+        .copied();
+    report.regime = Some(regime.with_floors(report.floors.rtt_us, memcpy_256k));
     print!("{}", output::terminal_table(&report));
     for note in &report.notes {
         println!("note: {note}");
@@ -93,6 +101,13 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("wrote {}", names.join(", "));
     Ok(())
+}
+
+/// The cache-line round trip measured now by the floor job on 2 PEs of its own, for the
+/// regime of the runs that have no floors of their own.
+pub(crate) fn round_trip(args: &Args) -> Result<Option<f64>, String> {
+    eprintln!("shmem-bench: measuring the regime: cache-line round trip and memcpy");
+    Ok(run_job(args, JobKind::Floor, 2)?.first().map(|s| s.usec))
 }
 
 /// Runs job `kind` on `npes` PEs and reads its samples: this program again, told what
