@@ -27,7 +27,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
     let transport = args.transport();
     let regime = Regime::at_start();
-    let busy = busy_note();
+    let busy = busy_note(regime.busy);
     if let Some(note) = &busy {
         eprintln!("shmem-bench: warning: {note}");
     }
@@ -186,33 +186,13 @@ fn heap_needed(args: &Args) -> usize {
 }
 
 /// A warning when other work kept the CPUs at least 20% busy during the second before
-/// the benchmark started (the load average lags by minutes): its figures will be noisy.
-pub(crate) fn busy_note() -> Option<String> {
-    let before = cpu_times()?;
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let after = cpu_times()?;
-    let (busy, total) = (after.0 - before.0, after.1 - before.1);
-    let share = busy as f64 / total.max(1) as f64;
-    (share >= 0.2).then(|| {
+/// the benchmark started (`share`, see [`Regime::busy`]; the load average lags by
+/// minutes): its figures will be noisy.
+pub(crate) fn busy_note(share: Option<f64>) -> Option<String> {
+    share.filter(|&s| s >= 0.2).map(|share| {
         format!(
             "other work kept the CPUs {:.0}% busy as the benchmark started: figures may be noisy; rerun when the machine is idle",
             share * 100.0
         )
     })
-}
-
-/// Busy and total CPU time of the machine so far, in clock ticks (`/proc/stat`).
-fn cpu_times() -> Option<(u64, u64)> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let fields: Vec<u64> = stat
-        .lines()
-        .next()?
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse().ok())
-        .collect::<Option<_>>()?;
-    let total: u64 = fields.iter().take(8).sum();
-    // idle and iowait are the 4th and 5th fields.
-    let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
-    Some((total - idle, total))
 }

@@ -1,6 +1,6 @@
 //! The regime a run measured in: what moves every figure on a shared machine and is no
 //! part of the code (the cache-line round trip between 2 PEs, memcpy bandwidth, the load
-//! average as the run started), and when and on which commit it ran. Every results file
+//! average as the run started and how busy other work kept the CPUs just before), and when and on which commit it ran. Every results file
 //! states it: a line above the Markdown tables, an object in the JSON, the last columns
 //! of the CSV.
 
@@ -16,7 +16,7 @@ pub(crate) const MEMCPY_BYTES: usize = 256 << 10;
 
 /// The CSV columns of [`Regime::csv_cells`].
 pub(crate) const CSV_HEADER: &str =
-    "regime_rtt_us,regime_memcpy_256k_gbps,load_avg_1m,load_avg_5m,date_utc,commit";
+    "regime_rtt_us,regime_memcpy_256k_gbps,load_avg_1m,load_avg_5m,cpus_busy_pct,date_utc,commit";
 
 /// The conditions of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +25,11 @@ pub(crate) struct Regime {
     pub rtt_us: Option<f64>,
     /// memcpy bandwidth of [`MEMCPY_BYTES`] copies, GB/s.
     pub memcpy_gbps: Option<f64>,
-    /// The 1- and 5-minute load averages as the run started (`/proc/loadavg`).
+    /// The 1- and 5-minute load averages as the run started (`/proc/loadavg`; they lag,
+    /// and count the previous run's own PEs for minutes).
     pub load: Option<(f64, f64)>,
+    /// The share of the CPUs' time other work took in the second before the run.
+    pub busy: Option<f64>,
     /// When the run started, `YYYY-MM-DD HH:MM` UTC.
     pub date_utc: String,
     /// The commit the benchmark was built from (`git rev-parse --short HEAD`), with
@@ -42,6 +45,7 @@ impl Regime {
             rtt_us: None,
             memcpy_gbps: None,
             load: load_average(),
+            busy: busy_share(),
             date_utc: utc_minute(SystemTime::now()),
             commit: commit(),
         }
@@ -70,8 +74,11 @@ impl Regime {
         let load = self.load.map_or(String::new(), |(one, five)| {
             format!(", load average {one:.2} (1 min) / {five:.2} (5 min) at the start")
         });
+        let busy = self.busy.map_or(String::new(), |b| {
+            format!(", CPUs {:.0}% busy in the second before", b * 100.0)
+        });
         format!(
-            "Regime: {rtt}{memcpy}{load}; run {} UTC on commit {}",
+            "Regime: {rtt}{memcpy}{load}{busy}; run {} UTC on commit {}",
             self.date_utc, self.commit
         )
     }
@@ -83,6 +90,7 @@ impl Regime {
             "memcpy_256k_gbps": self.memcpy_gbps,
             "load_avg_1m": self.load.map(|l| l.0),
             "load_avg_5m": self.load.map(|l| l.1),
+            "cpus_busy_pct": self.busy.map(|b| b * 100.0),
             "date_utc": self.date_utc,
             "commit": self.commit,
         })
@@ -92,11 +100,12 @@ impl Regime {
     pub(crate) fn csv_cells(&self) -> String {
         let cell = |x: Option<f64>, prec: usize| x.map_or(String::new(), |v| format!("{v:.prec$}"));
         format!(
-            "{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{}",
             cell(self.rtt_us, 4),
             cell(self.memcpy_gbps, 1),
             cell(self.load.map(|l| l.0), 2),
             cell(self.load.map(|l| l.1), 2),
+            cell(self.busy.map(|b| b * 100.0), 0),
             self.date_utc,
             self.commit
         )
@@ -118,6 +127,32 @@ pub(crate) fn with_csv_columns(csv: &str, regime: Option<&Regime>) -> String {
             format!("{line},{added}\n")
         })
         .collect()
+}
+
+/// The share of the CPUs' time that work other than this program took during the second
+/// before now, if Linux tells it (`/proc/stat`).
+fn busy_share() -> Option<f64> {
+    let before = cpu_times()?;
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let after = cpu_times()?;
+    let (busy, total) = (after.0 - before.0, after.1 - before.1);
+    Some(busy as f64 / total.max(1) as f64)
+}
+
+/// Busy and total CPU time of the machine so far, in clock ticks (`/proc/stat`).
+fn cpu_times() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let total: u64 = fields.iter().take(8).sum();
+    // idle and iowait are the 4th and 5th fields.
+    let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
 }
 
 /// The 1- and 5-minute load averages, if Linux tells them.
@@ -196,6 +231,7 @@ mod tests {
             rtt_us: Some(0.0812),
             memcpy_gbps: Some(42.34),
             load: Some((0.5, 1.25)),
+            busy: Some(0.125),
             date_utc: "2026-11-27 11:40".to_string(),
             commit: "abc1234".to_string(),
         }
@@ -217,13 +253,14 @@ mod tests {
         assert_eq!(
             regime.line(),
             "Regime: cache-line round trip 0.081 µs, memcpy 256 KiB 42.3 GB/s, load average \
-             0.50 (1 min) / 1.25 (5 min) at the start; run 2026-11-27 11:40 UTC on commit abc1234"
+             0.50 (1 min) / 1.25 (5 min) at the start, CPUs 12% busy in the second before; \
+             run 2026-11-27 11:40 UTC on commit abc1234"
         );
         assert_eq!(regime.json()["load_avg_5m"], 1.25);
         assert_eq!(regime.json()["commit"], "abc1234");
         assert_eq!(
             regime.csv_cells(),
-            "0.0812,42.3,0.50,1.25,2026-11-27 11:40,abc1234"
+            "0.0812,42.3,0.50,1.25,12,2026-11-27 11:40,abc1234"
         );
         assert_eq!(
             regime.csv_cells().split(',').count(),
@@ -233,10 +270,11 @@ mod tests {
             rtt_us: None,
             memcpy_gbps: None,
             load: None,
+            busy: None,
             ..regime
         };
         assert!(bare.line().starts_with("Regime: no round trip; run "));
-        assert_eq!(bare.csv_cells(), ",,,,2026-11-27 11:40,abc1234");
+        assert_eq!(bare.csv_cells(), ",,,,,2026-11-27 11:40,abc1234");
     }
 
     #[test]
@@ -246,12 +284,12 @@ mod tests {
         assert_eq!(
             with_csv_columns(csv, Some(&regime)),
             format!(
-                "op,us,{CSV_HEADER}\nbarrier,0.1,0.0812,42.3,0.50,1.25,2026-11-27 11:40,abc1234\n\
-                 put,0.2,0.0812,42.3,0.50,1.25,2026-11-27 11:40,abc1234\n"
+                "op,us,{CSV_HEADER}\nbarrier,0.1,0.0812,42.3,0.50,1.25,12,2026-11-27 11:40,abc1234\n\
+                 put,0.2,0.0812,42.3,0.50,1.25,12,2026-11-27 11:40,abc1234\n"
             )
         );
         let bare = with_csv_columns(csv, None);
-        assert_eq!(bare.lines().nth(1), Some("barrier,0.1,,,,,,"));
+        assert_eq!(bare.lines().nth(1), Some("barrier,0.1,,,,,,,"));
         assert!(bare
             .lines()
             .all(|l| l.split(',').count() == 2 + CSV_HEADER.split(',').count()));

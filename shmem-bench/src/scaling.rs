@@ -36,7 +36,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
     let started = Instant::now();
     let regime = Regime::at_start().with_floors(driver::round_trip(args)?, None);
-    let mut notes: Vec<String> = driver::busy_note().into_iter().collect();
+    let mut notes: Vec<String> = driver::busy_note(regime.busy).into_iter().collect();
     for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }

@@ -136,7 +136,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let started = Instant::now();
     let dir = examples_dir()?;
     let regime = Regime::at_start().with_floors(crate::driver::round_trip(args)?, None);
-    let mut notes: Vec<String> = crate::driver::busy_note().into_iter().collect();
+    let mut notes: Vec<String> = crate::driver::busy_note(regime.busy).into_iter().collect();
     for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }
