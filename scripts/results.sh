@@ -26,18 +26,25 @@ done
 cargo build --release -p shmem-bench
 [[ " ${runs[*]} " == *" workloads "* ]] && cargo build --release -p examples --examples
 bench=${CARGO_TARGET_DIR:-target}/release/shmem-bench
+stamp=$(mktemp)
+trap 'rm -f "$stamp"' EXIT
 
 run() {
     local name=$1
     shift
     echo "results.sh: $name at $(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg): shmem-bench $*" >&2
-    local start=$SECONDS
+    local asked got
+    asked=$(date +%s)
     if [ -n "${RESULTS_LOCK:-}" ]; then
-        flock "$RESULTS_LOCK" "$bench" "$@" --out "$out"
+        # The run's own time starts when the lock is taken: the child notes it.
+        flock "$RESULTS_LOCK" bash -c 'date +%s > "$0"; exec "${@}"' "$stamp" \
+            "$bench" "$@" --out "$out"
+        got=$(cat "$stamp")
     else
+        got=$asked
         "$bench" "$@" --out "$out"
     fi
-    echo "results.sh: $name took $((SECONDS - start)) s" >&2
+    echo "results.sh: $name took $(($(date +%s) - got)) s after $((got - asked)) s waiting for the lock" >&2
 }
 
 started=$SECONDS
@@ -50,4 +57,4 @@ for r in "${runs[@]}"; do
     workloads) run workloads --workloads ;;
     esac
 done
-echo "results.sh: all runs took $((SECONDS - started)) s; the files are in $out" >&2
+echo "results.sh: all runs took $((SECONDS - started)) s, waits for the lock included; the files are in $out" >&2

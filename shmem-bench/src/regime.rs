@@ -38,8 +38,8 @@ pub(crate) struct Regime {
 }
 
 impl Regime {
-    /// The load, date and commit as the run starts; the floors are added by
-    /// [`Regime::with_floors`] or [`Regime::measure_floors`].
+    /// The load, the CPUs' busy share (this waits a second to measure it), the date and
+    /// the commit as the run starts; [`Regime::with_floors`] adds the floors.
     pub(crate) fn at_start() -> Regime {
         Regime {
             rtt_us: None,
