@@ -12,6 +12,7 @@ use crate::baseline::{self, Baselines};
 use clap::ValueEnum;
 
 use crate::cli::{Args, JobKind, Transport};
+use crate::regime::{self, Regime};
 use crate::report::{self, Report};
 use crate::results::Sample;
 use crate::{floors, mpirun, output, plot};
@@ -25,7 +26,8 @@ const NO_FLOORS_ON_MPI: &str = "no floors on MPI: with every peer remote each by
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
     let transport = args.transport();
-    let busy = busy_note();
+    let regime = Regime::at_start();
+    let busy = busy_note(regime.busy);
     if let Some(note) = &busy {
         eprintln!("shmem-bench: warning: {note}");
     }
@@ -78,7 +80,13 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             .collect();
     }
 
-    let report = Report::new(transport, args.npes, &samples, memcpy, notes);
+    let mut report = Report::new(transport, args.npes, &samples, memcpy, notes);
+    let memcpy_256k = report
+        .floors
+        .memcpy_gbps
+        .get(&regime::MEMCPY_BYTES)
+        .copied();
+    report.regime = Some(regime.with_floors(report.floors.rtt_us, memcpy_256k));
     print!("{}", output::terminal_table(&report));
     for note in &report.notes {
         println!("note: {note}");
@@ -93,6 +101,13 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("wrote {}", names.join(", "));
     Ok(())
+}
+
+/// The cache-line round trip measured now by the floor job on 2 PEs of its own, for the
+/// regime of the runs that have no floors of their own.
+pub(crate) fn round_trip(args: &Args) -> Result<Option<f64>, String> {
+    eprintln!("shmem-bench: measuring the regime: cache-line round trip and memcpy");
+    Ok(run_job(args, JobKind::Floor, 2)?.first().map(|s| s.usec))
 }
 
 /// Runs job `kind` on `npes` PEs and reads its samples: this program again, told what
@@ -171,33 +186,13 @@ fn heap_needed(args: &Args) -> usize {
 }
 
 /// A warning when other work kept the CPUs at least 20% busy during the second before
-/// the benchmark started (the load average lags by minutes): its figures will be noisy.
-pub(crate) fn busy_note() -> Option<String> {
-    let before = cpu_times()?;
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let after = cpu_times()?;
-    let (busy, total) = (after.0 - before.0, after.1 - before.1);
-    let share = busy as f64 / total.max(1) as f64;
-    (share >= 0.2).then(|| {
+/// the benchmark started (`share`, see [`Regime::busy`]; the load average lags by
+/// minutes): its figures will be noisy.
+pub(crate) fn busy_note(share: Option<f64>) -> Option<String> {
+    share.filter(|&s| s >= 0.2).map(|share| {
         format!(
             "other work kept the CPUs {:.0}% busy as the benchmark started: figures may be noisy; rerun when the machine is idle",
             share * 100.0
         )
     })
-}
-
-/// Busy and total CPU time of the machine so far, in clock ticks (`/proc/stat`).
-fn cpu_times() -> Option<(u64, u64)> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let fields: Vec<u64> = stat
-        .lines()
-        .next()?
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse().ok())
-        .collect::<Option<_>>()?;
-    let total: u64 = fields.iter().take(8).sum();
-    // idle and iowait are the 4th and 5th fields.
-    let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
-    Some((total - idle, total))
 }

@@ -25,6 +25,7 @@ mod page_buffer;
 mod plot;
 mod ports;
 mod program_runs;
+mod regime;
 mod report;
 mod results;
 mod scaling;

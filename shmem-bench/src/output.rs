@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::cli::Transport;
 use crate::mpirun;
+use crate::regime::{self, Regime};
 use crate::report::{Report, Row};
 use crate::targets::{self, Check, Limit};
 
@@ -155,6 +156,9 @@ pub(crate) fn terminal_table(report: &Report) -> String {
         }
     }
     let mut out = format!("# {}\n", floors_line(report));
+    if let Some(regime) = &report.regime {
+        let _ = writeln!(out, "# {}", regime.line());
+    }
     let mut line = |cells: &[String]| {
         let mut s = String::new();
         for (i, (c, &w)) in cells.iter().zip(&widths).enumerate() {
@@ -203,6 +207,9 @@ fn markdown_rows<'a>(columns: &[&Column], rows: impl IntoIterator<Item = &'a Row
 pub(crate) fn markdown_report(report: &Report) -> String {
     let columns = columns(report);
     let mut out = format!("{}.\n\n", floors_line(report));
+    if let Some(regime) = &report.regime {
+        let _ = writeln!(out, "{}.\n", regime.line());
+    }
     for note in &report.notes {
         let _ = writeln!(out, "Note: {note}.\n");
     }
@@ -305,6 +312,7 @@ pub(crate) fn json(report: &Report) -> serde_json::Value {
             "memcpy": memcpy,
         },
         "notes": report.notes,
+        "regime": report.regime.as_ref().map(Regime::json),
         "rows": rows,
     })
 }
@@ -352,13 +360,17 @@ pub(crate) fn file_path(dir: &Path, transport: Transport, npes: usize, ext: &str
     dir.join(format!("bench-{mode}{npes}pe.{ext}"))
 }
 
-/// Writes the CSV, JSON and Markdown files; returns their paths.
+/// Writes the CSV (with the regime's columns), JSON and Markdown files; returns their
+/// paths.
 pub(crate) fn write_files(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let path = |ext| file_path(dir, report.transport, report.npes, ext);
     write_texts(
         dir,
         [
-            (path("csv"), csv(report)),
+            (
+                path("csv"),
+                regime::with_csv_columns(&csv(report), report.regime.as_ref()),
+            ),
             (
                 path("json"),
                 serde_json::to_string_pretty(&json(report))? + "\n",

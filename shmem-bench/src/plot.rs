@@ -12,6 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::cli::Transport;
 use crate::ops::{Op, Sizes};
 use crate::output::bytes_label;
+use crate::regime::Regime;
 use crate::report::Report;
 use crate::scaling_points::{Point, Scaling};
 
@@ -26,6 +27,8 @@ pub(crate) const PANEL_H: u32 = 360;
 pub(crate) const COLUMNS: usize = 2;
 /// Height of the shared legend under the title.
 pub(crate) const LEGEND_H: u32 = 30;
+/// Height of the regime's line under the title.
+const REGIME_H: u32 = 20;
 
 pub(crate) type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -38,7 +41,7 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
     let rows_of_panels = ops.len().div_ceil(COLUMNS).max(1);
     let size = (
         PANEL_W * COLUMNS as u32,
-        PANEL_H * rows_of_panels as u32 + 40,
+        PANEL_H * rows_of_panels as u32 + 40 + REGIME_H,
     );
     let root = SVGBackend::new(path, size).into_drawing_area();
     root.fill(&WHITE)?;
@@ -53,6 +56,7 @@ pub(crate) fn write_svg(report: &Report, path: &Path) -> PlotResult {
         ),
     };
     let root = root.titled(&title, ("sans-serif", 22))?;
+    let root = draw_regime(root, report.regime.as_ref())?;
     let (key, body) = root.split_vertically(LEGEND_H);
     draw_legend(&key, &report_keys(report))?;
     let panels = body.split_evenly((rows_of_panels, COLUMNS));
@@ -72,7 +76,7 @@ pub(crate) fn write_scaling_svg(scaling: &Scaling, path: &Path) -> PlotResult {
     let rows_of_panels = scaling.series.len().div_ceil(COLUMNS).max(1);
     let size = (
         PANEL_W * COLUMNS as u32,
-        PANEL_H * rows_of_panels as u32 + 40,
+        PANEL_H * rows_of_panels as u32 + 40 + REGIME_H,
     );
     let root = SVGBackend::new(path, size).into_drawing_area();
     root.fill(&WHITE)?;
@@ -83,6 +87,7 @@ pub(crate) fn write_scaling_svg(scaling: &Scaling, path: &Path) -> PlotResult {
         ),
         ("sans-serif", 22),
     )?;
+    let root = draw_regime(root, scaling.regime.as_ref())?;
     let (key, body) = root.split_vertically(LEGEND_H);
     let has = |f: fn(&Point) -> bool| scaling.series.iter().any(|s| s.points.iter().any(f));
     let shown = keys_shown(
@@ -109,6 +114,28 @@ pub(crate) fn write_scaling_svg(scaling: &Scaling, path: &Path) -> PlotResult {
     }
     root.present()?;
     Ok(())
+}
+
+/// Draws the run's regime centred at the top of `area` (nothing without one); returns
+/// the area below it.
+fn draw_regime<DB: DrawingBackend>(
+    area: DrawingArea<DB, plotters::coord::Shift>,
+    regime: Option<&Regime>,
+) -> Result<DrawingArea<DB, plotters::coord::Shift>, Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let (line, rest) = area.split_vertically(REGIME_H);
+    if let Some(regime) = regime {
+        let font = ("sans-serif", 13).into_font().color(&BLACK);
+        let centre = (line.dim_in_pixel().0 as i32 / 2, REGIME_H as i32 / 2);
+        line.draw(&Text::new(
+            regime.line(),
+            centre,
+            font.pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
+    }
+    Ok(rest)
 }
 
 /// One line style of the figure and its name in the legend.

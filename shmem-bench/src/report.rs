@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use crate::cli::Transport;
 use crate::lines;
 use crate::ops::Op;
+use crate::regime::Regime;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Check, Limit};
 
@@ -113,6 +114,8 @@ pub(crate) struct Report {
     pub rows: Vec<Row>,
     /// Conditions of the run worth telling: a busy machine, missing or partial baselines.
     pub notes: Vec<String>,
+    /// The regime the run measured in (set by the driver once it has the floors).
+    pub regime: Option<Regime>,
 }
 
 impl Report {
@@ -174,6 +177,7 @@ impl Report {
             floors,
             rows,
             notes,
+            regime: None,
         }
     }
 

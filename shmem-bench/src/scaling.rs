@@ -12,6 +12,7 @@ use crate::baseline::{self, Baselines};
 use crate::cli::{Args, JobKind};
 use crate::driver;
 use crate::floors;
+use crate::regime::Regime;
 use crate::scaling_points::{Scaling, BYTES};
 use crate::targets::SCALING_OPS;
 use crate::{plot, scaling_output};
@@ -34,7 +35,8 @@ pub(crate) fn calls_per_batch(base: usize, npes: usize) -> usize {
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     args.validate()?;
     let started = Instant::now();
-    let mut notes: Vec<String> = driver::busy_note().into_iter().collect();
+    let regime = Regime::at_start().with_floors(driver::round_trip(args)?, None);
+    let mut notes: Vec<String> = driver::busy_note(regime.busy).into_iter().collect();
     for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }
@@ -77,7 +79,8 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         "the whole run took {:.0} s",
         started.elapsed().as_secs_f64()
     ));
-    let scaling = Scaling::new(counts, &samples, notes);
+    let mut scaling = Scaling::new(counts, &samples, notes);
+    scaling.regime = Some(regime);
     print!("{}", scaling_output::markdown(&scaling));
     let mut written = scaling_output::write_files(&scaling, &args.out)
         .map_err(|e| format!("cannot write the results into {}: {e}", args.out.display()))?;

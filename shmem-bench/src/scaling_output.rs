@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::output::{bytes_label, opt};
+use crate::regime::{self, Regime};
 use crate::scaling_points::{Point, Scaling};
 use crate::targets::{self, Check};
 
@@ -65,6 +66,9 @@ fn markdown_row(point: &Point, calls: usize) -> String {
 /// The run as Markdown.
 pub(crate) fn markdown(scaling: &Scaling) -> String {
     let mut out = format!("{}.\n\n", conditions(scaling));
+    if let Some(regime) = &scaling.regime {
+        let _ = writeln!(out, "{}.\n", regime.line());
+    }
     for note in &scaling.notes {
         let _ = writeln!(out, "Note: {note}.\n");
     }
@@ -156,6 +160,7 @@ pub(crate) fn json(scaling: &Scaling) -> serde_json::Value {
         "cpus": scaling.cpus,
         "counts": counts,
         "notes": scaling.notes,
+        "regime": scaling.regime.as_ref().map(Regime::json),
         "ops": series,
     })
 }
@@ -165,7 +170,10 @@ pub(crate) fn write_files(scaling: &Scaling, dir: &Path) -> std::io::Result<Vec<
     crate::output::write_texts(
         dir,
         [
-            (dir.join("scaling.csv"), csv(scaling)),
+            (
+                dir.join("scaling.csv"),
+                regime::with_csv_columns(&csv(scaling), scaling.regime.as_ref()),
+            ),
             (
                 dir.join("scaling.json"),
                 serde_json::to_string_pretty(&json(scaling))? + "\n",

@@ -3,6 +3,7 @@
 //! most the PE-count ratio).
 
 use crate::ops::Op;
+use crate::regime::Regime;
 use crate::results::{Impl, Sample};
 use crate::targets::{Check, Limit, SCALING_LIMITS, SCALING_OPS};
 
@@ -60,6 +61,8 @@ pub(crate) struct Scaling {
     pub series: Vec<Series>,
     /// Conditions of the run worth telling.
     pub notes: Vec<String>,
+    /// The regime the run measured in (set by the run once it has it).
+    pub regime: Option<Regime>,
 }
 
 impl Scaling {
@@ -127,6 +130,7 @@ impl Scaling {
             counts,
             series,
             notes,
+            regime: None,
         }
     }
 

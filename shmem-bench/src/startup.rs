@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use crate::c_programs;
 use crate::cli::Args;
+use crate::driver;
+use crate::regime::{self, Regime};
 use crate::timing::ms;
 
 /// Timed runs per side and PE count.
@@ -43,9 +45,10 @@ struct Side {
 
 /// Runs the start-up measurements and writes `startup.{md,csv}` into `--out`.
 pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let regime = Regime::at_start().with_floors(driver::round_trip(args)?, None);
     let build_dir = c_programs::BuildDir::new("startup")?;
     let built = build_c_hellos(&build_dir, c_programs::source_dir(args)?);
-    let mut table = String::new();
+    let mut table = format!("{}.\n\n", regime.line());
     let mut csv = String::from("side,npes,wall_ms,max_rss_kib\n");
     let mut verdicts = Vec::new();
     writeln!(
@@ -129,7 +132,10 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     write("startup.md", &report)?;
-    write("startup.csv", &csv)?;
+    write(
+        "startup.csv",
+        &regime::with_csv_columns(&csv, Some(&regime)),
+    )?;
     println!(
         "wrote {}, {}",
         args.out.join("startup.md").display(),

@@ -23,6 +23,7 @@ use crate::c_programs;
 use crate::cli::Args;
 use crate::ports;
 use crate::program_runs::{argv, median_of, printed_by, RUNS};
+use crate::regime::{self, Regime};
 use crate::timing::ms;
 
 /// PE counts the examples run on.
@@ -134,7 +135,8 @@ impl Row {
 pub(crate) fn run(args: &Args) -> Result<(), String> {
     let started = Instant::now();
     let dir = examples_dir()?;
-    let mut notes: Vec<String> = crate::driver::busy_note().into_iter().collect();
+    let regime = Regime::at_start().with_floors(crate::driver::round_trip(args)?, None);
+    let mut notes: Vec<String> = crate::driver::busy_note(regime.busy).into_iter().collect();
     for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }
@@ -203,11 +205,18 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     for note in notes.iter().rev() {
         md = format!("Note: {note}.\n\n{md}");
     }
+    md = format!("{}.\n\n{md}", regime.line());
     print!("{md}");
     let files = [
         (args.out.join("workloads.md"), md),
-        (args.out.join("workloads.csv"), csv(&rows)),
-        (args.out.join("workloads-ports.csv"), ports::csv(&ports)),
+        (
+            args.out.join("workloads.csv"),
+            regime::with_csv_columns(&csv(&rows), Some(&regime)),
+        ),
+        (
+            args.out.join("workloads-ports.csv"),
+            regime::with_csv_columns(&ports::csv(&ports), Some(&regime)),
+        ),
     ];
     let written = crate::output::write_texts(&args.out, files)
         .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;

@@ -80,6 +80,24 @@ fn a_short_run_checks_and_reports_every_requested_row() {
         ],
         "{csv}"
     );
+    // Every row states the run's regime: round trip, memcpy, load, date, commit.
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.ends_with(
+            ",regime_rtt_us,regime_memcpy_256k_gbps,load_avg_1m,load_avg_5m,cpus_busy_pct,date_utc,commit"
+        ),
+        "{header}"
+    );
+    for row in csv.lines().skip(1) {
+        let regime: Vec<&str> = row.rsplit(',').take(7).collect();
+        let [commit, date, _, _, _, memcpy, rtt] = regime[..] else {
+            panic!("no regime columns in {row}");
+        };
+        let figure = |cell: &str| cell.parse::<f64>().is_ok_and(|v| v > 0.0);
+        assert!(figure(rtt) && figure(memcpy), "{row}");
+        assert!(date.len() == 16 && date.starts_with("20"), "{row}");
+        assert!(!commit.is_empty(), "{row}");
+    }
 }
 
 #[cfg(not(feature = "mpi"))]
