@@ -18,11 +18,16 @@
  *   comm_create  MPI_Comm_create_group of every rank and MPI_Comm_free (all ranks)
  *   gamma        MPI_Reduce_local of 64 KiB of longs (MPI_SUM), per byte
  *   cpus         the CPUs online
+ *   cpus_allowed the CPUs rank 0 may run on (1 when started under `taskset -c 0`: both
+ *                ranks share one CPU, and half_rtt_8 is a message handed between ranks
+ *                that take turns on it, the switch floor of docs/scaling-model.md)
  * Derived: L = half_rtt_8 - 2 o; G = the slope of half_rtt from 64 KiB to 1 MiB
  * (microseconds per byte). Output: "name value" lines from rank 0.
  */
+#define _GNU_SOURCE
 #include <mpi.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +215,11 @@ int main(int argc, char **argv)
         printf("comm_create %.3f\n", create);
         printf("gamma %.7f\n", gamma);
         printf("cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+        cpu_set_t allowed;
+        CPU_ZERO(&allowed);
+        if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+            printf("cpus_allowed %d\n", CPU_COUNT(&allowed));
+        }
         printf("L %.3f\n", rtt[0] - 2 * os);
         printf("G %.6f\n", (rtt[4] - rtt[3]) / (double)(sizes[4] - sizes[3]));
     }

@@ -9,7 +9,9 @@
 //! back-to-back messages leave at most every `g`. A *round* is one message sent and one
 //! received by every rank at once. When the ranks outnumber the cores (`cores`), each
 //! core runs `k` = ranks / cores of them in turn: a round costs `k` times the CPU part,
-//! and `sched` for each other rank a core runs before the one a message waits for.
+//! and the switch floor `sched` for each other rank a core runs before the one a message
+//! waits for — once per round on one core, twice on several (their turns are not in
+//! step: a rank's turn may come before the message from another core has arrived).
 
 /// The agreement element every member contributes to a call: the check words, a
 /// collect's count and capacity, then 1 KiB of the call's data (`AgreeBlock`: 140 words,
@@ -55,9 +57,16 @@ pub(crate) struct Params {
     pub gamma: f64,
     /// Cores the ranks share (`None`: a core per rank).
     pub cores: Option<f64>,
-    /// Time a core spends on each other rank it runs before the one a message waits for
-    /// (µs), when ranks outnumber cores.
+    /// The switch floor (µs): what a message costs beyond its time between ranks on
+    /// cores of their own when its receiver waits for its turn on the sender's core —
+    /// the time a core spends on each other rank it runs before the one a message waits
+    /// for, when ranks outnumber cores.
     pub sched: f64,
+    /// The switch floor of the runtime's own waits (µs), in place of `sched` where the
+    /// runtime waits for a non-blocking call (the agreement, a collect's count
+    /// exchange): each turn polls `MPI_Test`, `MPI_Iprobe` and `MPI_Win_sync` between
+    /// yields, more than MPI's own blocking calls do.
+    pub wait_sched: f64,
     /// The runtime's own time per offloaded call outside MPI (µs).
     pub call: f64,
     /// MPI's own time per collective call outside its messages (µs): choosing the
@@ -126,16 +135,35 @@ impl Params {
         self.cores.map_or(1.0, |c| (n / c).max(1.0))
     }
 
+    /// Passes a core makes over its ranks per round when they outnumber the cores: one
+    /// on a single core (its ranks take turns in the order their messages go), two on
+    /// several (a turn may come before the message from another core has arrived, and
+    /// the rank waits a pass more).
+    fn passes(&self) -> f64 {
+        match self.cores {
+            Some(c) if c > 1.0 => 2.0,
+            _ => 1.0,
+        }
+    }
+
     /// One step in which every rank sends and receives `msgs` messages of `m` bytes.
     fn fan(&self, n: f64, msgs: f64, m: f64) -> f64 {
         let k = self.per_core(n);
         let each = self.g.max(2.0 * self.o + m * self.big_g);
-        self.l + k * msgs * each + self.sched * (k - 1.0)
+        self.l + k * msgs * each + self.passes() * self.sched * (k - 1.0)
     }
 
     /// One round: one message of `m` bytes sent and one received by every rank.
     fn round(&self, n: f64, m: f64) -> f64 {
         self.fan(n, 1.0, m)
+    }
+
+    /// These parameters for what the runtime's own waits wait for.
+    fn waited(&self) -> Params {
+        Params {
+            sched: self.wait_sched,
+            ..*self
+        }
     }
 
     /// `calls` collective calls' own time in MPI.
@@ -424,8 +452,8 @@ impl Coll {
             Coll::Collect if gathered => one + mpi::allgather(p, n, m),
             Coll::Collect => {
                 let inline = collect_inline(n);
-                let counts =
-                    one + mpi::iallgather(p, n, 8.0 + inline).with_mem(n * (24.0 + inline));
+                let counts = one
+                    + mpi::iallgather(&p.waited(), n, 8.0 + inline).with_mem(n * (24.0 + inline));
                 if m <= inline {
                     counts
                 } else {
@@ -451,6 +479,7 @@ impl Coll {
 /// `MPI_Iallreduce` of one element with the runtime's operator; and the runtime's own
 /// time per call.
 pub(crate) fn agreement(p: &Params, n: f64) -> Cost {
+    let p = &p.waited();
     let exchange = if n <= AGREE_GATHER_MAX {
         mpi::iallgather(p, n, AGREE_BYTES).with_mem((n + 2.0) * AGREE_BYTES)
             + Cost::time(p.combine(n, n * AGREE_BYTES))
@@ -497,6 +526,7 @@ mod tests {
         gamma: 0.0002,
         cores: None,
         sched: 0.0,
+        wait_sched: 0.0,
         call: 1.0,
         mpi_call: 0.0,
     };
@@ -543,7 +573,12 @@ mod tests {
             ..P
         };
         assert_eq!(shared.round(2.0, 0.0), P.round(2.0, 0.0));
-        assert_eq!(shared.round(8.0, 0.0), 1.0 + 4.0 * 0.5 + 3.0 * 10.0);
+        assert_eq!(shared.round(8.0, 0.0), 1.0 + 4.0 * 0.5 + 2.0 * 3.0 * 10.0);
+        let one_core = Params {
+            cores: Some(1.0),
+            ..shared
+        };
+        assert_eq!(one_core.round(4.0, 0.0), 1.0 + 4.0 * 0.5 + 3.0 * 10.0);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The scaling model's report (`shmem-bench --model`): its parameters — measured on this
-//! machine's TCP by bench/c/loggp.c (bench/model/loggp-tcp.txt), and assumed for a
+//! machine's TCP by bench/c/loggp.c (bench/model/loggp-*.txt), and assumed for a
 //! 100 Gb/s fabric —, its predictions from 2 to 100,000 ranks, the communicator cache,
 //! and the model beside the runs of bench/model/measured.csv (`shmem-bench --mpi` at
 //! 2-32 ranks). docs/scaling-model.md holds this report between two markers and README
@@ -11,10 +11,17 @@ use std::path::Path;
 
 use crate::model::{self, mpi, Coll, Cost, Params};
 
-/// bench/c/loggp.c's output, 2 ranks then oversubscribed (scripts/scaling-model.sh).
+/// bench/c/loggp.c's output (scripts/scaling-model.sh): 2 ranks, one per CPU.
 const LOGGP: &str = include_str!("../../bench/model/loggp-tcp.txt");
-/// `shmem-bench --mpi` at 2-32 ranks: npes,op,bytes,ours_us,mpi_us.
+/// The same, both ranks on one CPU: the switch floor.
+const LOGGP_ONE_CPU: &str = include_str!("../../bench/model/loggp-one-cpu.txt");
+/// The same at 4-32 ranks on the machine's CPUs.
+const LOGGP_RANKS: &str = include_str!("../../bench/model/loggp-oversubscribed.txt");
+/// `shmem-bench --mpi` at 2-32 ranks: npes,op,bytes,ours_us,mpi_us,load (the load
+/// average when the rank count's runs began).
 const MEASURED: &str = include_str!("../../bench/model/measured.csv");
+/// The same at 2 ranks on one CPU, barrier only: the runtime's switch floor.
+const MEASURED_ONE_CPU: &str = include_str!("../../bench/model/one-cpu.csv");
 
 /// Where the report and its summary go, from the workspace's root.
 const DOC: &str = "docs/scaling-model.md";
@@ -44,6 +51,7 @@ fn fabric(tcp: &Params) -> Params {
         big_g: 1.0 / 12_500.0,
         cores: None,
         sched: 0.0,
+        wait_sched: 0.0,
         call: 1.0,
         mpi_call: 0.5,
         ..*tcp
@@ -99,11 +107,15 @@ struct Measured {
     bytes: f64,
     ours: f64,
     mpi: f64,
+    load: Option<f64>,
 }
 
 fn measured() -> Vec<Measured> {
-    MEASURED
-        .lines()
+    parse_measured(MEASURED)
+}
+
+fn parse_measured(text: &str) -> Vec<Measured> {
+    text.lines()
         .skip(1)
         .filter_map(|line| {
             let f: Vec<&str> = line.split(',').collect();
@@ -114,6 +126,7 @@ fn measured() -> Vec<Measured> {
                 bytes: num(2)?,
                 ours: num(3)?,
                 mpi: num(4)?,
+                load: num(5),
             })
         })
         .collect()
@@ -123,6 +136,10 @@ fn measured() -> Vec<Measured> {
 struct Basis {
     /// This machine's TCP, as the validation runs it (2 CPUs shared).
     tcp: Params,
+    /// Half the 8-byte round trip at 2 ranks on one CPU.
+    one_cpu: f64,
+    /// The 2-rank barrier on one CPU (ours and raw MPI's).
+    barrier_one_cpu: Option<(f64, f64)>,
     /// Half the 8-byte round trip at each oversubscribed rank count, and at 2.
     half_rtt: Vec<(f64, f64)>,
     /// `MPI_Comm_create_group` measured at each rank count.
@@ -140,46 +157,52 @@ fn basis() -> Basis {
         l: (base - 2.0 * o).max(0.0),
         o,
         g: at2("g"),
-        big_g: least(pair.iter().filter_map(|r| r.get("G")).filter(|&g| g > 0.0)),
+        // The slope between 8 and 64 KiB, the sizes the collectives here move (from
+        // 64 KiB to 1 MiB, loggp's `G`, TCP's cost per byte is a third of it).
+        big_g: ((at2("half_rtt_65536") - at2("half_rtt_8192")) / (65536.0 - 8192.0)).max(0.0),
         gamma: at2("gamma"),
         cores: Some(cores),
         sched: 0.0,
+        wait_sched: 0.0,
         call: 0.0,
         mpi_call: 0.0,
     };
-    // The fitted constants, all from barriers (every other row is a prediction): MPI's
-    // own time per call, what raw MPI's 2-rank barrier takes beyond its message; the
-    // scheduling term, the median over the oversubscribed counts of what raw MPI's
-    // barrier takes beyond its rounds' messages, per round and other rank on a core;
-    // the runtime's own time per call, what our 2-rank barrier takes beyond its
+    // The switch floor: what a message between two ranks sharing one CPU takes beyond
+    // the same message between two CPUs.
+    let one_cpu = least(
+        runs(LOGGP_ONE_CPU)
+            .iter()
+            .filter(|r| r.get("cpus_allowed") == Some(1.0))
+            .filter_map(|r| r.get("half_rtt_8")),
+    );
+    tcp.sched = (one_cpu - base).max(0.0);
+    // The fitted constants, both from the 2-rank barriers (every other row is a
+    // prediction): MPI's own time per call, what raw MPI's barrier takes beyond its
+    // message; the runtime's own time per call, what our barrier takes beyond its
     // agreement in MPI.
     let barriers: Vec<Measured> = measured()
         .into_iter()
-        .filter(|m| m.coll == Coll::Barrier)
+        .filter(|m| m.coll == Coll::Barrier && m.npes == 2.0)
         .collect();
-    if let Some(b) = barriers.iter().find(|m| m.npes == 2.0) {
+    if let Some(b) = barriers.first() {
         tcp.mpi_call = (b.mpi - mpi::barrier(&tcp, 2.0).us).max(0.0);
-    }
-    let mut slopes: Vec<f64> = barriers
-        .iter()
-        .filter(|m| m.npes > cores)
-        .map(|m| {
-            let others = m.npes / cores - 1.0;
-            (m.mpi - Coll::Barrier.mpi(&tcp, m.npes, 0.0).us) / (model::lg(m.npes) * others)
-        })
-        .collect();
-    slopes.sort_by(f64::total_cmp);
-    tcp.sched = slopes
-        .get(slopes.len() / 2)
-        .copied()
-        .unwrap_or(0.0)
-        .max(0.0);
-    if let Some(b) = barriers.iter().find(|m| m.npes == 2.0) {
         tcp.call = (b.ours - model::agreement(&tcp, 2.0).us).max(0.0);
+    }
+    // The runtime's switch floor: what our 2-rank barrier on one CPU takes beyond the
+    // model of it without that term (one switch: k = 2, one pass, one round).
+    let ours_one_cpu = parse_measured(MEASURED_ONE_CPU)
+        .into_iter()
+        .find(|m| m.coll == Coll::Barrier && m.npes == 2.0);
+    if let Some(m) = &ours_one_cpu {
+        let one = Params {
+            cores: Some(1.0),
+            ..tcp
+        };
+        tcp.wait_sched = (m.ours - Coll::Barrier.ours(&one, 2.0, 0.0).us).max(0.0);
     }
     let mut half_rtt = vec![(2.0, base)];
     let mut comm_create = vec![(2.0, at2("comm_create"))];
-    for r in all.iter().filter(|r| r.ranks > 2.0) {
+    for r in runs(LOGGP_RANKS).iter().filter(|r| r.ranks > 2.0) {
         if let Some(h) = r.get("half_rtt_8") {
             half_rtt.push((r.ranks, h));
         }
@@ -189,6 +212,8 @@ fn basis() -> Basis {
     }
     Basis {
         tcp,
+        one_cpu,
+        barrier_one_cpu: ours_one_cpu.map(|m| (m.ours, m.mpi)),
         half_rtt,
         comm_create,
     }
@@ -327,7 +352,7 @@ fn params_table(out: &mut String, tcp: &Params, fab: &Params) {
         "| parameter | this machine's TCP (measured) | 100 Gb/s fabric (assumed) |"
     );
     let _ = writeln!(out, "|---|--:|--:|");
-    let rows: [(&str, Show); 9] = [
+    let rows: [(&str, Show); 10] = [
         ("L, latency", |p| time(p.l)),
         ("o, CPU per message (each end)", |p| time(p.o)),
         ("g, gap between messages", |p| time(p.g)),
@@ -344,7 +369,10 @@ fn params_table(out: &mut String, tcp: &Params, fab: &Params) {
         ("cores the ranks share", |p| {
             p.cores.map_or("one per rank".into(), |c| format!("{c:.0}"))
         }),
-        ("scheduling, per other rank on a core", |p| time(p.sched)),
+        ("switch floor, per other rank on a core and pass", |p| {
+            time(p.sched)
+        }),
+        ("the same, the runtime's own waits", |p| time(p.wait_sched)),
         ("the runtime's time per call", |p| time(p.call)),
         ("MPI's time per collective call", |p| time(p.mpi_call)),
     ];
@@ -368,7 +396,8 @@ fn validation(out: &mut String, b: &Basis) {
         "| ranks | call | bytes | ours measured | ours model | model / measured | MPI measured | MPI model | model / measured |"
     );
     let _ = writeln!(out, "|--:|---|--:|--:|--:|--:|--:|--:|--:|");
-    let mut summary: Vec<(f64, usize, usize, usize, usize)> = Vec::new();
+    // Per rank count: ours within, ours rows, MPI within, MPI rows, the load average.
+    let mut summary: Vec<(f64, usize, usize, usize, usize, Option<f64>)> = Vec::new();
     for m in &rows {
         let ours = m.coll.ours(&b.tcp, m.npes, m.bytes).us;
         let theirs = m.coll.mpi(&b.tcp, m.npes, m.bytes).us;
@@ -381,8 +410,8 @@ fn validation(out: &mut String, b: &Basis) {
         };
         // A loop of MPI_Bcast lets the root run ahead of its readers: the benchmark's
         // figure is the loop's rate, not one call's latency, which the model gives.
-        let pipelined = m.coll == Coll::Broadcast && m.npes > 2.0;
-        let mpi_fitted = if barrier && (m.npes == 2.0 || b.tcp.cores.is_some_and(|c| m.npes > c)) {
+        let pipelined = m.coll == Coll::Broadcast;
+        let mpi_fitted = if barrier && m.npes == 2.0 {
             " (fitted)"
         } else if pipelined {
             " (rate)"
@@ -416,20 +445,34 @@ fn validation(out: &mut String, b: &Basis) {
                 1,
                 within(rm) * usize::from(!pipelined),
                 usize::from(!pipelined),
+                m.load,
             )),
         }
     }
     let _ = writeln!(
         out,
-        "\nWithin 1.5× of the measurement, per rank count (raw MPI's broadcast above 2 ranks \
-         left out: a loop of MPI_Bcast lets the root run ahead, so its figure is a rate):\n"
+        "\nWithin 1.5× of the measurement, per rank count (raw MPI's broadcast left out: a \
+         loop of MPI_Bcast lets the root run ahead, so its figure is a rate):\n"
     );
-    let _ = writeln!(out, "| ranks | ours | raw MPI |");
-    let _ = writeln!(out, "|--:|--:|--:|");
-    for (n, o, on, m, mn) in summary {
-        let _ = writeln!(out, "| {n} | {o} of {on} | {m} of {mn} |");
+    let _ = writeln!(
+        out,
+        "| ranks | ours | raw MPI | load average at the start |"
+    );
+    let _ = writeln!(out, "|--:|--:|--:|--:|");
+    for (n, o, on, m, mn, load) in summary {
+        let load = load.map_or("—".into(), |l| format!("{l:.2}"));
+        let _ = writeln!(out, "| {n} | {o} of {on} | {m} of {mn} | {load} |");
     }
-    let _ = writeln!(out, "\nThe loggp run's own figures beside the model (8-byte half round trip with the other ranks waiting in `MPI_Barrier`; `MPI_Comm_create_group` of every rank):\n");
+    let _ = writeln!(
+        out,
+        "\nThe switch floors' runs: half the 8-byte round trip with both ranks on one CPU, {} \
+         (on two CPUs {}); the 2-rank barrier on one CPU, ours {} and raw MPI {}.\n",
+        time(b.one_cpu),
+        time(b.half_rtt.first().map_or(0.0, |h| h.1)),
+        b.barrier_one_cpu.map_or("—".into(), |m| time(m.0)),
+        b.barrier_one_cpu.map_or("—".into(), |m| time(m.1)),
+    );
+    let _ = writeln!(out, "The loggp run's own figures beside the model (8-byte half round trip with the other ranks waiting in `MPI_Barrier`, whose turns are idle polls, cheaper than a message's switch; `MPI_Comm_create_group` of every rank):\n");
     let _ = writeln!(
         out,
         "| ranks | half round trip measured | model | comm create measured | model |"
@@ -465,6 +508,7 @@ fn comm_cache(out: &mut String, fab: &Params, tcp: &Params) {
                     &Params {
                         cores: None,
                         sched: 0.0,
+                        wait_sched: 0.0,
                         ..*tcp
                     },
                     n
@@ -484,6 +528,7 @@ pub(crate) fn report() -> String {
     let tcp_spread = Params {
         cores: None,
         sched: 0.0,
+        wait_sched: 0.0,
         ..b.tcp
     };
     let mut out = String::new();
