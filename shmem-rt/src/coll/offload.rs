@@ -34,7 +34,10 @@
 //!    member's fits (one collective for the call), else the gathered counts drive the
 //!    network's allgatherv; on larger sets the members then gather their counts only
 //!    (with the data when every member's fits a share of 8 KiB), then allgatherv.
-//!    Barrier needs nothing more (the agreement is one).
+//!    Alltoall(s): on gathered sets each member's whole source (its blocks packed) comes
+//!    in its own element when it fits, and each member takes its block from every
+//!    element (one collective for the call). Barrier needs nothing more (the agreement
+//!    is one).
 //!
 //! Reductions whose operator gives the same bits in any order (the integer ones) let the
 //! network combine in any order. The others (floating point) give bit for bit the
@@ -345,6 +348,30 @@ unsafe fn combine_bytes<C: Combine>(input: *const u8, inout: *mut u8, elems: usi
             std::ptr::copy_nonoverlapping(out.as_ptr().cast(), inout.add(done * size), k * size);
         }
         done += k;
+    }
+}
+
+/// Copies `count` elements of `size` bytes from `src`, `src_step` bytes apart, to
+/// `dst`, `dst_step` bytes apart (one copy when both are packed).
+///
+/// # Safety
+/// Both must hold the elements at their steps and not overlap.
+unsafe fn copy_strided(
+    src: *const u8,
+    src_step: usize,
+    dst: *mut u8,
+    dst_step: usize,
+    count: usize,
+    size: usize,
+) {
+    if src_step == size && dst_step == size {
+        // SAFETY: `count` packed elements at each (the caller's contract).
+        unsafe { crate::memory::copy::copy(src, dst, count * size) };
+        return;
+    }
+    for k in 0..count {
+        // SAFETY: element `k` of each (the caller's contract).
+        unsafe { crate::memory::copy::copy(src.add(k * src_step), dst.add(k * dst_step), size) };
     }
 }
 
@@ -1127,8 +1154,11 @@ impl<T: Transport> Call<'_, T> {
         unsafe { self.groups.allgather(comm, send, each, target_at) }
     }
 
-    /// `shmem_alltoall(s)` (see `coll::alltoall`): `MPI_Alltoall` from this member's
-    /// source into its target, after the agreement.
+    /// `shmem_alltoall(s)` (see `coll::alltoall`): on a gathered set whose members'
+    /// blocks all fit [`AGREE_INLINE`], each member's whole source (its blocks packed)
+    /// travels in its agreement element and each member takes its block from every
+    /// element (one collective for the call); otherwise `MPI_Alltoall` from this
+    /// member's source into its target, after the agreement.
     pub(crate) fn alltoall(
         &mut self,
         elem: ElemType,
@@ -1137,9 +1167,50 @@ impl<T: Transport> Call<'_, T> {
         blocks: Blocks,
     ) -> RtResult<()> {
         let n = self.set.size();
+        let size = elem.size as usize;
         let mine = alltoall::describe(self.set.key(), n, elem, target, source, blocks);
-        let (comm, _) = self.check_bare(&mine)?;
+        let block_bytes = blocks.nelems.saturating_mul(size);
+        // Alike on every member that agrees (the same count, element size and set).
+        let inline = self.gathers() && block_bytes.saturating_mul(n) <= AGREE_INLINE;
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        if inline && !mine.is_fault() {
+            // SAFETY: this PE's own source holds `n` blocks at its stride (no fault in
+            // its descriptor), packed into `send`'s data, which holds `AGREE_INLINE >= n
+            // · block_bytes` bytes.
+            unsafe {
+                copy_strided(
+                    self.local(source.off),
+                    blocks.source_stride * size,
+                    send.data_mut(),
+                    size,
+                    n * blocks.nelems,
+                    size,
+                )
+            };
+        }
+        let (comm, _) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
         if blocks.nelems == 0 {
+            return Ok(());
+        }
+        if inline {
+            let to = self.local(target.off);
+            let step = blocks.target_stride * size;
+            for (j, element) in self.comms.gathered.iter().enumerate() {
+                // SAFETY: member `j`'s packed blocks came in its element (`n ·
+                // block_bytes <= AGREE_INLINE`), this member's at `index · block_bytes`;
+                // this PE's own target holds block `j` at its stride (agreed, no fault).
+                unsafe {
+                    copy_strided(
+                        element.data().add(self.index * block_bytes),
+                        size,
+                        to.add(j * blocks.nelems * step),
+                        step,
+                        blocks.nelems,
+                        size,
+                    )
+                };
+            }
             return Ok(());
         }
         let shape = BlockShape {
