@@ -149,7 +149,7 @@ measure() {
 }
 
 write() {
-  cargo run --release -q -p shmem-bench -- --model --write docs/scaling-model.md
+  cargo run --release -q -p shmem-bench -- --model --write
 }
 
 case "${1:-}" in

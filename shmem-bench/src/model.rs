@@ -282,16 +282,6 @@ pub(crate) mod mpi {
             .unwrap_or_default()
     }
 
-    /// `MPI_Allreduce` of `m` bytes on two ranks with an operator declared
-    /// non-commutative: one exchange, each combining in rank order.
-    pub(crate) fn allreduce_two_ordered(p: &Params, m: f64) -> Cost {
-        Cost {
-            us: p.round(2.0, m) + p.combine(2.0, m),
-            bytes: m,
-            mem: m,
-        }
-    }
-
     /// `MPI_Alltoall` of `m`-byte blocks: one exchange on two ranks; Bruck's on more than
     /// 12 ranks for blocks under 200 B (⌈log₂ n⌉ rounds of n/2 blocks, two buffers of
     /// n·m); every message posted at once under 3000 B; else the pairwise exchange.
@@ -466,8 +456,8 @@ impl Coll {
             Coll::ReduceFloat if n * m <= AGREE_INLINE => {
                 Cost::time(p.combine(n, n * m)).with_mem((n + 2.0) * m)
             }
-            Coll::ReduceFloat if n == 2.0 => one + mpi::allreduce_two_ordered(p, m),
             Coll::ReduceFloat => reduce_scattered(p, n, m),
+            Coll::Alltoall if gathered && n * m <= AGREE_INLINE => Cost::default(),
             Coll::Alltoall => one + mpi::alltoall(p, n, m),
         };
         agree + data
@@ -496,7 +486,7 @@ pub(crate) fn collect_inline(n: f64) -> f64 {
     (bytes & !7) as f64
 }
 
-/// A floating-point reduction of `m` bytes on more than two members whose sources do not
+/// A floating-point reduction of `m` bytes whose sources do not
 /// travel in the agreement: per piece of at most 4 MiB (and at least one element per
 /// member), an `MPI_Alltoall` of chunks, each member combining its chunk in member order,
 /// then an `MPI_Allgather` of the results.

@@ -1,7 +1,9 @@
 //! Property tests of the collectives against a sequential oracle: random active sets
 //! (strides, offsets, odd sizes, single PEs) over jobs of 2, 3, 4, 5 and 8 PEs, seven
 //! element types, sources from 0 bytes to 1 MiB, random roots, every reduction operator
-//! defined for the type, and collects with a random length per PE.
+//! defined for the type, and collects with a random length per PE; and float reductions
+//! on values whose result depends on the order of combination (NaN payloads, signed
+//! zeros, rounding), bit for bit the left-to-right fold in member order.
 //!
 //! Every PE generates the same cases from the same seed with proptest's strategies (no
 //! shrinking: the PEs of a job must stay in step), runs them, and checks its own target
@@ -324,4 +326,102 @@ fn collectives_match_the_oracle_on_5_pes(pe: &mut Pe) -> Result<(), ShmemError> 
 #[shmem_testkit::test(npes = 8)]
 fn collectives_match_the_oracle_on_8_pes(pe: &mut Pe) -> Result<(), ShmemError> {
     run_cases(pe, 40)
+}
+
+/// A float whose sums and products round differently in another order: a random
+/// mantissa and sign at a scale of 2^-20 .. 2^20, now and then a NaN with its own
+/// payload or a signed zero (whose bits also tell which operand came first).
+fn order_sensitive(bits: u64) -> f64 {
+    match bits % 64 {
+        0 => f64::from_bits(0x7ff8_0000_0000_0000 | (bits >> 13)),
+        1 => -0.0,
+        2 => 0.0,
+        _ => {
+            let mantissa = (bits >> 12) as f64 / (1u64 << 52) as f64 + 1.0;
+            let sign = if bits & (1 << 6) != 0 { -1.0 } else { 1.0 };
+            sign * mantissa * 2f64.powi((bits >> 7) as i32 % 41 - 20)
+        }
+    }
+}
+
+/// `reduce::<Op, f64>` over the world (`nelems` each, in place when `in_place`) against
+/// `Op`'s own combine folded left to right in member order, bit for bit.
+fn ordered_reduction<Op: ReduceOp<f64>>(
+    pe: &mut Pe,
+    seed: u64,
+    nelems: usize,
+    in_place: bool,
+) -> Result<(), ShmemError> {
+    let world = pe.world();
+    let npes = pe.n_pes();
+    let input = |p: usize| -> Vec<f64> {
+        (0..nelems)
+            .map(|i| order_sensitive(mix(seed, p, i)))
+            .collect()
+    };
+    let mut want = input(0);
+    for p in 1..npes {
+        let acc = want.clone();
+        Op::combine(&mut want, &acc, &input(p));
+    }
+    let src = pe.alloc_slice::<f64>(nelems)?;
+    let dst = pe.alloc_slice::<f64>(nelems)?;
+    src.write_local(pe, &input(pe.my_pe()))?;
+    let got = if in_place {
+        reduce::<Op, f64>(pe, &world, &src, &src)?;
+        src.to_vec(pe)
+    } else {
+        reduce::<Op, f64>(pe, &world, &dst, &src)?;
+        dst.to_vec(pe)
+    };
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "{} of {nelems} (seed {seed:#x}, in place {in_place}): element {i} is {g:?} \
+             ({:#x}), the left-to-right fold {w:?} ({:#x})",
+            Op::NAME,
+            g.to_bits(),
+            w.to_bits(),
+        );
+    }
+    pe.free(dst)?;
+    Ok(pe.free(src)?)
+}
+
+/// Float reductions on sources that travel in the agreement, in one chunk and in
+/// several, with values whose result depends on the order of combination.
+fn ordered_float_reductions(pe: &mut Pe) -> Result<(), ShmemError> {
+    let sizes = prop_oneof![1..=64usize, 64..=20_000usize, 20_000..=300_000usize];
+    for (k, (nelems, seed)) in same_cases((sizes, any::<u64>()), 0xf1 ^ pe.n_pes() as u8, 12)
+        .into_iter()
+        .enumerate()
+    {
+        ordered_reduction::<Sum>(pe, seed, nelems, k % 2 == 0)?;
+        ordered_reduction::<Prod>(pe, seed, nelems, k % 2 == 1)?;
+        ordered_reduction::<Min>(pe, seed, nelems, false)?;
+        ordered_reduction::<Max>(pe, seed, nelems, true)?;
+    }
+    Ok(())
+}
+
+#[shmem_testkit::test(npes = 2)]
+fn float_reductions_are_the_left_to_right_fold_bit_for_bit_on_2_pes(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    ordered_float_reductions(pe)
+}
+
+#[shmem_testkit::test(npes = 3)]
+fn float_reductions_are_the_left_to_right_fold_bit_for_bit_on_3_pes(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    ordered_float_reductions(pe)
+}
+
+#[shmem_testkit::test(npes = 4)]
+fn float_reductions_are_the_left_to_right_fold_bit_for_bit_on_4_pes(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    ordered_float_reductions(pe)
 }
