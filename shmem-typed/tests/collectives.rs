@@ -469,6 +469,52 @@ fn readers_at_different_paces_see_every_call(pe: &mut Pe) -> Result<(), ShmemErr
     Ok(())
 }
 
+/// Fcollects of direct sizes whose own block is not a whole number of cache lines (bytes
+/// of `u8`), copied into the target and in place (the source is the member's own block),
+/// leave every block equal to its member's source and write nothing past the result.
+#[shmem_testkit::test(npes = 3)]
+fn direct_fcollects_of_odd_byte_lengths_copy_every_block_exactly(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let n = pe.n_pes();
+    let set = pe.world();
+    let max = 20_011;
+    let src = pe.alloc_slice::<u8>(max)?;
+    let dst = pe.alloc_slice::<u8>(max * n + 64)?;
+    let byte = |round: usize, p: usize, i: usize| (input(round as u64, p, i) >> 7) as u8;
+    for (round, len) in [1025, 1100, 4097, 8191, max].into_iter().enumerate() {
+        for in_place in [false, true] {
+            let sentinel = 0xA5u8 ^ round as u8;
+            dst.write_local(pe, &vec![sentinel; dst.len()])?;
+            let mine: Vec<u8> = (0..len).map(|i| byte(round, me, i)).collect();
+            let target = dst.range(..len * n)?;
+            if in_place {
+                let own = dst.range(me * len..(me + 1) * len)?;
+                own.write_local(pe, &mine)?;
+                fcollect::<u8>(pe, &set, &target, &own)?;
+            } else {
+                src.range(..len)?.write_local(pe, &mine)?;
+                fcollect::<u8>(pe, &set, &target, &src.range(..len)?)?;
+            }
+            let got = dst.to_vec(pe);
+            for p in 0..n {
+                for i in 0..len {
+                    assert_eq!(
+                        got[p * len + i],
+                        byte(round, p, i),
+                        "len {len}, in place {in_place}, block {p}, byte {i}"
+                    );
+                }
+            }
+            assert!(got[len * n..].iter().all(|&b| b == sentinel), "len {len}");
+            // Nobody rewrites its buffers for the next round before all have read them.
+            barrier(pe, &set)?;
+        }
+    }
+    Ok(())
+}
+
 #[symmetric]
 static BIG_WORK: reduce_work!(u64, 1000) = ReduceWork::new();
 

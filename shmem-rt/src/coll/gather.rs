@@ -104,6 +104,19 @@ fn gather<T: Transport>(
     let block = |i: usize| T::advance(dst, i * bytes);
     // Where this PE's own elements go in its target (collect: known once every count is).
     let mut own_at = ctx.index * source.len;
+    // An fcollect whose source the others read splits its own block (see `own_split`).
+    if exposed && fixed && !in_place {
+        // SAFETY: this PE's own source and its block of its own target, which holds it
+        // (fcollect capacity checked) and does not overlap it (checked: not in place).
+        unsafe {
+            copy_own(
+                ctx,
+                my_src,
+                T::advance(dst, own_at * size),
+                0..own_split(bytes),
+            )
+        };
+    }
 
     // Every member's descriptor; fcollect copies each block as soon as it is known good.
     let mut total = source.len as u64;
@@ -161,21 +174,54 @@ fn gather<T: Transport>(
             at += count;
         }
     }
-    // This PE's own contribution is copied after it has said it is done with the
-    // others' sources: a member waiting for that overlaps its wait with this copy.
+    // This PE's own contribution (what is left of it) is copied after it has said it is
+    // done with the others' sources: a member waiting for that overlaps its wait with
+    // this copy.
     if any_direct {
         ctx.publish_progress(sync::DONE);
     }
-    if !in_place {
-        // SAFETY: this PE's own source and its block of its own target, which holds it
-        // (fcollect: capacity checked; collect: the capacity rule above) and does not
-        // overlap the source (checked; an fcollect in place copies nothing).
+    if exposed {
+        if !in_place {
+            // An fcollect's head is copied already.
+            let from = if fixed { own_split(bytes) } else { 0 };
+            // SAFETY: this PE's own source and its block of its own target, which holds
+            // it (fcollect: capacity checked; collect: the capacity rule above) and does
+            // not overlap it (checked; an fcollect in place copies nothing).
+            unsafe { copy_own(ctx, my_src, T::advance(dst, own_at * size), from..bytes) };
+        }
+        wait_readers(ctx, &mine)?;
+    } else if !in_place {
+        // SAFETY: as above.
         unsafe { ctx.t.copy(my_src, T::advance(dst, own_at * size), bytes) };
     }
-    if exposed {
-        wait_readers(ctx, &mine)?;
-    }
     ctx.finish(total as usize)
+}
+
+/// Where an fcollect that leaves its source for the others to read splits the copy of
+/// its own `bytes`-byte block: the head (half, in whole cache lines) is copied before the
+/// others' blocks, while they arrive, and the rest after this PE's `done`, while they
+/// finish reading its source, so that neither wait stands between two copies.
+#[inline(always)]
+fn own_split(bytes: usize) -> usize {
+    (bytes / 2) & !63
+}
+
+/// Copies bytes `range` of this PE's own block `from` its source `to` its block of its
+/// target (out of line: only members whose source the others read copy it in parts).
+///
+/// # Safety
+/// `from` and `to` must each hold `range.end` bytes of this PE's partition, not
+/// overlapping; `range.start <= range.end`.
+#[inline(never)]
+unsafe fn copy_own<T: Transport>(
+    ctx: &SetCtx<'_, T>,
+    from: T::Place,
+    to: T::Place,
+    range: std::ops::Range<usize>,
+) {
+    let (at, len) = (range.start, range.len());
+    // SAFETY: `at + len = range.end`, inside both places (the caller's contract).
+    unsafe { ctx.t.copy(T::advance(from, at), T::advance(to, at), len) };
 }
 
 /// Collect's capacity rule, checked by every member from every member's descriptor so
