@@ -29,7 +29,7 @@ use crate::ops::Op;
 const LINE: usize = 64;
 
 /// Lines a reader fetches for one member's arrival line carrying `bytes` inline: the
-/// first holds the epoch, the descriptor's head and `INLINE_HOT_BYTES` of data.
+/// first holds the epoch, the descriptor's hot words and `INLINE_HOT_BYTES` of data.
 fn arrival_lines(bytes: usize) -> usize {
     1 + bytes.saturating_sub(INLINE_HOT_BYTES).div_ceil(LINE)
 }
