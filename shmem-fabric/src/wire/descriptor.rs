@@ -259,6 +259,14 @@ impl Descriptor {
         hot[0] & FLAG_TAIL != 0
     }
 
+    /// Bytes of data (element size × count) of the descriptor whose arrival line holds
+    /// the hot words `hot`, wrapping on overflow: a hint for what to fetch, never for
+    /// where to read.
+    #[inline]
+    pub fn hot_bytes(hot: &[u64; LINE_HOT_WORDS]) -> u64 {
+        ((hot[0] >> SIZE_SHIFT) & FIELD20).wrapping_mul(hot[1])
+    }
+
     /// Whether a descriptor whose first head word is `codes` says something a member
     /// that compares it later must look at: it could not take part, or it carries news
     /// of a failed call.

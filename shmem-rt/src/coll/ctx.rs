@@ -171,9 +171,13 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     learned: Cell<Option<Box<Learned>>>,
     /// Whether this PE has published words since it last woke the other members.
     wake_pending: Cell<bool>,
-    /// Whether this call's data, as this PE passed it, reaches past the arrival line's
-    /// first 64 bytes (set by [`SetCtx::publish`]): readers then ask for the second 64
-    /// bytes of a member's line together with the first, rather than after them.
+    /// The digest of this PE's descriptor of this call (see [`SetCtx::desc_at`]), kept
+    /// here rather than read back from its arrival line: a member that has read the line
+    /// since may have taken it away, and reading it back would cost a transfer.
+    digest: Cell<u64>,
+    /// Whether this call's data, as this PE published it, reaches past the first 64
+    /// bytes of an arrival line: then readers ask for a member's second 64 bytes
+    /// together with the first, rather than after them.
     wide: Cell<bool>,
 }
 
@@ -274,6 +278,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             first,
             learned: Cell::new(None),
             wake_pending: Cell::new(false),
+            digest: Cell::new(0),
             wide: Cell::new(false),
         }
     }
@@ -392,10 +397,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// them): reads that are not needed yet, no effect on correctness.
     #[inline]
     pub(crate) fn prefetch_next_lines(&self, words: T::Place) {
+        let wide = self.wide.get();
         for ahead in 1..=PREFETCH_AHEAD {
             let line = Self::line_index(self.epoch + ahead);
             self.t.prefetch(T::advance(words, sync::epoch(line)));
-            if self.wide.get() {
+            if wide {
                 self.t.prefetch(T::advance(words, sync::second_line(line)));
             }
         }
@@ -667,6 +673,9 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         desc.seal();
         let (hot, cold) = desc.line_words();
         let (_, tail, needs_tail) = desc.words();
+        self.digest.set(hot[HOT_DIGEST]);
+        self.wide
+            .set(Descriptor::hot_bytes(&hot) > INLINE_HOT_BYTES as u64);
         let line = Self::line_index(self.epoch);
         // On the location's code bits: the descriptor is this PE's own, decodable.
         let place = if desc.is_at(Location::Inline) {
@@ -681,14 +690,6 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         // descriptor, and they re-read it after (a sequence lock; see `peer_line`).
         self.t.store_relaxed(self.own(sync::epoch(line)), 0);
         fence(Ordering::Release);
-        let next = Self::line_index(self.epoch + 1);
-        let wide = source.len.saturating_mul(desc.elem().size as usize) > INLINE_HOT_BYTES;
-        self.wide.set(wide);
-        if wide && desc.is_at(Location::Inline) {
-            // The next call most likely writes as much: take the second 64 bytes of its
-            // line for writing too (see the end of this function).
-            self.t.prefetch_write(self.own(sync::second_line(next)));
-        }
         if let Some(dst) = place {
             // Only data that travels is counted: a member that cannot take part publishes
             // no data, whatever (perhaps overflowing) length it was given.
@@ -736,10 +737,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         // Take this PE's arrival line of the next call for writing now: the members read
         // it ARRIVAL_LINES calls ago and still hold copies of it; without this, the next
         // call's store would first have to invalidate them — a cache-line round trip
-        // before any reader can see the arrival. Its cold words, which members rarely
-        // read, are written before the epoch too: have them at hand as well.
+        // before any reader can see the arrival. Its second 64 bytes, which it writes when
+        // its data reaches them, go with it.
+        let next = Self::line_index(self.epoch + 1);
         self.t.prefetch_write(self.own(sync::epoch(next)));
-        self.t.prefetch_write(self.own(sync::cold(next, 0)));
+        self.t.prefetch_write(self.own(sync::second_line(next)));
     }
 
     /// Waits until member `index` has published its descriptor for this epoch and
@@ -818,9 +820,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
 
     /// The descriptor in arrival line `line` whose epoch word is at `at`: its hot words,
     /// with this PE's own cold words of the same line when the digests agree (see
-    /// [`same_digest`]) or else the member's, and the tail only if the hot words say it
-    /// has one worth reading. A reader whose digest agrees with a member's, of data that
-    /// fits the line's first 64 bytes, reads nothing of the member's but those bytes.
+    /// [`same_digest`]; this PE's digest of this call is the one it published, of an
+    /// earlier call the one in its own line) or else the member's, and the tail only if
+    /// the hot words say it has one worth reading. A reader whose digest agrees with a
+    /// member's, of data that fits the line's first 64 bytes, reads nothing of the
+    /// member's but those bytes, and nothing of its own first 64 bytes.
     #[inline(always)]
     fn desc_at(&self, at: T::Place, line: usize) -> Descriptor {
         const HOT: usize = sync::hot(0, 0) - sync::epoch(0);
@@ -830,7 +834,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         let word = |off: usize| self.t.load_relaxed(T::advance(at, off));
         let own = |off: usize| self.t.load_relaxed(self.own(sync::epoch(line) + off));
         let hot: [u64; LINE_HOT_WORDS] = std::array::from_fn(|w| word(HOT + 8 * w));
-        let cold: [u64; LINE_COLD_WORDS] = if same_digest(own(DIGEST), &hot) {
+        let mine = if line == Self::line_index(self.epoch) {
+            self.digest.get()
+        } else {
+            own(DIGEST)
+        };
+        let cold: [u64; LINE_COLD_WORDS] = if same_digest(mine, &hot) {
             std::array::from_fn(|w| own(COLD + 8 * w))
         } else {
             std::array::from_fn(|w| word(COLD + 8 * w))
