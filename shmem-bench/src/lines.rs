@@ -98,8 +98,9 @@ mod tests {
         assert_eq!(expected(Op::Barrier, 2, 64, 0), Some(2.0));
         assert_eq!(expected(Op::Fcollect, 2, 64, 8), Some(2.0));
         assert_eq!(expected(Op::ReduceSumF64, 2, 64, 8), Some(2.0));
-        // 32 B spill into the arrival line's second hardware line.
-        assert_eq!(expected(Op::Collect, 2, 64, 32), Some(4.0));
+        // 32 B ride in the arrival line's first hardware line, 48 B spill into its second.
+        assert_eq!(expected(Op::Collect, 2, 64, 32), Some(2.0));
+        assert_eq!(expected(Op::Collect, 2, 64, 48), Some(4.0));
         // Broadcast: the reader's line, plus everyone's look at the others' progress
         // once every ARRIVAL_LINES - 1 calls.
         let b = expected(Op::Broadcast, 2, 64, 8).unwrap();
