@@ -29,7 +29,7 @@ use crate::ops::Op;
 const LINE: usize = 64;
 
 /// Lines a reader fetches for one member's arrival line carrying `bytes` inline: the
-/// first holds the epoch, the descriptor's head and `INLINE_HOT_BYTES` of data.
+/// first holds the epoch, the descriptor's hot words and `INLINE_HOT_BYTES` of data.
 fn arrival_lines(bytes: usize) -> usize {
     1 + bytes.saturating_sub(INLINE_HOT_BYTES).div_ceil(LINE)
 }
@@ -98,8 +98,9 @@ mod tests {
         assert_eq!(expected(Op::Barrier, 2, 64, 0), Some(2.0));
         assert_eq!(expected(Op::Fcollect, 2, 64, 8), Some(2.0));
         assert_eq!(expected(Op::ReduceSumF64, 2, 64, 8), Some(2.0));
-        // 32 B spill into the arrival line's second hardware line.
-        assert_eq!(expected(Op::Collect, 2, 64, 32), Some(4.0));
+        // 32 B ride in the arrival line's first hardware line, 48 B spill into its second.
+        assert_eq!(expected(Op::Collect, 2, 64, 32), Some(2.0));
+        assert_eq!(expected(Op::Collect, 2, 64, 48), Some(4.0));
         // Broadcast: the reader's line, plus everyone's look at the others' progress
         // once every ARRIVAL_LINES - 1 calls.
         let b = expected(Op::Broadcast, 2, 64, 8).unwrap();

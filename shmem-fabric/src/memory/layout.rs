@@ -36,16 +36,20 @@ pub const PAGE: usize = 4096;
 /// A set slot is then 56.5 KiB (20.5 KiB at 32), of which a set touches what it uses.
 pub const ARRIVAL_LINES: usize = 128;
 
-pub use crate::wire::descriptor::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
+pub use crate::wire::descriptor::{
+    DESC_HEAD_WORDS, DESC_TAIL_WORDS, LINE_COLD_WORDS, LINE_HOT_WORDS,
+};
 
 /// Bytes of data a member can publish inside its arrival line, so that collectives of up
 /// to this many bytes per PE move their data with the synchronization itself. With the
-/// epoch and the head they fill the line's first 112 bytes; the tail follows, so an
-/// arrival line takes two 128-byte lines, the second touched only for the tail.
+/// epoch and the hot words they fill the line's first 96 bytes; the cold words and the
+/// tail lie in the line's second 128 bytes, which a reader touches only when the
+/// digests differ or the descriptor has a tail (see `wire::descriptor`).
 pub const INLINE_BYTES: usize = 64;
 
-/// Inline bytes in the first 64 bytes of the line.
-pub const INLINE_HOT_BYTES: usize = 64 - 8 - DESC_HEAD_WORDS * 8;
+/// Inline bytes in the first 64 bytes of the line, with the epoch and the hot words: a
+/// reader of this much data fetches one hardware line.
+pub const INLINE_HOT_BYTES: usize = 64 - 8 - LINE_HOT_WORDS * 8;
 
 /// Bytes of one staging buffer of a set slot (small collectives copy through it so that
 /// they need no trailing synchronization).
@@ -60,15 +64,20 @@ pub(crate) const MAX_SET_SLOTS: usize = 1 << 16;
 
 /// One member's announcement of one collective call: written only by its owner (data
 /// and descriptor first, `epoch` last with release), read by the other members after they
-/// observe `epoch`.
+/// observe `epoch`. Its first 64 bytes hold what a reader of up to [`INLINE_HOT_BYTES`]
+/// needs when the digests agree; the second 128 bytes what only the others read.
 #[repr(C, align(128))]
 pub(crate) struct ArrivalLine {
     /// The epoch this line describes (the owner has arrived there and published).
     pub epoch: u64,
-    /// The descriptor words every reader needs.
-    pub head: [u64; DESC_HEAD_WORDS],
+    /// The descriptor's hot words: codes, count, digest.
+    pub hot: [u64; LINE_HOT_WORDS],
     /// Up to [`INLINE_BYTES`] of the owner's contribution.
     pub inline: [u8; INLINE_BYTES],
+    /// Up to the next 128 bytes.
+    pub _pad: [u8; CACHE_LINE - 8 - 8 * LINE_HOT_WORDS - INLINE_BYTES],
+    /// The descriptor's cold words: element tag, set key, history.
+    pub cold: [u64; LINE_COLD_WORDS],
     /// The descriptor words some readers need.
     pub tail: [u64; DESC_TAIL_WORDS],
 }
@@ -348,12 +357,24 @@ pub mod sync {
     pub const fn epoch(line: usize) -> usize {
         offset_of!(SyncWords, arrival) + line * size_of::<ArrivalLine>()
     }
-    /// Head word `w` of arrival line `line`.
+    /// Hot word `w` of arrival line `line`.
     #[inline]
-    pub const fn head(line: usize, w: usize) -> usize {
-        epoch(line) + offset_of!(ArrivalLine, head) + 8 * w
+    pub const fn hot(line: usize, w: usize) -> usize {
+        epoch(line) + offset_of!(ArrivalLine, hot) + 8 * w
+    }
+    /// The second 64 bytes of arrival line `line`: its inline bytes past the first
+    /// [`INLINE_HOT_BYTES`].
+    #[inline]
+    pub const fn second_line(line: usize) -> usize {
+        inline(line) + INLINE_HOT_BYTES
+    }
+    /// Cold word `w` of arrival line `line`.
+    #[inline]
+    pub const fn cold(line: usize, w: usize) -> usize {
+        epoch(line) + offset_of!(ArrivalLine, cold) + 8 * w
     }
     /// The inline bytes of arrival line `line`.
+    #[inline]
     pub const fn inline(line: usize) -> usize {
         epoch(line) + offset_of!(ArrivalLine, inline)
     }
@@ -545,6 +566,9 @@ compile_error!("shmem-fabric (typed SHMEM) supports little-endian targets only")
 const _: () = assert!(size_of::<ArrivalLine>() == 2 * CACHE_LINE);
 const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_BYTES <= CACHE_LINE);
 const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_HOT_BYTES == 64);
+const _: () = assert!(offset_of!(ArrivalLine, cold) == CACHE_LINE);
+const _: () = assert!(sync::second_line(0) == 64);
+const _: () = assert!(offset_of!(ArrivalLine, tail) + 8 * DESC_TAIL_WORDS <= CACHE_LINE + 64);
 const _: () = assert!(INLINE_BYTES % 8 == 0);
 const _: () = assert!(size_of::<ControlLine>() == CACHE_LINE);
 const _: () = assert!(size_of::<WaitRecord>() == CACHE_LINE);

@@ -3,27 +3,44 @@
 //! of the calls it made before. Members compare the descriptors they observe with their
 //! own (argument agreement) and find each other's data through them.
 //!
-//! A descriptor is kept in its wire form — [`DESC_HEAD_WORDS`] words every reader loads
-//! and [`DESC_TAIL_WORDS`] that only some need — and read through typed accessors
-//! ([`Descriptor::op`], [`Descriptor::location`], [`Descriptor::unable`]): a reader pays
-//! only for the fields it looks at, and comparing two calls compares words. The codes
-//! stay private to this module; an accessor of a line a member could not have written
-//! says so ([`Undecodable`]) instead of guessing.
+//! A descriptor is kept in its wire form — [`DESC_HEAD_WORDS`] words every member's
+//! arguments are judged on and [`DESC_TAIL_WORDS`] that only some need — and read
+//! through typed accessors ([`Descriptor::op`], [`Descriptor::location`],
+//! [`Descriptor::unable`]): a reader pays only for the fields it looks at, and
+//! comparing two calls compares words. The codes stay private to this module; an
+//! accessor of a line a member could not have written says so ([`Undecodable`])
+//! instead of guessing.
 //!
 //! ```text
 //! head[0] = op (8) | location (4) | unable (4) | flags (8) | elem size (20) | root/capacity (20)
 //! head    = [codes, elem tag, nelems, set key, history]
 //! tail    = [data_off, capacity, extra, fault_epoch]
 //! ```
+//!
+//! An arrival line holds the head in two parts ([`Descriptor::line_words`]): beside
+//! the epoch and the first inline bytes, the *hot* words `[codes, nelems, digest]`,
+//! where the digest is [`Descriptor::history_after`] — the history extended by this
+//! call's agreed arguments — and elsewhere the *cold* words `[elem tag, set key,
+//! history]`. A reader whose own digest equals a member's knows the member's cold words
+//! are its own (see [`same_digest`]) and reads only the hot line; any other
+//! reader reads the cold words and judges the exact fields.
 
 use super::terms::{ArgValue, Field, Operation, ReduceOp, Unable};
 
-/// Descriptor words every reader needs (operation, element type, count, set, history),
-/// kept with the epoch and the first inline bytes in the first 64 bytes of a line.
+/// Descriptor words every member's arguments are judged on (operation, element type,
+/// count, set, history).
 pub const DESC_HEAD_WORDS: usize = 5;
 
+/// Head words an arrival line keeps beside its epoch and the first inline bytes: the
+/// codes, the count and the call's digest (see [`Descriptor::line_words`]).
+pub const LINE_HOT_WORDS: usize = 3;
+
+/// Head words an arrival line keeps apart from the hot ones, read only when the
+/// digests differ: the element tag, the set key and the history.
+pub const LINE_COLD_WORDS: usize = 3;
+
 /// Descriptor words only some readers need (where direct data is, target capacity,
-/// reduction target, the latest failed call known), after the inline data.
+/// reduction target, the latest failed call known), beside the cold words.
 pub const DESC_TAIL_WORDS: usize = 4;
 
 /// Element sizes and roots are published in 20 bits each (roots are below the largest
@@ -178,6 +195,32 @@ impl Descriptor {
         Descriptor { head, tail }
     }
 
+    /// The head as an arrival line holds it: the hot words `[codes, nelems, digest]`
+    /// (the digest is [`Descriptor::history_after`]) and the cold words `[elem tag, set
+    /// key, history]`. Call after [`Descriptor::seal`]; the tail goes as
+    /// [`Descriptor::words`] says.
+    #[inline]
+    pub fn line_words(&self) -> ([u64; LINE_HOT_WORDS], [u64; LINE_COLD_WORDS]) {
+        let h = &self.head;
+        const _: () = assert!(HOT_DIGEST == 2);
+        ([h[0], h[2], self.history_after()], [h[1], h[3], h[4]])
+    }
+
+    /// The descriptor an arrival line holds as `hot` and `cold` words (see
+    /// [`Descriptor::line_words`]) and `tail` (zeros unless
+    /// [`Descriptor::hot_needs_tail`]).
+    #[inline]
+    pub fn from_line(
+        hot: [u64; LINE_HOT_WORDS],
+        cold: [u64; LINE_COLD_WORDS],
+        tail: [u64; DESC_TAIL_WORDS],
+    ) -> Descriptor {
+        Descriptor {
+            head: [hot[0], cold[0], hot[1], cold[1], cold[2]],
+            tail,
+        }
+    }
+
     /// The words published in an arrival line: head, tail, and whether readers need the
     /// tail (as sealed: call [`Descriptor::seal`] after the last change).
     #[inline]
@@ -208,6 +251,20 @@ impl Descriptor {
     #[inline]
     pub fn head_needs_tail(head: &[u64; DESC_HEAD_WORDS]) -> bool {
         head[0] & FLAG_TAIL != 0
+    }
+
+    /// [`Descriptor::head_needs_tail`] on an arrival line's hot words.
+    #[inline]
+    pub fn hot_needs_tail(hot: &[u64; LINE_HOT_WORDS]) -> bool {
+        hot[0] & FLAG_TAIL != 0
+    }
+
+    /// Bytes of data (element size × count) of the descriptor whose arrival line holds
+    /// the hot words `hot`, wrapping on overflow: a hint for what to fetch, never for
+    /// where to read.
+    #[inline]
+    pub fn hot_bytes(hot: &[u64; LINE_HOT_WORDS]) -> u64 {
+        ((hot[0] >> SIZE_SHIFT) & FIELD20).wrapping_mul(hot[1])
     }
 
     /// Whether a descriptor whose first head word is `codes` says something a member
@@ -511,6 +568,22 @@ fn mix(h: u64, w: u64) -> u64 {
     (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
 }
 
+/// Whether an arrival line with hot words `theirs` gives the digest `mine` (the digest
+/// word of this PE's own line of the same call): then the member's cold words — element tag, set key and
+/// history — are taken to be this PE's, and its descriptor is
+/// [`Descriptor::from_line`] of its hot words and this PE's cold words. Each step of the
+/// digest maps its input word one-to-one, so two descriptors whose histories and codes
+/// agree and which differ in one agreed word (tag, set or count) always have different
+/// digests; several differences at once cancel only by a 2^-64 accident, as histories
+/// do. No access depends on the answer: it decides only whether the cold words are read.
+#[inline]
+pub fn same_digest(mine: u64, theirs: &[u64; LINE_HOT_WORDS]) -> bool {
+    mine == theirs[HOT_DIGEST]
+}
+
+/// Which hot word of an arrival line is the digest.
+pub const HOT_DIGEST: usize = 2;
+
 /// Whether `theirs` describes the same call as `mine` — operation, set, element type,
 /// count, root (or capacity), history — by a member that can take part, decided on
 /// the head words as they stand: the common case of [`disagreement`] being `None` with
@@ -644,6 +717,45 @@ mod tests {
         large.set_capacity(FIELD20 + 7);
         assert!(sealed(&large).words().2);
         assert_eq!(round_trip(&large).capacity(), FIELD20 + 7);
+    }
+
+    #[test]
+    fn line_words_read_back_and_digests_differ_for_any_one_agreed_word() {
+        let mut base = Descriptor::new(Operation::Reduce(ReduceOp::Xor), 77);
+        base.set_elem(ElemType { size: 8, tag: 42 });
+        base.set_nelems(3);
+        base.set_location(Location::Inline);
+        base.set_past(0xabc, 0);
+        let base = sealed(&base);
+        let (hot, cold) = base.line_words();
+        assert_eq!(Descriptor::from_line(hot, cold, [0; DESC_TAIL_WORDS]), base);
+        assert_eq!(hot[HOT_DIGEST], base.history_after());
+        // A member whose one agreed word or history differs: its digest differs, so
+        // its cold words are read and judged.
+        let variants: [&dyn Fn(&mut Descriptor); 4] = [
+            &|d| d.head[3] = 78,
+            &|d| d.set_elem(ElemType { size: 8, tag: 43 }),
+            &|d| d.set_nelems(4),
+            &|d| d.set_past(0xabd, 0),
+        ];
+        for change in variants {
+            let mut d = base;
+            change(&mut d);
+            let (their_hot, _) = sealed(&d).line_words();
+            assert!(!same_digest(hot[HOT_DIGEST], &their_hot), "{d:?}");
+        }
+        // A collect's count is the member's own: equal digests, exact counts.
+        let mut c = Descriptor::new(Operation::Collect, 77);
+        c.set_elem(ElemType { size: 8, tag: 42 });
+        c.set_nelems(3);
+        c.set_location(Location::Inline);
+        let mut c2 = c;
+        c2.set_nelems(5);
+        let (c, c2) = (sealed(&c), sealed(&c2));
+        let ((mine, mine_cold), (theirs, _)) = (c.line_words(), c2.line_words());
+        assert!(same_digest(mine[HOT_DIGEST], &theirs));
+        let read = Descriptor::from_line(theirs, mine_cold, [0; DESC_TAIL_WORDS]);
+        assert_eq!((read, read.nelems()), (c2, 5));
     }
 
     #[test]

@@ -32,13 +32,15 @@ use super::span::Span;
 use super::verdict;
 use crate::error::{CollectiveError, Field, Operation, RtError, RtResult, WaitSite};
 use crate::memory::layout::{
-    sync, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS, FAULT_WORDS, SLOT_BYTES,
+    sync, ARRIVAL_LINES, DESC_TAIL_WORDS, FAULT_WORDS, INLINE_HOT_BYTES, LINE_COLD_WORDS,
+    LINE_HOT_WORDS, SLOT_BYTES,
 };
 use crate::sync::notify;
 use crate::sync::wait::{self, Blocker, WaitPolicy};
 use crate::transport::Transport;
 use crate::wire::descriptor::{
-    disagreement, history_reset, same_call, Descriptor, Location, Undecodable,
+    disagreement, history_reset, same_call, same_digest, Descriptor, Location, Undecodable,
+    HOT_DIGEST,
 };
 use crate::wire::faults;
 use crate::wire::progress::{rounds_word, ALL_ROUNDS};
@@ -169,6 +171,14 @@ pub(crate) struct SetCtx<'a, T: Transport> {
     learned: Cell<Option<Box<Learned>>>,
     /// Whether this PE has published words since it last woke the other members.
     wake_pending: Cell<bool>,
+    /// The digest of this PE's descriptor of this call (see [`SetCtx::desc_at`]), kept
+    /// here rather than read back from its arrival line: a member that has read the line
+    /// since may have taken it away, and reading it back would cost a transfer.
+    digest: Cell<u64>,
+    /// Whether this call's data, as this PE published it, reaches past the first 64
+    /// bytes of an arrival line: then readers ask for a member's second 64 bytes
+    /// together with the first, rather than after them.
+    wide: Cell<bool>,
 }
 
 impl<'a, T: Transport> SetCtx<'a, T> {
@@ -268,6 +278,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             first,
             learned: Cell::new(None),
             wake_pending: Cell::new(false),
+            digest: Cell::new(0),
+            wide: Cell::new(false),
         }
     }
 
@@ -385,9 +397,13 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// them): reads that are not needed yet, no effect on correctness.
     #[inline]
     pub(crate) fn prefetch_next_lines(&self, words: T::Place) {
+        let wide = self.wide.get();
         for ahead in 1..=PREFETCH_AHEAD {
             let line = Self::line_index(self.epoch + ahead);
             self.t.prefetch(T::advance(words, sync::epoch(line)));
+            if wide {
+                self.t.prefetch(T::advance(words, sync::second_line(line)));
+            }
         }
     }
 
@@ -417,10 +433,17 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Polls the word at `place` until it reaches `at_least`, at most the policy's
     /// clock-free polls; returns whether it did. Used before waiting for a member's
     /// arrival (see [`SetCtx::poll_arrival`]): plain loads notice the change sooner than
-    /// the slow path's polls, which carry its cycle watch and book-keeping.
+    /// the slow path's polls, which carry its cycle watch and book-keeping. With
+    /// `second`, each poll also asks for the line's second 64 bytes, so that inline data
+    /// that reaches into them arrives with the first.
     #[inline]
-    fn poll_briefly(&self, place: T::Place, at_least: u64) -> bool {
-        (0..self.env.policy.free_polls()).any(|_| self.t.load(place) >= at_least)
+    fn poll_briefly(&self, place: T::Place, second: Option<T::Place>, at_least: u64) -> bool {
+        (0..self.env.policy.free_polls()).any(|_| {
+            if let Some(second) = second {
+                self.t.prefetch(second);
+            }
+            self.t.load(place) >= at_least
+        })
     }
 
     #[cold]
@@ -564,21 +587,20 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if self.t.load_relaxed(self.own(sync::epoch(line))) != call {
             return;
         }
-        // The common case on three words: equal histories up to this call, and no news of
-        // a failure in theirs (a disagreement in this call itself shows in the histories
-        // of the next).
-        const HISTORY: usize = sync::head(0, 4) - sync::epoch(0);
-        const CODES: usize = sync::head(0, 0) - sync::epoch(0);
+        // The common case on three words: equal digests up to and including this call,
+        // and no news of a failure in theirs.
+        const DIGEST: usize = sync::hot(0, HOT_DIGEST) - sync::epoch(0);
+        const CODES: usize = sync::hot(0, 0) - sync::epoch(0);
         let quick = self.peer_line(index, call, |at| {
             (
-                self.t.load_relaxed(T::advance(at, HISTORY)),
+                self.t.load_relaxed(T::advance(at, DIGEST)),
                 self.t.load_relaxed(T::advance(at, CODES)),
             )
         });
         match quick {
             None => {}
-            Some((history, codes))
-                if history == self.t.load_relaxed(self.own(sync::epoch(line) + HISTORY))
+            Some((digest, codes))
+                if digest == self.t.load_relaxed(self.own(sync::epoch(line) + DIGEST))
                     && !Descriptor::codes_carry_news(codes) => {}
             Some(_) => self.compare_past_in_full(index, call, line),
         }
@@ -649,7 +671,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             self.fault_known(),
         );
         desc.seal();
-        let (head, tail, needs_tail) = desc.words();
+        let (hot, cold) = desc.line_words();
+        let (_, tail, needs_tail) = desc.words();
+        self.digest.set(hot[HOT_DIGEST]);
+        self.wide
+            .set(Descriptor::hot_bytes(&hot) > INLINE_HOT_BYTES as u64);
         let line = Self::line_index(self.epoch);
         // On the location's code bits: the descriptor is this PE's own, decodable.
         let place = if desc.is_at(Location::Inline) {
@@ -680,9 +706,13 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         }
         // From a local copy of this PE's place: a store through it could alias `self`.
         let mine = self.mine;
-        for (w, &value) in head.iter().enumerate() {
+        for (w, value) in hot.into_iter().enumerate() {
             self.t
-                .store_relaxed(T::advance(mine, sync::head(line, w)), value);
+                .store_relaxed(T::advance(mine, sync::hot(line, w)), value);
+        }
+        for (w, value) in cold.into_iter().enumerate() {
+            self.t
+                .store_relaxed(T::advance(mine, sync::cold(line, w)), value);
         }
         if needs_tail {
             for (w, &value) in tail.iter().enumerate() {
@@ -691,7 +721,8 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             }
         }
         self.t.store(self.own(sync::epoch(line)), self.epoch);
-        let history = desc.history_after();
+        // The digest is the history after this call.
+        let history = hot[HOT_DIGEST];
         self.t.store_relaxed(self.own(sync::OWNER_HISTORY), history);
         if !desc.is(Operation::Barrier)
             && self.env.select.barrier(self.size()) == BarrierAlgorithm::Dissemination
@@ -706,9 +737,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         // Take this PE's arrival line of the next call for writing now: the members read
         // it ARRIVAL_LINES calls ago and still hold copies of it; without this, the next
         // call's store would first have to invalidate them — a cache-line round trip
-        // before any reader can see the arrival.
-        self.t
-            .prefetch_write(self.own(sync::epoch(Self::line_index(self.epoch + 1))));
+        // before any reader can see the arrival. Its second 64 bytes, which it writes when
+        // its data reaches them, go with it.
+        let next = Self::line_index(self.epoch + 1);
+        self.t.prefetch_write(self.own(sync::epoch(next)));
+        self.t.prefetch_write(self.own(sync::second_line(next)));
     }
 
     /// Waits until member `index` has published its descriptor for this epoch and
@@ -747,13 +780,20 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         // found once.
         let words = self.sync_of(index);
         let at = T::advance(words, rel);
+        // Inline data past the line's first 64 bytes lies in the next 64: ask for them
+        // now, so that they arrive with the first rather than after them.
+        let second = self.wide.get().then(|| {
+            let second = T::advance(words, sync::second_line(Self::line_index(self.epoch)));
+            self.t.prefetch(second);
+            second
+        });
         if poll {
-            self.poll_briefly(at, self.epoch);
+            self.poll_briefly(at, second, self.epoch);
         }
         if self.t.load(at) < self.epoch {
             self.wait_blocked(index, rel, at, self.epoch)?;
         }
-        let desc = self.desc_at(at);
+        let desc = self.desc_at(at, Self::line_index(self.epoch));
         if desc.fault_epoch() > self.fault_known() {
             self.learn_from(index, desc.fault_epoch());
         }
@@ -771,27 +811,45 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         desc
     }
 
-    /// Reads member `index`'s descriptor in arrival line `line`: the head, and the tail
-    /// only if the head says it has one worth reading (it lies in the line's other half).
+    /// Reads member `index`'s descriptor in arrival line `line` (see
+    /// [`SetCtx::desc_at`]).
     #[inline]
     fn line_desc(&self, index: usize, line: usize) -> Descriptor {
-        self.desc_at(self.word(index, sync::epoch(line)))
+        self.desc_at(self.word(index, sync::epoch(line)), line)
     }
 
-    /// The descriptor in the arrival line whose epoch word is at `at` (see
-    /// [`SetCtx::line_desc`]).
+    /// The descriptor in arrival line `line` whose epoch word is at `at`: its hot words,
+    /// with this PE's own cold words of the same line when the digests agree (see
+    /// [`same_digest`]; this PE's digest of this call is the one it published, of an
+    /// earlier call the one in its own line) or else the member's, and the tail only if
+    /// the hot words say it has one worth reading. A reader whose digest agrees with a
+    /// member's, of data that fits the line's first 64 bytes, reads nothing of the
+    /// member's but those bytes, and nothing of its own first 64 bytes.
     #[inline(always)]
-    fn desc_at(&self, at: T::Place) -> Descriptor {
-        const HEAD: usize = sync::head(0, 0) - sync::epoch(0);
+    fn desc_at(&self, at: T::Place, line: usize) -> Descriptor {
+        const HOT: usize = sync::hot(0, 0) - sync::epoch(0);
+        const DIGEST: usize = sync::hot(0, HOT_DIGEST) - sync::epoch(0);
+        const COLD: usize = sync::cold(0, 0) - sync::epoch(0);
         const TAIL: usize = sync::tail(0, 0) - sync::epoch(0);
         let word = |off: usize| self.t.load_relaxed(T::advance(at, off));
-        let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|w| word(HEAD + 8 * w));
-        let tail: [u64; DESC_TAIL_WORDS] = if Descriptor::head_needs_tail(&head) {
+        let own = |off: usize| self.t.load_relaxed(self.own(sync::epoch(line) + off));
+        let hot: [u64; LINE_HOT_WORDS] = std::array::from_fn(|w| word(HOT + 8 * w));
+        let mine = if line == Self::line_index(self.epoch) {
+            self.digest.get()
+        } else {
+            own(DIGEST)
+        };
+        let cold: [u64; LINE_COLD_WORDS] = if same_digest(mine, &hot) {
+            std::array::from_fn(|w| own(COLD + 8 * w))
+        } else {
+            std::array::from_fn(|w| word(COLD + 8 * w))
+        };
+        let tail: [u64; DESC_TAIL_WORDS] = if Descriptor::hot_needs_tail(&hot) {
             std::array::from_fn(|w| word(TAIL + 8 * w))
         } else {
             [0; DESC_TAIL_WORDS]
         };
-        Descriptor::from_words(head, tail)
+        Descriptor::from_line(hot, cold, tail)
     }
 
     /// Whether two descriptors of one past call agree entirely: nothing to learn from

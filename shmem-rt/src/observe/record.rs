@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use super::probe;
 use crate::memory::layout::{
-    self, sync, CallRecord, ControlLine, Region, ARRIVAL_LINES, DESC_HEAD_WORDS, DESC_TAIL_WORDS,
+    self, sync, CallRecord, ControlLine, Region, ARRIVAL_LINES, DESC_TAIL_WORDS, LINE_COLD_WORDS,
+    LINE_HOT_WORDS,
 };
 use crate::wire::descriptor::Descriptor;
 
@@ -83,9 +84,10 @@ pub(crate) fn arrival_data(load: &dyn Fn(usize) -> u64, epoch: u64) -> Option<(u
     if epoch == 0 || load(sync::epoch(line)) != epoch {
         return None;
     }
-    let head: [u64; DESC_HEAD_WORDS] = std::array::from_fn(|i| load(sync::head(line, i)));
+    let hot: [u64; LINE_HOT_WORDS] = std::array::from_fn(|i| load(sync::hot(line, i)));
+    let cold: [u64; LINE_COLD_WORDS] = std::array::from_fn(|i| load(sync::cold(line, i)));
     let tail: [u64; DESC_TAIL_WORDS] = std::array::from_fn(|i| load(sync::tail(line, i)));
-    let desc = Descriptor::from_words(head, tail);
+    let desc = Descriptor::from_line(hot, cold, tail);
     let elem = desc.elem();
     (elem.size > 0).then(|| (elem.size, desc.nelems()))
 }
