@@ -96,6 +96,8 @@ pub mod __private {
         Runtime, SignalOp, Strides, ThreadLevel, Work, WORK_SYNC_ALIGN, WORK_SYNC_BYTES,
     };
     pub use crate::transport::amo::{AtomicOp, AtomicWidth};
+    pub use crate::transport::mpi_flushes;
+    pub use crate::transport::pending::PendingGet;
     pub use crate::wire::descriptor::ElemType;
     pub use linkme;
 }

@@ -38,8 +38,11 @@
 //! }
 //! ```
 
+use std::marker::PhantomData;
+use std::sync::Arc;
+
 use bytemuck::Pod;
-use shmem_rt::__private::{AtomicOp, AtomicWidth};
+use shmem_rt::__private::{AtomicOp, AtomicWidth, PendingGet};
 
 use crate::ctx::{Completion, Context};
 use crate::error::{Result, ShmemError};
@@ -58,7 +61,7 @@ mod sealed {
     label = "no atomics for `{Self}`",
     note = "atomics act on 4- and 8-byte words: i32, i64, u32, u64, isize, usize, f32 and f64 (fetch, set and swap; the arithmetic and bitwise ones on fewer types)"
 )]
-pub trait AtomicElem: Pod + sealed::Sealed {
+pub trait AtomicElem: Pod + sealed::Sealed + FetchedValue<Held = Self> {
     /// The word the type occupies.
     #[doc(hidden)]
     const WIDTH: AtomicWidth;
@@ -91,6 +94,13 @@ pub trait AtomicBitwise: AtomicInt {}
 macro_rules! atomic_elem {
     ($width:ident: $($t:ty as $bits:ty),*) => {$(
         impl sealed::Sealed for $t {}
+        impl FetchedValue for $t {
+            type Held = $t;
+            #[inline]
+            fn read(held: &$t) -> Option<$t> {
+                Some(*held)
+            }
+        }
         impl AtomicElem for $t {
             const WIDTH: AtomicWidth = AtomicWidth::$width;
             #[inline]
@@ -126,15 +136,86 @@ impl AtomicBitwise for u64 {}
 
 /// The value a non-blocking fetch (`*_nbi` atomics, `get_nbi`) returned, readable once this PE
 /// has completed its outstanding operations with [`Pe::quiet`] or [`Pe::barrier_all`].
-#[derive(Debug, Clone, Copy)]
+///
+/// An atomic's value is held in the handle (which is `Copy` then); a `get_nbi`'s
+/// elements stay in a buffer the transport owns until a `quiet` (or `fence`, or barrier)
+/// completes the get, so a handle dropped or forgotten before then frees nothing the
+/// network still writes (the transport frees the buffer once both are done with it).
 #[must_use = "a fetching operation's value is read with `Fetched::value` after `Pe::quiet`"]
-pub struct Fetched<T> {
-    value: T,
+pub struct Fetched<T: FetchedValue> {
+    value: T::Held,
     /// The issuing context and its completion count when the operation was issued.
     issued: Completion,
 }
 
-impl<T> Fetched<T> {
+/// What a [`Fetched`] can hold: the [`AtomicElem`] types (an atomic's value) and
+/// `Vec<T>` of plain-data `T` (a `get_nbi`'s elements). Sealed.
+pub trait FetchedValue: Sized + sealed::Sealed {
+    /// What the handle keeps until it is read.
+    #[doc(hidden)]
+    type Held: Clone + std::fmt::Debug;
+    /// The value, once the operation is complete; `None` before.
+    #[doc(hidden)]
+    fn read(held: &Self::Held) -> Option<Self>;
+}
+
+impl<E: Pod> sealed::Sealed for Vec<E> {}
+impl<E: Pod> FetchedValue for Vec<E> {
+    type Held = GetDestination<E>;
+    fn read(held: &GetDestination<E>) -> Option<Vec<E>> {
+        let bytes = held.bytes.bytes()?;
+        let mut elems = vec![E::zeroed(); held.len];
+        bytemuck::cast_slice_mut::<E, u8>(&mut elems).copy_from_slice(bytes);
+        Some(elems)
+    }
+}
+
+/// A `get_nbi`'s destination, shared with the transport until the get completes.
+#[doc(hidden)]
+pub struct GetDestination<E> {
+    bytes: Arc<PendingGet>,
+    /// Elements (`bytes` holds `len * size_of::<E>()`).
+    len: usize,
+    elems: PhantomData<fn() -> E>,
+}
+
+impl<E> Clone for GetDestination<E> {
+    fn clone(&self) -> Self {
+        GetDestination {
+            bytes: Arc::clone(&self.bytes),
+            len: self.len,
+            elems: PhantomData,
+        }
+    }
+}
+
+impl<E> std::fmt::Debug for GetDestination<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.bytes.fmt(f)
+    }
+}
+
+impl<T: FetchedValue> Clone for Fetched<T> {
+    fn clone(&self) -> Self {
+        Fetched {
+            value: self.value.clone(),
+            issued: self.issued,
+        }
+    }
+}
+
+impl<T: FetchedValue> Copy for Fetched<T> where T::Held: Copy {}
+
+impl<T: FetchedValue> std::fmt::Debug for Fetched<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetched")
+            .field("value", &self.value)
+            .field("issued", &self.issued)
+            .finish()
+    }
+}
+
+impl<T: AtomicElem> Fetched<T> {
     /// A value fetched by a non-blocking operation `ctx` issues now.
     pub(crate) fn issued(value: T, ctx: &impl Context) -> Fetched<T> {
         Fetched {
@@ -142,7 +223,27 @@ impl<T> Fetched<T> {
             issued: ctx.completion(),
         }
     }
+}
 
+impl<E: Pod> Fetched<Vec<E>> {
+    /// A `get_nbi` of `len` elements that `ctx` issued now into the transport's `bytes`.
+    pub(crate) fn getting(
+        bytes: Arc<PendingGet>,
+        len: usize,
+        ctx: &impl Context,
+    ) -> Fetched<Vec<E>> {
+        Fetched {
+            value: GetDestination {
+                bytes,
+                len,
+                elems: PhantomData,
+            },
+            issued: ctx.completion(),
+        }
+    }
+}
+
+impl<T: FetchedValue> Fetched<T> {
     /// The fetched value, taken out, through the context that fetched it (`pe` for the
     /// default context). Fails (giving nothing back) with [`ShmemError::NotCompleted`] if
     /// that context has not completed its operations since the operation was issued
@@ -152,13 +253,11 @@ impl<T> Fetched<T> {
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn into_value<C: Context>(self, pe: &C) -> Result<T> {
-        pe.local_call("into_value", None, || {
-            self.check(pe)?;
-            Ok(self.value)
-        })
+        pe.local_call("into_value", None, || self.read(pe))
     }
 
-    fn check(&self, ctx: &impl Context) -> Result<()> {
+    /// The value, after the checks [`Fetched::into_value`] names.
+    fn read(&self, ctx: &impl Context) -> Result<T> {
         let now = ctx.completion();
         if now.context != self.issued.context {
             return Err(ShmemError::FetchedOnOtherContext);
@@ -166,21 +265,19 @@ impl<T> Fetched<T> {
         if now.count == self.issued.count {
             return Err(ShmemError::NotCompleted);
         }
-        Ok(())
+        // A completed context has completed the operation: `None` is out of reach.
+        T::read(&self.value).ok_or(ShmemError::NotCompleted)
     }
 }
 
-impl<T: Copy> Fetched<T> {
+impl<T: FetchedValue + Copy> Fetched<T> {
     /// The fetched value, through the context that fetched it; fails as
     /// [`Fetched::into_value`] does.
     ///
     /// Example: [`atomic_fetch_nbi`](SymmetricAtomics::atomic_fetch_nbi).
     #[track_caller]
     pub fn value<C: Context>(&self, pe: &C) -> Result<T> {
-        pe.local_call("value", None, || {
-            self.check(pe)?;
-            Ok(self.value)
-        })
+        pe.local_call("value", None, || self.read(pe))
     }
 }
 

@@ -108,7 +108,9 @@ mod words;
 pub mod work;
 
 pub use active_set::ActiveSet;
-pub use atomic::{AtomicBitwise, AtomicElem, AtomicInt, Fetched, SymmetricAtomics};
+pub use atomic::{
+    AtomicBitwise, AtomicElem, AtomicInt, Fetched, FetchedValue, GetDestination, SymmetricAtomics,
+};
 pub use collectives::{
     alltoall, alltoall_with, alltoalls, alltoalls_with, barrier, barrier_all, barrier_with,
     broadcast, broadcast_with, collect, collect_with, fcollect, fcollect_with, reduce, reduce_with,
@@ -171,6 +173,12 @@ pub mod __private {
     pub use shmem_macros::__testkit_test;
     pub use shmem_rt::__private::{linkme, StaticSlot, SYMMETRIC_STATICS};
     pub use shmem_rt::is_pe;
+
+    /// Window flushes this process's MPI transport has made (0 without one): for tests
+    /// that count a call's round trips.
+    pub fn mpi_flushes() -> u64 {
+        shmem_rt::__private::mpi_flushes()
+    }
 
     /// bytemuck's `Pod` and `Zeroable` (traits and derives), glob-imported by the
     /// prelude beneath this crate's derives of the same names.

@@ -30,7 +30,6 @@
 //! overlap them. A non-blocking get returns its data as a [`Fetched`] value, which
 //! can be read only after `quiet`, so no code can look at it too early.
 
-use bytemuck::Zeroable;
 pub use shmem_rt::__private::SignalOp;
 use shmem_rt::__private::Strides;
 
@@ -88,13 +87,12 @@ pub trait SymmetricRma: SymmetricBuffer {
     #[track_caller]
     fn get_nbi<C: Context>(&self, pe: &C, source_pe: usize) -> Result<Fetched<Vec<Self::Elem>>> {
         C::call("get_nbi", Some(source_pe), || {
-            let mut data = vec![Self::Elem::zeroed(); self.sym_len()];
-            pe.runtime().get(
+            let bytes = pe.runtime().get_nbi(
                 pe.global_pe(source_pe)?,
                 self.sym_offset(),
-                bytemuck::cast_slice_mut(&mut data),
+                self.sym_len() * std::mem::size_of::<Self::Elem>(),
             )?;
-            Ok(Fetched::issued(data, pe))
+            Ok(Fetched::getting(bytes, self.sym_len(), pe))
         })
     }
 

@@ -199,3 +199,112 @@ fn nbi_puts_from_a_reused_source_are_delivered_by_quiet_and_ordered_by_fence(
     }
     Ok(())
 }
+
+/// Sources of the non-blocking gets: each PE's own pattern.
+#[symmetric]
+static SOURCE: [u64; 64 * 64] = [0; 64 * 64];
+
+/// Whether this PE's transport reaches `from` over MPI RMA (every peer remote): a
+/// blocking get from it makes a window flush.
+fn reached_by_mpi(pe: &Pe, from: usize) -> Result<bool, ShmemError> {
+    let before = shmem_typed::__private::mpi_flushes();
+    SOURCE.range(0..1)?.get(pe, from, &mut [0])?;
+    Ok(shmem_typed::__private::mpi_flushes() > before)
+}
+
+/// Whether the test job runs on MPI with every peer remote (as scripts/mpi-tests.sh runs
+/// the suites).
+fn every_peer_remote() -> bool {
+    std::env::var("SHMEM_TEST_TRANSPORT").is_ok_and(|t| t == "mpi")
+        && std::env::var("SHMEM_MPI_ONNODE").is_ok_and(|v| v == "0")
+}
+
+#[shmem_testkit::test(npes = 2)]
+fn nbi_gets_are_flushed_together_at_quiet_and_match_the_oracle(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    let from = (me + 1) % n;
+    let mine: Vec<u64> = (0..64 * 64).map(|i| value(me, i)).collect();
+    SOURCE.put(pe, me, &mine)?;
+    pe.barrier_all()?;
+    let remote = reached_by_mpi(pe, from)?;
+    assert_eq!(remote, every_peer_remote(), "flushes of a blocking get");
+    let flushes = shmem_typed::__private::mpi_flushes;
+    for round in 0..3 {
+        let before = flushes();
+        let start = Instant::now();
+        let mut fetched = Vec::new();
+        for b in 0..64 {
+            fetched.push(SOURCE.range(64 * b..64 * b + 64)?.get_nbi(pe, from)?);
+        }
+        let issue = start.elapsed();
+        // Handles dropped or forgotten before the quiet, and one given up on, change
+        // nothing for the others (and free nothing the network still writes).
+        drop(SOURCE.get_nbi(pe, from)?);
+        std::mem::forget(SOURCE.range(5..9)?.get_nbi(pe, from)?);
+        let early = SOURCE.get_nbi(pe, from)?;
+        assert_eq!(
+            early.clone().into_value(pe).unwrap_err().cause(),
+            &ShmemError::NotCompleted
+        );
+        let issued = flushes() - before;
+        pe.quiet();
+        let at_quiet = flushes() - before - issued;
+        if me == 0 && round == 0 {
+            say(&format!(
+                "67 get_nbi of 512 B issued in {:.3} ms, {issued} flushes; quiet: {at_quiet}",
+                issue.as_secs_f64() * 1e3
+            ));
+        }
+        assert_eq!(
+            issued, 0,
+            "flushes while issuing 67 get_nbi (round {round})"
+        );
+        assert_eq!(
+            at_quiet,
+            u64::from(remote),
+            "flushes at quiet (round {round})"
+        );
+        for (b, got) in fetched.into_iter().enumerate() {
+            let want: Vec<u64> = (64 * b..64 * b + 64).map(|i| value(from, i)).collect();
+            let copy = got.clone();
+            assert_eq!(got.into_value(pe)?, want, "block {b}, round {round}");
+            assert_eq!(
+                copy.into_value(pe)?,
+                want,
+                "block {b}'s clone, round {round}"
+            );
+        }
+        let all: Vec<u64> = (0..64 * 64).map(|i| value(from, i)).collect();
+        assert_eq!(early.into_value(pe)?, all, "round {round}");
+        pe.barrier_all()?;
+    }
+    Ok(())
+}
+
+#[shmem_testkit::test(npes = 2)]
+fn nbi_gets_past_64_mib_unflushed_are_flushed_early_and_stay_correct(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    let from = (me + 1) % n;
+    let mine: Vec<u64> = (0..2 * BIG).map(|i| value(me, i)).collect();
+    WIDE.put(pe, me, &mine)?;
+    pe.barrier_all()?;
+    let remote = reached_by_mpi(pe, from)?;
+    let before = shmem_typed::__private::mpi_flushes();
+    // 70 gets of 1 MiB: past the 64 MiB the transport holds unflushed.
+    let fetched = (0..70)
+        .map(|_| WIDE.get_nbi(pe, from))
+        .collect::<Result<Vec<_>, _>>()?;
+    let issued = shmem_typed::__private::mpi_flushes() - before;
+    assert_eq!(issued >= 1, remote, "early flushes: {issued}");
+    pe.quiet();
+    let want: Vec<u64> = (0..2 * BIG).map(|i| value(from, i)).collect();
+    for (g, got) in fetched.into_iter().enumerate() {
+        assert!(got.into_value(pe)? == want, "get {g}");
+    }
+    pe.barrier_all()?;
+    Ok(())
+}

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use super::amo::{AtomicOp, AtomicWidth};
 use super::network::{Completion, Network};
+use super::pending::PendingGet;
 use super::shm::Mapping;
 use super::staged::StagedPuts;
 use super::{get_each, put_each, Strides, Transport};
@@ -275,6 +276,16 @@ impl<N: Network> Transport for Hybrid<N> {
         // SAFETY: `to` is valid for `len` bytes (the caller's contract), the source lies
         // inside the partition (the trait's).
         unsafe { self.net.get(from.pe, from.off, to, len) };
+    }
+    fn get_nbi(&self, from: NetPlace, len: usize) -> Arc<PendingGet> {
+        if len == 0 || self.direct(from.pe).is_some() {
+            // SAFETY: the destination holds `len` bytes, private to this call.
+            return PendingGet::now(len, |dst| unsafe { self.get(from, dst, len) });
+        }
+        // The network completes it at the next flush, which `quiet`, `fence` and barriers
+        // make once something is outstanding.
+        self.state.unflushed.store(true, Ordering::Relaxed);
+        self.net.get_deferred(from.pe, from.off, len)
     }
     unsafe fn put(&self, from: *const u8, to: NetPlace, len: usize) {
         // SAFETY: the caller's promise, passed on.

@@ -22,6 +22,7 @@
 pub mod amo;
 pub mod contract;
 pub mod groups;
+pub mod pending;
 pub mod shm;
 
 #[cfg(any(feature = "mpi", feature = "loopback-transport"))]
@@ -37,12 +38,14 @@ mod staged;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::RtResult;
 use crate::memory::layout::Region;
 use amo::{AtomicOp, AtomicWidth};
 use groups::GroupCollectives;
+use pending::PendingGet;
 
 /// How a strided transfer (`shmem_iput`/`shmem_iget`) walks memory: `count` elements of
 /// `elem` bytes, `remote` bytes apart in the symmetric buffer and `local` bytes apart in
@@ -144,6 +147,14 @@ pub trait Transport: Sized + 'static {
     /// # Safety
     /// `to` must be valid for writes of `len` bytes and not overlap `from`.
     unsafe fn get(&self, from: Self::Place, to: *mut u8, len: usize);
+    /// Starts copying `len` bytes from `from` into a destination the transport owns, whose
+    /// bytes are readable once a later [`Transport::quiet`], [`Transport::fence`] or
+    /// barrier (or this call) has completed it. A transport whose gets complete on return
+    /// copies now.
+    fn get_nbi(&self, from: Self::Place, len: usize) -> Arc<PendingGet> {
+        // SAFETY: the destination holds `len` bytes, private to this call.
+        PendingGet::now(len, |dst| unsafe { self.get(from, dst, len) })
+    }
     /// Copies `len` bytes of private memory at `from` to `to` (race-tolerant).
     ///
     /// # Safety
@@ -290,6 +301,15 @@ pub(crate) unsafe fn get_each<T: Transport>(t: &T, from: T::Place, to: *mut u8, 
         // SAFETY: element by element, the caller's promise.
         unsafe { t.get(T::advance(from, remote), to.add(local), strides.elem) };
     }
+}
+
+/// Window flushes this process's MPI transport has made (0 in builds without it): for
+/// tests that count a call's round trips.
+pub fn mpi_flushes() -> u64 {
+    #[cfg(feature = "mpi")]
+    return mpi::flushes();
+    #[cfg(not(feature = "mpi"))]
+    0
 }
 
 /// True when this process is a rank of an MPI job (in builds with the `mpi` feature):

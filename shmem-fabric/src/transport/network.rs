@@ -9,8 +9,10 @@
 
 use super::amo::{AtomicOp, AtomicWidth};
 use super::groups::GroupCollectives;
+use super::pending::PendingGet;
 use super::Strides;
 use crate::error::RtResult;
+use std::sync::Arc;
 
 /// When a put returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +43,14 @@ pub trait Network: Clone + Send + Sync + 'static {
     /// # Safety
     /// `to` must be valid for writes of `len` bytes.
     unsafe fn get(&self, pe: usize, off: usize, to: *mut u8, len: usize);
+
+    /// Starts copying `len` bytes at `off` of PE `pe` into a destination the network
+    /// owns, complete (readable) after the next [`Network::flush`], or on return for a
+    /// network whose gets complete at once.
+    fn get_deferred(&self, pe: usize, off: usize, len: usize) -> Arc<PendingGet> {
+        // SAFETY: the destination holds `len` bytes, private to this call.
+        PendingGet::now(len, |dst| unsafe { self.get(pe, off, dst, len) })
+    }
 
     /// Copies `len` bytes of private memory at `from` to `off` of PE `pe`, complete as
     /// `completion` says when it returns.
@@ -106,7 +116,8 @@ pub trait Network: Clone + Send + Sync + 'static {
         Some(self.atomic(pe, off, AtomicWidth::Bits64, AtomicOp::Fetch))
     }
 
-    /// Completes every put made with [`Completion::Local`] so far.
+    /// Completes every put made with [`Completion::Local`] and every
+    /// [`Network::get_deferred`] so far.
     fn flush(&self);
 
     /// Makes what the network wrote into this PE's memory visible to its loads, and its

@@ -13,8 +13,10 @@ use crate::memory::layout::PeState;
 use crate::sync::notify;
 use crate::sync::wait::{self, Blocker};
 use crate::transport::amo::{AtomicOp, AtomicWidth};
+use crate::transport::pending::PendingGet;
 use crate::transport::{with_transport, Transport};
 pub use crate::transport::{Strides, ThreadLevel};
+use std::sync::Arc;
 
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,6 +323,19 @@ impl Runtime {
                 unsafe { t.get(t.place(pe, offset), dst.as_mut_ptr(), dst.len()) };
             });
             Ok(())
+        })
+    }
+
+    /// Starts copying `len` bytes of PE `pe`'s memory at `offset` (`shmem_getmem_nbi`)
+    /// into a destination the transport owns, readable once the next [`Runtime::quiet`],
+    /// [`Runtime::fence`] or barrier (of any context) has completed it.
+    pub fn get_nbi(&self, pe: usize, offset: usize, len: usize) -> RtResult<Arc<PendingGet>> {
+        one_sided!(self, pe, "get_nbi", len, {
+            self.check_range(offset, len)?;
+            Ok(serially!(self, t => {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+                t.get_nbi(t.place(pe, offset), len)
+            }))
         })
     }
 

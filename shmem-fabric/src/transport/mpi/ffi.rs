@@ -98,6 +98,13 @@ shim_functions! {
         pe: c_int,
         off: usize,
     ) -> c_int;
+    pub(super) fn shmem_mpi_get_issue(
+        net: *mut NetHandle,
+        dst: *mut c_void,
+        len: usize,
+        pe: c_int,
+        off: usize,
+    ) -> c_int;
     pub(super) fn shmem_mpi_strided(
         net: *mut NetHandle,
         put: c_int,

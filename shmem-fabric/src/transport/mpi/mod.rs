@@ -12,8 +12,9 @@
 //! - **Several nodes** ([`MpiTransport`]): the [hybrid transport](super::hybrid) over
 //!   [`MpiNet`], this rank's window (`MPI_Win_create`) and MPI's collectives: words are
 //!   MPI atomics, data to other nodes `MPI_Put`/`MPI_Get` (a strided transfer one call
-//!   with vector datatypes; a non-blocking put from a staged copy of its source, flushed
-//!   at the next `fence`/`quiet`), progress `MPI_Iprobe` and `MPI_Win_sync`.
+//!   with vector datatypes; a non-blocking put from a staged copy of its source, a
+//!   non-blocking get into a destination the window keeps, both flushed at the next
+//!   `fence`/`quiet`), progress `MPI_Iprobe` and `MPI_Win_sync`.
 //! - **Start.** On Open MPI up to 4.x the shim chooses the one-sided component `pt2pt`
 //!   before `MPI_Init` unless the user chose one, and started by another launcher than
 //!   its own `mpirun` (`srun`) has it yield when idle (see `choose_settings` in `shim.c`).
@@ -33,12 +34,14 @@ mod groups;
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::ffi::{check, AmoCode, PutCompletion};
 use super::amo::{AtomicOp, AtomicWidth};
 use super::hybrid::Hybrid;
 use super::network::{Completion, Network};
+use super::pending::PendingGet;
 use super::shm::{Mapping, ShmTransport};
 use super::{Setting, Strides, Transports};
 use crate::config::{self, env, MpiLaunch};
@@ -356,23 +359,28 @@ pub struct MpiNet {
 }
 
 /// A window the shim holds (`struct shmem_mpi_net`), released when the last clone goes,
-/// and the sources of the puts issued on it but not yet flushed.
+/// and the sources of the puts and destinations of the gets issued on it but not yet
+/// flushed.
 struct Window {
     handle: NonNull<ffi::NetHandle>,
     staged: Mutex<Staged>,
 }
 
-/// Copies of non-blocking puts' sources, which MPI reads until the next flush: a
-/// non-blocking put returns as soon as it is issued (its caller may reuse the source),
-/// and the flush at `fence`/`quiet`/barrier completes them all at once.
+/// Copies of non-blocking puts' sources, which MPI reads until the next flush, and
+/// deferred gets' destinations, which MPI writes until then: a non-blocking put or get
+/// returns as soon as it is issued (its caller may reuse the source, or drop its handle
+/// to the destination), and the flush at `fence`/`quiet`/barrier completes them all at
+/// once.
 #[derive(Default)]
 struct Staged {
     copies: Vec<Box<[u8]>>,
+    gets: Vec<Arc<PendingGet>>,
+    /// Bytes of `copies` and `gets`.
     bytes: usize,
 }
 
-/// Bytes of unflushed non-blocking puts past which a put flushes them first (a program
-/// that never calls `quiet` does not grow without bound).
+/// Bytes of unflushed non-blocking puts and gets past which a new one flushes them first
+/// (a program that never calls `quiet` does not grow without bound).
 const STAGED_MAX: usize = 64 << 20;
 
 // SAFETY: the shim's instance is plain memory and MPI handles; MPI is initialised with
@@ -385,11 +393,36 @@ impl Drop for Window {
     fn drop(&mut self) {
         // A window still open (never closed) may still read the staged sources: they
         // stay with MPI too.
-        std::mem::forget(std::mem::take(&mut self.staged_now().copies));
+        // The gets' destinations likewise (their handles never see them complete).
+        let mut staged = self.staged_now();
+        std::mem::forget(std::mem::take(&mut staged.copies));
+        std::mem::forget(std::mem::take(&mut staged.gets));
+        drop(staged);
         // SAFETY: the instance `MpiNet::create` made; no clone is left to use it. A
         // window still open (never closed) stays with MPI until it finalizes.
         unsafe { ffi::shmem_mpi_net_free(self.handle.as_ptr()) };
     }
+}
+
+impl Staged {
+    /// After a flush: the puts' sources are no longer read, the gets' destinations are
+    /// written and complete.
+    fn release(&mut self) {
+        self.copies.clear();
+        for got in self.gets.drain(..) {
+            got.complete();
+        }
+        self.bytes = 0;
+    }
+}
+
+/// Window flushes this process's MPI transport has made: one per [`Network::flush`],
+/// blocking get and put complete at the target (for tests that count round trips).
+static FLUSHES: AtomicU64 = AtomicU64::new(0);
+
+/// The count of [`FLUSHES`].
+pub fn flushes() -> u64 {
+    FLUSHES.load(Ordering::Relaxed)
 }
 
 impl Window {
@@ -441,16 +474,24 @@ impl MpiNet {
         self.window.handle.as_ptr()
     }
 
-    /// Completes every put issued so far and releases the staged sources.
+    /// Completes every put and get issued so far, releases the staged sources and marks
+    /// the deferred gets complete.
     fn flush_all(&self) {
+        FLUSHES.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the window exists for the life of the network.
         self.check_mpi(
             unsafe { ffi::shmem_mpi_flush_all(self.raw()) },
             "MPI_Win_flush_all",
         );
-        let mut staged = self.window.staged_now();
-        staged.copies.clear();
-        staged.bytes = 0;
+        self.window.staged_now().release();
+    }
+
+    /// Makes room for `len` more bytes of unflushed operations: flushes first if they
+    /// would pass [`STAGED_MAX`].
+    fn room_for(&self, len: usize) {
+        if self.window.staged_now().bytes + len > STAGED_MAX {
+            self.flush_all();
+        }
     }
 
     /// Issues a put of `len` bytes at `from` that completes at the next flush, from a
@@ -459,9 +500,7 @@ impl MpiNet {
     /// # Safety
     /// `from` must be valid for reads of `len` bytes; the target inside the window.
     unsafe fn put_deferred(&self, from: *const u8, pe: usize, off: usize, len: usize) {
-        if self.window.staged_now().bytes + len > STAGED_MAX {
-            self.flush_all();
-        }
+        self.room_for(len);
         // SAFETY: `from` is valid for `len` bytes (the caller's contract).
         let copy: Box<[u8]> = unsafe { std::slice::from_raw_parts(from, len) }.into();
         // SAFETY: the copy lives in `staged` (its heap block does not move) until a flush
@@ -480,6 +519,24 @@ impl MpiNet {
         let mut staged = self.window.staged_now();
         staged.bytes += len;
         staged.copies.push(copy);
+    }
+
+    /// Issues a get of `len` bytes at `off` of PE `pe` into a destination kept in
+    /// `staged` until a flush has completed it.
+    fn get_issued(&self, pe: usize, off: usize, len: usize) -> Arc<PendingGet> {
+        self.room_for(len);
+        let got = PendingGet::new(len);
+        // SAFETY: the destination holds `len` bytes and lives in `staged` (or, if the
+        // window is dropped open, is leaked) until a flush has completed the get; the
+        // source lies inside the window (the trait's contract).
+        let rc = unsafe {
+            ffi::shmem_mpi_get_issue(self.raw(), got.dst().cast(), len, pe as c_int, off)
+        };
+        self.check_mpi(rc, "MPI_Get");
+        let mut staged = self.window.staged_now();
+        staged.bytes += len;
+        staged.gets.push(Arc::clone(&got));
+        got
     }
 
     /// A strided put (`put` true) or get as one MPI call with vector datatypes, where MPI
@@ -573,6 +630,7 @@ impl Network for MpiNet {
 
     #[inline]
     unsafe fn get(&self, pe: usize, off: usize, to: *mut u8, len: usize) {
+        FLUSHES.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `to` is valid for `len` bytes (the caller's contract), the source lies
         // inside the window (the trait's).
         let rc = unsafe { ffi::shmem_mpi_get(self.raw(), to.cast(), len, pe as c_int, off) };
@@ -592,6 +650,7 @@ impl Network for MpiNet {
             unsafe { self.put_deferred(from, pe, off, len) };
             return;
         }
+        FLUSHES.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `from` is valid for `len` bytes (the caller's contract), the target
         // lies inside the window (the trait's).
         let rc = unsafe {
@@ -605,6 +664,10 @@ impl Network for MpiNet {
             )
         };
         self.check_mpi(rc, "MPI_Put");
+    }
+
+    fn get_deferred(&self, pe: usize, off: usize, len: usize) -> Arc<PendingGet> {
+        self.get_issued(pe, off, len)
     }
 
     unsafe fn put_strided(&self, from: *const u8, pe: usize, off: usize, strides: Strides) {
@@ -684,8 +747,8 @@ impl Network for MpiNet {
             unsafe { ffi::shmem_mpi_win_free(self.raw()) },
             "MPI_Win_free",
         )?;
-        // Freeing the window completed every put.
-        self.window.staged_now().copies.clear();
+        // Freeing the window completed every put and get.
+        self.window.staged_now().release();
         Ok(())
     }
 

@@ -298,8 +298,9 @@ int shmem_mpi_put(struct shmem_mpi_net *net, const void *src, size_t len, int pe
     return MPI_SUCCESS;
 }
 
-/* Complete on return. */
-int shmem_mpi_get(struct shmem_mpi_net *net, void *dst, size_t len, int pe, size_t off) {
+/* Issued only: complete after the next flush of `pe` (or of every target). */
+int shmem_mpi_get_issue(struct shmem_mpi_net *net, void *dst, size_t len, int pe,
+                        size_t off) {
     MPI_Win window = net->window;
     char *to = dst;
     while (len > 0) {
@@ -312,7 +313,16 @@ int shmem_mpi_get(struct shmem_mpi_net *net, void *dst, size_t len, int pe, size
         off += n;
         len -= n;
     }
-    return MPI_Win_flush(pe, window);
+    return MPI_SUCCESS;
+}
+
+/* Complete on return. */
+int shmem_mpi_get(struct shmem_mpi_net *net, void *dst, size_t len, int pe, size_t off) {
+    int rc = shmem_mpi_get_issue(net, dst, len, pe, off);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    return MPI_Win_flush(pe, net->window);
 }
 
 /*
