@@ -176,7 +176,7 @@ pub struct GetDestination<E> {
     bytes: Arc<PendingGet>,
     /// Elements (`bytes` holds `len * size_of::<E>()`).
     len: usize,
-    elems: PhantomData<fn() -> E>,
+    elems: PhantomData<Vec<E>>,
 }
 
 impl<E> Clone for GetDestination<E> {

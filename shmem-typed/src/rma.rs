@@ -81,7 +81,9 @@ pub trait SymmetricRma: SymmetricBuffer {
     /// `shmem_get_nbi`: PE `source_pe`'s elements of this buffer, readable with
     /// [`Fetched::into_value`] after this PE's next [`Pe::quiet`] (or
     /// [`Pe::barrier_all`]). Take a [`range`](crate::SymmetricBufferExt::range) to fetch
-    /// part of a buffer.
+    /// part of a buffer. Over a network the get is only issued here, into a buffer the
+    /// transport owns until that `quiet` completes it: dropping the handle earlier is
+    /// harmless.
     ///
     /// Example: [`put_nbi`](SymmetricRma::put_nbi).
     #[track_caller]

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 /// The bytes a non-blocking get writes into, readable once complete.
 ///
-/// Invariant: until [`PendingGet::complete`] only the transport writes the bytes (through
-/// [`PendingGet::dst`]); afterwards nothing writes them and [`PendingGet::bytes`] reads
-/// them. The transport holds one `Arc` until it completes the get, so the bytes outlive
-/// every write whatever becomes of the caller's handle.
+/// Invariant: until `complete` only the transport writes the bytes (through `dst`);
+/// afterwards nothing writes them and [`PendingGet::bytes`] reads them. The transport
+/// holds one `Arc` until it completes the get, so the bytes outlive every write whatever
+/// becomes of the caller's handle.
 pub struct PendingGet {
     /// `len` bytes from `Box::into_raw`, freed on drop.
     data: *mut [u8],
@@ -42,7 +42,7 @@ impl PendingGet {
     }
 
     /// Where the get writes its bytes (valid for `len` bytes while `self` lives); only the
-    /// transport writes there, and only before [`PendingGet::complete`].
+    /// transport writes there, and only before `complete`.
     pub(crate) fn dst(&self) -> *mut u8 {
         self.data.cast()
     }

@@ -405,14 +405,12 @@ impl Drop for Window {
 }
 
 impl Staged {
-    /// After a flush: the puts' sources are no longer read, the gets' destinations are
-    /// written and complete.
-    fn release(&mut self) {
-        self.copies.clear();
-        for got in self.gets.drain(..) {
+    /// After a flush that completed them: the puts' sources are no longer read (freed),
+    /// the gets' destinations are written (marked complete).
+    fn release(self) {
+        for got in self.gets {
             got.complete();
         }
-        self.bytes = 0;
     }
 }
 
@@ -420,7 +418,7 @@ impl Staged {
 /// blocking get and put complete at the target (for tests that count round trips).
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
-/// The count of [`FLUSHES`].
+/// The window flushes counted so far (see `FLUSHES`).
 pub fn flushes() -> u64 {
     FLUSHES.load(Ordering::Relaxed)
 }
@@ -478,12 +476,15 @@ impl MpiNet {
     /// the deferred gets complete.
     fn flush_all(&self) {
         FLUSHES.fetch_add(1, Ordering::Relaxed);
+        // Taken before the flush: each was issued before it was recorded, so the flush
+        // completes every one taken (one recorded meanwhile waits for the next).
+        let issued = std::mem::take(&mut *self.window.staged_now());
         // SAFETY: the window exists for the life of the network.
         self.check_mpi(
             unsafe { ffi::shmem_mpi_flush_all(self.raw()) },
             "MPI_Win_flush_all",
         );
-        self.window.staged_now().release();
+        issued.release();
     }
 
     /// Makes room for `len` more bytes of unflushed operations: flushes first if they
@@ -748,7 +749,7 @@ impl Network for MpiNet {
             "MPI_Win_free",
         )?;
         // Freeing the window completed every put and get.
-        self.window.staged_now().release();
+        std::mem::take(&mut *self.window.staged_now()).release();
         Ok(())
     }
 
