@@ -1,6 +1,7 @@
-//! Strided transfers (`iput`, `iget`) and non-blocking puts against sequential oracles,
-//! on every transport; on MPI with every peer remote they are one MPI call per transfer
-//! and puts flushed at `quiet`/`fence`/barrier, not one by one. Each large transfer's
+//! Strided transfers (`iput`, `iget`) and non-blocking puts and gets against sequential
+//! oracles, on every transport; on MPI with every peer remote they are one MPI call per
+//! transfer and puts and gets flushed at `quiet`/`fence`/barrier, not one by one (the
+//! gets' window flushes counted). Each large transfer's
 //! time is printed (standard error) for the record.
 
 use std::time::Instant;
@@ -305,6 +306,32 @@ fn nbi_gets_past_64_mib_unflushed_are_flushed_early_and_stay_correct(
     for (g, got) in fetched.into_iter().enumerate() {
         assert!(got.into_value(pe)? == want, "get {g}");
     }
+    pe.barrier_all()?;
+    Ok(())
+}
+
+#[shmem_testkit::test(npes = 2)]
+fn a_thread_that_panics_between_get_nbi_and_quiet_leaves_later_gets_correct(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let (me, n) = (pe.my_pe(), pe.n_pes());
+    let from = (me + 1) % n;
+    let mine: Vec<u64> = (0..64 * 64).map(|i| value(me, i)).collect();
+    SOURCE.put(pe, me, &mine)?;
+    pe.barrier_all()?;
+    std::thread::scope(|s| -> Result<(), ShmemError> {
+        let ctx = pe.create_ctx(CtxOptions::new())?;
+        let worker = s.spawn(move || {
+            let _pending = SOURCE.get_nbi(&ctx, from).unwrap();
+            panic!("a worker panics with a get_nbi outstanding");
+        });
+        assert!(worker.join().is_err(), "the worker panicked");
+        Ok(())
+    })?;
+    let fetched = SOURCE.get_nbi(pe, from)?;
+    pe.quiet();
+    let all: Vec<u64> = (0..64 * 64).map(|i| value(from, i)).collect();
+    assert_eq!(fetched.into_value(pe)?, all);
     pe.barrier_all()?;
     Ok(())
 }
