@@ -205,6 +205,16 @@ fn nbi_puts_from_a_reused_source_are_delivered_by_quiet_and_ordered_by_fence(
 #[symmetric]
 static SOURCE: [u64; 64 * 64] = [0; 64 * 64];
 
+/// Writes this PE's pattern into its `SOURCE`, then a barrier; returns the next PE, whose
+/// pattern this one fetches.
+fn fill_source(pe: &mut Pe) -> Result<usize, ShmemError> {
+    let me = pe.my_pe();
+    let mine: Vec<u64> = (0..64 * 64).map(|i| value(me, i)).collect();
+    SOURCE.put(pe, me, &mine)?;
+    pe.barrier_all()?;
+    Ok((me + 1) % pe.n_pes())
+}
+
 /// Whether this PE's transport reaches `from` over MPI RMA (every peer remote): a
 /// blocking get from it makes a window flush.
 fn reached_by_mpi(pe: &Pe, from: usize) -> Result<bool, ShmemError> {
@@ -224,11 +234,7 @@ fn every_peer_remote() -> bool {
 fn nbi_gets_are_flushed_together_at_quiet_and_match_the_oracle(
     pe: &mut Pe,
 ) -> Result<(), ShmemError> {
-    let (me, n) = (pe.my_pe(), pe.n_pes());
-    let from = (me + 1) % n;
-    let mine: Vec<u64> = (0..64 * 64).map(|i| value(me, i)).collect();
-    SOURCE.put(pe, me, &mine)?;
-    pe.barrier_all()?;
+    let from = fill_source(pe)?;
     let remote = reached_by_mpi(pe, from)?;
     assert_eq!(remote, every_peer_remote(), "flushes of a blocking get");
     let flushes = shmem_typed::__private::mpi_flushes;
@@ -252,7 +258,7 @@ fn nbi_gets_are_flushed_together_at_quiet_and_match_the_oracle(
         let issued = flushes() - before;
         pe.quiet();
         let at_quiet = flushes() - before - issued;
-        if me == 0 && round == 0 {
+        if pe.my_pe() == 0 && round == 0 {
             say(&format!(
                 "67 get_nbi of 512 B issued in {:.3} ms, {issued} flushes; quiet: {at_quiet}",
                 issue.as_secs_f64() * 1e3
@@ -314,11 +320,7 @@ fn nbi_gets_past_64_mib_unflushed_are_flushed_early_and_stay_correct(
 fn a_thread_that_panics_between_get_nbi_and_quiet_leaves_later_gets_correct(
     pe: &mut Pe,
 ) -> Result<(), ShmemError> {
-    let (me, n) = (pe.my_pe(), pe.n_pes());
-    let from = (me + 1) % n;
-    let mine: Vec<u64> = (0..64 * 64).map(|i| value(me, i)).collect();
-    SOURCE.put(pe, me, &mine)?;
-    pe.barrier_all()?;
+    let from = fill_source(pe)?;
     std::thread::scope(|s| -> Result<(), ShmemError> {
         let ctx = pe.create_ctx(CtxOptions::new())?;
         let worker = s.spawn(move || {
