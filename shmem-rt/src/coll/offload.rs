@@ -117,10 +117,13 @@ const LEFT_CHECK_POLLS: u32 = 1024;
 /// per sleep slice).
 const LEFT_CHECK_EVERY: Duration = Duration::from_millis(50);
 
-/// An agreement's wait lasts at least this many times what its looks at the other
-/// members (the deadlock watch, the members' states: remote reads) have cost before it
-/// makes another (see [`Looks`]).
+/// An agreement's wait lasts this many times what a look at the other members costs
+/// before it makes its first (see [`Looks`]).
 const LOOKS_SHARE: u32 = 4;
+
+/// The longest an agreement's wait holds back its first look, however dear looks are:
+/// a cycle of waits through it is still found well within the job's failure bound.
+const LOOKS_HELD_MAX: Duration = Duration::from_millis(500);
 
 /// A look that took less than this made no remote read (the watch had nothing due).
 const LOOK_FLOOR: Duration = Duration::from_micros(20);
@@ -129,39 +132,37 @@ const LOOK_FLOOR: Duration = Duration::from_micros(20);
 /// decaying by an eighth at each look, in nanoseconds (one PE per process).
 static LOOK_COST_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The pacing of an agreement's looks at the other members. Each look is a remote read
-/// per member, which lasts until that member's rank next runs: with many ranks per CPU,
-/// a look costs more than the exchange itself. Looks are made only while the wait has
-/// lasted [`LOOKS_SHARE`] times what this wait's looks cost so far plus what one cost
-/// last time. So looks take at most a fixed share of a wait, and a late return caused
-/// by a look (which makes the other members' next waits longer) shrinks from call to
-/// call instead of growing into more looks; where a look costs microseconds (few
-/// ranks, or a CPU each) the watch's own times govern, as before.
+/// The pacing of an agreement's looks at the other members (the deadlock watch and
+/// the members' states). A look is a remote read per member, which lasts until that
+/// member's rank next runs: with many ranks per CPU it costs more than the exchange
+/// itself, and a PE that looks returns late, which makes the other members' next waits
+/// long enough to look too. So a wait makes its first look only once it has lasted
+/// [`LOOKS_SHARE`] times what a look costs ([`LOOK_COST_NS`]), at most
+/// [`LOOKS_HELD_MAX`]: a late return caused by a look then shrinks from call to call.
+/// Where a look costs microseconds (few ranks, or a CPU each) the watch's own times
+/// govern, as before.
 struct Looks {
     start: Instant,
-    spent: Duration,
 }
 
 impl Looks {
     fn new() -> Looks {
         Looks {
             start: Instant::now(),
-            spent: Duration::ZERO,
         }
     }
 
-    /// Whether the wait has lasted long enough for another look.
+    /// Whether the wait has lasted long enough for looks.
     fn due(&self) -> bool {
-        let last = Duration::from_nanos(LOOK_COST_NS.load(Ordering::Relaxed));
-        self.start.elapsed() >= (self.spent + last) * LOOKS_SHARE
+        let cost = Duration::from_nanos(LOOK_COST_NS.load(Ordering::Relaxed));
+        self.start.elapsed() >= (cost * LOOKS_SHARE).min(LOOKS_HELD_MAX)
     }
 
-    /// Runs the look `look`, counting its cost.
+    /// Runs the look `look`, learning its cost.
     fn take<R>(&mut self, look: impl FnOnce() -> R) -> R {
         let from = Instant::now();
         let result = look();
         let cost = from.elapsed();
-        self.spent += cost;
         if cost >= LOOK_FLOOR {
             // The dearest recent look: one cheap look (a record published) does not
             // make the next wait forget what following the records costs.

@@ -209,23 +209,27 @@ fn wait_slow<T: Transport>(
             check_wait(t, blocker, during, ready)?;
         }
     }
-    if T::SLEEPERS_POLL {
-        return sleep_polling(t, blocker, during, ready);
-    }
     let me = t.me();
     let (sleeping, wake) = (t.place(me, SLEEPING), t.place(me, WAKE));
     let slept_on = t.place(me, SLEPT_ON);
     let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
+    // The job's count and `slept_on` serve notifiers only. Where sleepers poll (MPI)
+    // nobody reads them, and there every runtime word is an MPI atomic (PE 0's may be
+    // remote; a sleeper that kept them up to date was late to notice its wait end).
     let count = |delta: u64| {
-        t.fetch_add(t.place(0, SLEEPERS), delta);
+        if !T::SLEEPERS_POLL {
+            t.fetch_add(t.place(0, SLEEPERS), delta);
+        }
     };
     loop {
         check_wait(t, blocker, during, ready)?;
         t.fetch_add(sleeping, 1);
         count(1);
         let seen = t.load(wake);
-        t.store(slept_on, seen);
+        if !T::SLEEPERS_POLL {
+            t.store(slept_on, seen);
+        }
         t.store_load_fence();
         if ready() {
             count(u64::MAX);
@@ -239,68 +243,16 @@ fn wait_slow<T: Transport>(
         if ready() {
             return Ok(());
         }
-        stalled(t, blocker, during, &mut stall_watch, ready)?;
-    }
-}
-
-/// The sleeping phase where sleepers poll (`Transport::SLEEPERS_POLL`: nobody wakes them,
-/// nobody reads their `sleeping` word): the transport's short sleeps with a look at the
-/// condition after each, and the slow-path round (the job's failure record, the PE
-/// waited for, this PE's stalled slices and the deadlock watch) once per
-/// [`SLEEP_SLICE`] or when the wake word moves (a recorded failure). There every word
-/// operation may be a network operation, so doing the round after each short sleep
-/// would cost more than the sleep. The phase is published from the second slice on:
-/// a wait that ends within one slice writes no word.
-#[cold]
-fn sleep_polling<T: Transport>(
-    t: &T,
-    blocker: Blocker,
-    during: &'static str,
-    ready: &mut dyn FnMut() -> bool,
-) -> RtResult<()> {
-    let wake = t.place(t.me(), WAKE);
-    let mut phase: Option<SleepingPhase<'_, T>> = None;
-    let mut stall_watch: Option<StallWatch> = None;
-    loop {
-        let (seen, from) = (t.load(wake), Instant::now());
-        loop {
-            t.sleep(seen, SLEEP_SLICE);
-            if ready() {
-                return Ok(());
-            }
-            if t.load(wake) != seen || from.elapsed() >= SLEEP_SLICE {
-                break;
-            }
-        }
-        check_wait(t, blocker, during, ready)?;
-        if phase.is_none() {
-            phase = Some(SleepingPhase::enter(t));
-            continue;
-        }
-        stalled(t, blocker, during, &mut stall_watch, ready)?;
-    }
-}
-
-/// The end of a sleep slice that did not end the wait: counts it in this PE's stalled
-/// slices and, for a point-to-point wait, looks whether any other PE can still satisfy
-/// it.
-fn stalled<T: Transport>(
-    t: &T,
-    blocker: Blocker,
-    during: &'static str,
-    stall_watch: &mut Option<StallWatch>,
-    ready: &mut dyn FnMut() -> bool,
-) -> RtResult<()> {
-    t.fetch_add(t.place(t.me(), STALLED), 1);
-    if blocker == Blocker::AnyOther {
-        let watch = stall_watch.get_or_insert_with(|| StallWatch::snapshot(t));
-        if let Some(stuck) = watch.nobody_can_help(t) {
-            if !ready() {
-                return Err(report_deadlock(t, during, stuck));
+        t.fetch_add(t.place(me, STALLED), 1);
+        if blocker == Blocker::AnyOther {
+            let watch = stall_watch.get_or_insert_with(|| StallWatch::snapshot(t));
+            if let Some(stuck) = watch.nobody_can_help(t) {
+                if !ready() {
+                    return Err(report_deadlock(t, during, stuck));
+                }
             }
         }
     }
-    Ok(())
 }
 
 /// Marks this PE as being in the sleeping phase of a wait for as long as it lives.
