@@ -58,6 +58,7 @@ use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::alltoall::{self, Blocks};
@@ -115,6 +116,63 @@ const LEFT_CHECK_POLLS: u32 = 1024;
 /// The longest time between looks at the members' states (a sleeping wait polls once
 /// per sleep slice).
 const LEFT_CHECK_EVERY: Duration = Duration::from_millis(50);
+
+/// An agreement's wait lasts this many times what a look at the other members costs
+/// before it makes its first (see [`Looks`]).
+const LOOKS_SHARE: u32 = 4;
+
+/// The longest an agreement's wait holds back its first look, however dear looks are:
+/// a cycle of waits through it is still found well within the job's failure bound.
+const LOOKS_HELD_MAX: Duration = Duration::from_millis(500);
+
+/// A look that took less than this made no remote read (the watch had nothing due).
+const LOOK_FLOOR: Duration = Duration::from_micros(20);
+
+/// What a look at the other members costs this PE: the dearest of its recent looks,
+/// decaying by an eighth at each look, in nanoseconds (one PE per process).
+static LOOK_COST_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The pacing of an agreement's looks at the other members (the deadlock watch and
+/// the members' states). A look is a remote read per member, which lasts until that
+/// member's rank next runs: with many ranks per CPU it costs more than the exchange
+/// itself, and a PE that looks returns late, which makes the other members' next waits
+/// long enough to look too. So a wait makes its first look only once it has lasted
+/// [`LOOKS_SHARE`] times what a look costs ([`LOOK_COST_NS`]), at most
+/// [`LOOKS_HELD_MAX`]: a late return caused by a look then shrinks from call to call.
+/// Where a look costs microseconds (few ranks, or a CPU each) the watch's own times
+/// govern, as before.
+struct Looks {
+    start: Instant,
+}
+
+impl Looks {
+    fn new() -> Looks {
+        Looks {
+            start: Instant::now(),
+        }
+    }
+
+    /// Whether the wait has lasted long enough for looks.
+    fn due(&self) -> bool {
+        let cost = Duration::from_nanos(LOOK_COST_NS.load(Ordering::Relaxed));
+        self.start.elapsed() >= (cost * LOOKS_SHARE).min(LOOKS_HELD_MAX)
+    }
+
+    /// Runs the look `look`, learning its cost.
+    fn take<R>(&mut self, look: impl FnOnce() -> R) -> R {
+        let from = Instant::now();
+        let result = look();
+        let cost = from.elapsed();
+        if cost >= LOOK_FLOOR {
+            // The dearest recent look: one cheap look (a record published) does not
+            // make the next wait forget what following the records costs.
+            let last = LOOK_COST_NS.load(Ordering::Relaxed);
+            let cost = (cost.as_nanos() as u64).max(last - last / 8);
+            LOOK_COST_NS.store(cost, Ordering::Relaxed);
+        }
+        result
+    }
+}
 
 /// Bytes of the collect count exchange (all members' parts) of a set that does not
 /// gather its agreement that may carry the call's data.
@@ -839,6 +897,7 @@ impl<T: Transport> Call<'_, T> {
             runtime_owned: true,
         };
         let mut stuck = Watch::new(t, self.during, site, Awaited::Agreement { key, call });
+        let mut looks = Looks::new();
         let waited = wait::wait_for(t, self.env.policy, Blocker::EveryPe, self.during, || {
             match self.groups.test(request) {
                 Err(err) => {
@@ -849,7 +908,10 @@ impl<T: Transport> Call<'_, T> {
                 Ok(false) => {}
             }
             polls = polls.wrapping_add(1);
-            if let Some(err) = stuck.poll() {
+            if !looks.due() {
+                return false;
+            }
+            if let Some(err) = looks.take(|| stuck.poll()) {
                 failed = Some(err.into());
                 return true;
             }
@@ -857,10 +919,12 @@ impl<T: Transport> Call<'_, T> {
                 || (polls % 16 == 0 && left_checked.elapsed() >= LEFT_CHECK_EVERY)
             {
                 left_checked = Instant::now();
-                let gone = self.set.members().find(|&pe| {
-                    pe != t.me()
-                        && state::state_of(t, pe).has_left()
-                        && deadlock::agreements_entered(t, pe, key) < call
+                let gone = looks.take(|| {
+                    self.set.members().find(|&pe| {
+                        pe != t.me()
+                            && state::state_of(t, pe).has_left()
+                            && deadlock::agreements_entered(t, pe, key) < call
+                    })
                 });
                 if let Some(pe) = gone {
                     state::record_failure(t, pe, PeEnd::LeftEarly);
