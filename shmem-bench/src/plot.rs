@@ -513,7 +513,7 @@ mod tests {
             Sample::new(Impl::Ours, "barrier", 0, 8, 2.0),
             Sample::new(Impl::Ours, "reduce_sum_f64", 8, 8, 3.0),
         ];
-        let scaling = Scaling::new(vec![(2, 1000), (8, 250)], &samples, vec![]);
+        let scaling = Scaling::new(2, Some(2.0), vec![(2, 1000), (8, 250)], &samples, vec![]);
         let dir = std::env::temp_dir().join(format!("shmem-bench-splot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("scaling.svg");

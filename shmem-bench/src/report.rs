@@ -93,8 +93,6 @@ impl Row {
             Limit::PerMpiAtMost(_) => self.per_mpi(),
             Limit::PctMemcpyAtLeast(_) => self.pct_memcpy(),
             Limit::PerCopiesAtLeast(_) => Some(self.copy_floor_us? / self.ours_us),
-            // A latency run has one PE count: nothing to grow from.
-            Limit::GrowthAtMost(_) => None,
         }
     }
 }

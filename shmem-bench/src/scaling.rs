@@ -1,8 +1,9 @@
 //! `--scaling`: how the collectives' latency grows with the PE count. At each count of
 //! `--counts` the driver runs the operations job on [`SCALING_OPS`] at 8 B (barriers
 //! 0 B) and the C baselines on the same, with [`calls_per_batch`] calls per timed batch
-//! (fewer at high counts, where every call waits for PEs that share 2 cores); then it
-//! holds each figure to the scaling targets (`scaling_points`) and writes
+//! (fewer at high counts, where every call waits for PEs that share 2 cores), and the
+//! switch floor of PEs that share a CPU; then it holds each figure to the scaling
+//! targets and sets it beside that floor (`scaling_points`), and writes
 //! `scaling.{md,csv,json,svg}`.
 //! Above the machine's CPU count PEs run unpinned, as the baselines do.
 
@@ -40,7 +41,9 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     for note in &notes {
         eprintln!("shmem-bench: warning: {note}");
     }
-    notes.extend(switch_floor_note(&args.counts, floors::switch_round_trip()));
+    let cpus = shmem_rt::__private::available_cpus();
+    let switch_round_trip = floors::switch_round_trip();
+    notes.extend(switch_floor_note(&args.counts, cpus, switch_round_trip));
     let mut samples = Vec::new();
     let mut counts = Vec::new();
     for &npes in &args.counts {
@@ -79,7 +82,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         "the whole run took {:.0} s",
         started.elapsed().as_secs_f64()
     ));
-    let mut scaling = Scaling::new(counts, &samples, notes);
+    let mut scaling = Scaling::new(cpus, switch_round_trip, counts, &samples, notes);
     scaling.regime = Some(regime);
     print!("{}", scaling_output::markdown(&scaling));
     let mut written = scaling_output::write_files(&scaling, &args.out)
@@ -93,34 +96,25 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The note on the floor of the counts where PEs outnumber the CPUs, from the measured
-/// switch round trip (see [`floors::switch_round_trip`]); none if no count does. A
-/// model, not a bound every call obeys: it assumes the scheduler runs the PEs of a CPU
-/// in turn and the CPUs in step.
-fn switch_floor_note(counts: &[usize], round_trip: Option<f64>) -> Option<String> {
-    let cpus = shmem_rt::__private::available_cpus();
-    let shared: Vec<usize> = counts.iter().copied().filter(|&n| n > cpus).collect();
-    if shared.is_empty() {
+/// The note on the switch floor of the counts where PEs outnumber the CPUs, from the
+/// measured switch round trip (see [`crate::scaling_points::switch_floor_us`]); none if
+/// no count has one.
+fn switch_floor_note(counts: &[usize], cpus: usize, round_trip: Option<f64>) -> Option<String> {
+    if counts.iter().all(|&n| n <= cpus) {
         return None;
     }
     let Some(round_trip) = round_trip else {
-        return Some("the floor of PEs that share CPUs could not be measured".to_string());
+        return Some("the switch floor of PEs that share CPUs could not be measured".to_string());
     };
-    let floors: Vec<String> = shared
-        .iter()
-        .map(|&n| {
-            let switches = n.div_ceil(cpus) - 1;
-            format!("{n} PEs {:.2} µs", switches as f64 * round_trip / 2.0)
-        })
-        .collect();
     Some(format!(
         "where PEs share the {cpus} CPUs, a call that waits for every member needs each PE \
          to run once after the previous call's last arrival; with k PEs on a CPU each call \
          then costs it at least k − 1 switches (the last PE to arrive goes on into the \
          next call in the same time slice); two processes on one CPU taking turns with \
          sched_yield measured {round_trip:.2} µs per round trip (two switches), so the \
-         floor per call is: {}",
-        floors.join(", ")
+         floor per call is k − 1 times half of that: the \"switch floor\" column, with \
+         ours over it in \"/floor\" (the broadcast, whose readers need not run once per \
+         call, is not bound by it)"
     ))
 }
 
@@ -148,14 +142,12 @@ mod tests {
     use clap::Parser;
 
     #[test]
-    fn the_switch_floor_counts_the_pes_each_cpu_runs() {
-        let cpus = shmem_rt::__private::available_cpus();
-        assert_eq!(switch_floor_note(&[1, cpus], Some(1.5)), None);
-        let note = switch_floor_note(&[cpus, 2 * cpus, 4 * cpus + 1], Some(1.5)).unwrap();
+    fn the_switch_floor_note_comes_with_counts_that_share_cpus() {
+        assert_eq!(switch_floor_note(&[1, 2], 2, Some(1.5)), None);
+        let note = switch_floor_note(&[2, 4, 8], 2, Some(1.5)).unwrap();
         assert!(note.contains("measured 1.50 µs per round trip"), "{note}");
-        let floors = format!("{} PEs 0.75 µs, {} PEs 3.00 µs", 2 * cpus, 4 * cpus + 1);
-        assert!(note.ends_with(&floors), "{note}");
-        let unmeasured = switch_floor_note(&[2 * cpus], None).unwrap();
+        assert!(note.contains("\"switch floor\" column"), "{note}");
+        let unmeasured = switch_floor_note(&[4], 2, None).unwrap();
         assert!(unmeasured.contains("could not be measured"), "{unmeasured}");
     }
 

@@ -26,7 +26,8 @@ fn conditions(scaling: &Scaling) -> String {
     )
 }
 
-/// The targets: counts, then one line per missed or unmeasured check.
+/// The targets: counts, then one line per missed or unmeasured check (with ours over the
+/// switch floor, where its count has one).
 pub(crate) fn targets_summary(scaling: &Scaling) -> String {
     let checks: Vec<_> = scaling.checks().collect();
     let mut out = format!(
@@ -41,7 +42,14 @@ pub(crate) fn targets_summary(scaling: &Scaling) -> String {
             point.npes
         );
         if let Some(line) = check.summary_line(&what, 30) {
-            let _ = writeln!(out, "{line}");
+            match point.per_floor() {
+                Some(x) => {
+                    let _ = writeln!(out, "{line} (ours {x:.2}× the switch floor)");
+                }
+                None => {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
         }
     }
     out
@@ -51,14 +59,15 @@ pub(crate) fn targets_summary(scaling: &Scaling) -> String {
 fn markdown_row(point: &Point, calls: usize) -> String {
     let checks: Vec<String> = point.checks.iter().map(Check::short).collect();
     format!(
-        "| {} | {calls} | {:.3} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {calls} | {:.3} | {} | {} | {} | {} | {} | {} | {} |",
         point.npes,
         point.ours_us,
         opt(point.oshmem_us, 3),
         opt(point.per_oshmem(), 2),
         opt(point.mpi_us, 3),
         opt(point.per_mpi(), 2),
-        opt(point.growth, 2),
+        opt(point.floor_us, 3),
+        opt(point.per_floor(), 2),
         checks.join(", ")
     )
 }
@@ -74,15 +83,16 @@ pub(crate) fn markdown(scaling: &Scaling) -> String {
     }
     let _ = write!(
         out,
-        "Targets at every PE count: /OSHMEM ≤ 0.5 and /MPI ≤ 0.6; growth (ours over ours at \
-         the previous count) ≤ the PE-count ratio.\n\n```text\n{}```\n",
+        "Targets at every PE count: /OSHMEM ≤ 0.5 and /MPI ≤ 0.6; beside each row the \
+         switch floor of its count, measured in this run, and ours over it (/floor).\n\n\
+         ```text\n{}```\n",
         targets_summary(scaling)
     );
     for series in &scaling.series {
         let _ = write!(
             out,
-            "\n### {} ({} B)\n\n| PEs | calls/batch | ours µs | OSHMEM µs | /OSHMEM | MPI µs | /MPI | growth | targets |\n\
-             | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+            "\n### {} ({} B)\n\n| PEs | calls/batch | ours µs | OSHMEM µs | /OSHMEM | MPI µs | /MPI | switch floor µs | /floor | targets |\n\
+             | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
             series.op, series.bytes
         );
         for point in &series.points {
@@ -101,14 +111,14 @@ pub(crate) fn markdown(scaling: &Scaling) -> String {
 pub(crate) fn csv(scaling: &Scaling) -> String {
     let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     let mut out = String::from(
-        "op,bytes,npes,ours_us,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,growth,targets_met,targets_missed\n",
+        "op,bytes,npes,ours_us,oshmem_us,ours_per_oshmem,mpi_us,ours_per_mpi,switch_floor_us,ours_per_floor,targets_met,targets_missed\n",
     );
     for series in &scaling.series {
         for p in &series.points {
             let count = |want: bool| p.checks.iter().filter(|c| c.met() == Some(want)).count();
             let _ = writeln!(
                 out,
-                "{},{},{},{:.4},{},{},{},{},{},{},{}",
+                "{},{},{},{:.4},{},{},{},{},{},{},{},{}",
                 series.op,
                 series.bytes,
                 p.npes,
@@ -117,7 +127,8 @@ pub(crate) fn csv(scaling: &Scaling) -> String {
                 cell(p.per_oshmem()),
                 cell(p.mpi_us),
                 cell(p.per_mpi()),
-                cell(p.growth),
+                cell(p.floor_us),
+                cell(p.per_floor()),
                 count(true),
                 count(false)
             );
@@ -143,7 +154,8 @@ pub(crate) fn json(scaling: &Scaling) -> serde_json::Value {
                         "ours_per_oshmem": p.per_oshmem(),
                         "mpi_us": p.mpi_us,
                         "ours_per_mpi": p.per_mpi(),
-                        "growth": p.growth,
+                        "switch_floor_us": p.floor_us,
+                        "ours_per_floor": p.per_floor(),
                         "targets": p.checks.iter().map(Check::json).collect::<Vec<_>>(),
                     })
                 })
@@ -158,6 +170,7 @@ pub(crate) fn json(scaling: &Scaling) -> serde_json::Value {
         .collect();
     json!({
         "cpus": scaling.cpus,
+        "switch_round_trip_us": scaling.switch_round_trip_us,
         "counts": counts,
         "notes": scaling.notes,
         "regime": scaling.regime.as_ref().map(Regime::json),
@@ -194,14 +207,20 @@ mod tests {
             Sample::new(Impl::Oshmem, "broadcast", 8, 2, 0.5),
             Sample::new(Impl::Mpi, "broadcast", 8, 2, 0.25),
             Sample::new(Impl::Ours, "broadcast", 8, 4, 0.5),
-            Sample::new(Impl::Oshmem, "broadcast", 8, 4, 2.0),
+            Sample::new(Impl::Oshmem, "broadcast", 8, 4, 0.8),
             Sample::new(Impl::Mpi, "broadcast", 8, 4, 1.0),
         ];
-        Scaling::new(vec![(2, 1000), (4, 500)], &samples, vec!["a note".into()])
+        Scaling::new(
+            2,
+            Some(0.5),
+            vec![(2, 1000), (4, 500)],
+            &samples,
+            vec!["a note".into()],
+        )
     }
 
     #[test]
-    fn markdown_has_a_table_per_operation_and_shows_misses_with_their_figure() {
+    fn markdown_has_a_table_per_operation_and_shows_misses_with_their_figure_and_floor() {
         let md = markdown(&scaling());
         assert!(
             md.contains("calls per timed batch: 2 PEs 1000, 4 PEs 500"),
@@ -210,19 +229,25 @@ mod tests {
         assert!(md.contains("Note: a note."), "{md}");
         assert!(md.contains("### broadcast (8 B)"), "{md}");
         assert!(
-            md.contains("| 2 | 1000 | 0.200 | 0.500 | 0.40 | 0.250 | 0.80 | — | ✓ /OSHMEM ≤ 0.5, ✗ /MPI 0.800 > 0.6 |"),
+            md.contains("| /MPI | switch floor µs | /floor | targets |"),
             "{md}"
         );
         assert!(
-            md.contains("| 2.50 | ✓ /OSHMEM ≤ 0.5, ✓ /MPI ≤ 0.6, ✗ growth 2.500 > 2 |"),
+            md.contains("| 2 | 1000 | 0.200 | 0.500 | 0.40 | 0.250 | 0.80 | — | — | ✓ /OSHMEM ≤ 0.5, ✗ /MPI 0.800 > 0.6 |"),
             "{md}"
         );
+        assert!(
+            md.contains("| 4 | 500 | 0.500 | 0.800 | 0.62 | 1.000 | 0.50 | 0.250 | 2.00 | ✗ /OSHMEM 0.625 > 0.5, ✓ /MPI ≤ 0.6 |"),
+            "{md}"
+        );
+        assert!(!md.contains("growth"), "{md}");
         let summary = targets_summary(&scaling());
         assert_eq!(
             summary,
-            "scaling targets: 3 met, 2 missed\n\
+            "scaling targets: 2 met, 2 missed\n\
              \x20 missed broadcast 8 at 2 PEs           /MPI ≤ 0.6       is 0.800: 1.33× over\n\
-             \x20 missed broadcast 8 at 4 PEs           growth ≤ 2       is 2.500: 1.25× over\n"
+             \x20 missed broadcast 8 at 4 PEs           /OSHMEM ≤ 0.5    is 0.625: 1.25× over \
+             (ours 2.00× the switch floor)\n"
         );
     }
 
@@ -232,13 +257,20 @@ mod tests {
         let csv = csv(&s);
         assert_eq!(csv.lines().count(), 3);
         assert_eq!(
+            csv.lines().nth(1),
+            Some("broadcast,8,2,0.2000,0.5000,0.4000,0.2500,0.8000,,,1,1")
+        );
+        assert_eq!(
             csv.lines().nth(2),
-            Some("broadcast,8,4,0.5000,2.0000,0.2500,1.0000,0.5000,2.5000,2,1")
+            Some("broadcast,8,4,0.5000,0.8000,0.6250,1.0000,0.5000,0.2500,2.0000,1,1")
         );
         let json = json(&s);
+        assert_eq!(json["switch_round_trip_us"], 0.5);
         assert_eq!(json["ops"][0]["points"][1]["npes"], 4);
+        assert_eq!(json["ops"][0]["points"][1]["switch_floor_us"], 0.25);
+        assert_eq!(json["ops"][0]["points"][1]["ours_per_floor"], 2.0);
         assert_eq!(
-            json["ops"][0]["points"][0]["growth"],
+            json["ops"][0]["points"][0]["switch_floor_us"],
             serde_json::Value::Null
         );
         assert_eq!(json["counts"][1]["calls_per_batch"], 500);

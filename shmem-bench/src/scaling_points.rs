@@ -1,6 +1,6 @@
 //! The scaling run's figures: per operation, a series of points over the PE counts, each
-//! held to the scaling targets ([`SCALING_LIMITS`], and growth from the previous count at
-//! most the PE-count ratio).
+//! held to the scaling targets ([`SCALING_LIMITS`]) and shown beside the switch floor of
+//! its count, measured in the same run ([`switch_floor_us`]).
 
 use crate::ops::Op;
 use crate::regime::Regime;
@@ -21,9 +21,10 @@ pub(crate) struct Point {
     pub oshmem_us: Option<f64>,
     /// MPI's, if measured.
     pub mpi_us: Option<f64>,
-    /// Ours at this count / ours at the previous count (`None` at the first).
-    pub growth: Option<f64>,
-    /// The scaling targets, evaluated: /OSHMEM, /MPI, then growth (from the second count).
+    /// The switch floor at this count, µs per call (`None` where every PE has a CPU of
+    /// its own, or the floor could not be measured): see [`switch_floor_us`].
+    pub floor_us: Option<f64>,
+    /// The scaling targets, evaluated: /OSHMEM, then /MPI.
     pub checks: Vec<Check>,
 }
 
@@ -37,6 +38,25 @@ impl Point {
     pub(crate) fn per_mpi(&self) -> Option<f64> {
         self.mpi_us.map(|b| self.ours_us / b)
     }
+
+    /// ours / the switch floor.
+    pub(crate) fn per_floor(&self) -> Option<f64> {
+        self.floor_us.map(|f| self.ours_us / f)
+    }
+}
+
+/// The switch floor of a call that waits for every member, at `npes` PEs on `cpus`
+/// CPUs, from the round trip of two processes taking turns on one CPU
+/// (`round_trip_us`, two switches; see [`crate::floors::switch_round_trip`]): with k
+/// PEs on a CPU, each PE must run once after the previous call's last arrival, so the
+/// CPU switches at least k − 1 times per call (the last PE to arrive goes on into the
+/// next call in the same time slice). `None` where every PE has a CPU of its own. A
+/// model, not a bound every call obeys: it assumes the scheduler runs the PEs of a CPU
+/// in turn and the CPUs in step; a broadcast, whose readers need not run once per call,
+/// is not bound by it.
+pub(crate) fn switch_floor_us(npes: usize, cpus: usize, round_trip_us: f64) -> Option<f64> {
+    let switches = npes.div_ceil(cpus.max(1)) - 1;
+    (switches > 0).then(|| switches as f64 * round_trip_us / 2.0)
 }
 
 /// One operation over the PE counts.
@@ -55,6 +75,8 @@ pub(crate) struct Series {
 pub(crate) struct Scaling {
     /// CPUs of the machine.
     pub cpus: usize,
+    /// The switch round trip measured in the run (µs; `None` if it could not be).
+    pub switch_round_trip_us: Option<f64>,
     /// (PE count, calls per timed batch), in count order.
     pub counts: Vec<(usize, usize)>,
     /// One series per measured operation, in table order.
@@ -66,8 +88,16 @@ pub(crate) struct Scaling {
 }
 
 impl Scaling {
-    /// The series of `samples` (of every implementation and count) with their checks.
-    pub(crate) fn new(counts: Vec<(usize, usize)>, samples: &[Sample], notes: Vec<String>) -> Self {
+    /// The series of `samples` (of every implementation and count) on `cpus` CPUs with
+    /// their checks and switch floors (from `switch_round_trip_us`, see
+    /// [`switch_floor_us`]).
+    pub(crate) fn new(
+        cpus: usize,
+        switch_round_trip_us: Option<f64>,
+        counts: Vec<(usize, usize)>,
+        samples: &[Sample],
+        notes: Vec<String>,
+    ) -> Self {
         let find = |who: Impl, op: Op, bytes: usize, npes: usize| {
             samples
                 .iter()
@@ -83,7 +113,7 @@ impl Scaling {
             .iter()
             .map(|&op| {
                 let bytes = op.sizes_of(&[BYTES])[0];
-                let mut points: Vec<Point> = Vec::new();
+                let mut points = Vec::new();
                 for &(npes, _) in &counts {
                     let Some(ours_us) = find(Impl::Ours, op, bytes, npes) else {
                         continue;
@@ -93,7 +123,8 @@ impl Scaling {
                         ours_us,
                         oshmem_us: find(Impl::Oshmem, op, bytes, npes),
                         mpi_us: find(Impl::Mpi, op, bytes, npes),
-                        growth: None,
+                        floor_us: switch_round_trip_us
+                            .and_then(|rt| switch_floor_us(npes, cpus, rt)),
                         checks: Vec::new(),
                     };
                     point.checks = SCALING_LIMITS
@@ -106,19 +137,10 @@ impl Scaling {
                                 // No figure for bounds a scaling point does not measure.
                                 Limit::PerRttAtMost(_)
                                 | Limit::PctMemcpyAtLeast(_)
-                                | Limit::PerCopiesAtLeast(_)
-                                | Limit::GrowthAtMost(_) => None,
+                                | Limit::PerCopiesAtLeast(_) => None,
                             },
                         })
                         .collect();
-                    if let Some(previous) = points.last() {
-                        let growth = ours_us / previous.ours_us;
-                        point.growth = Some(growth);
-                        point.checks.push(Check {
-                            limit: Limit::GrowthAtMost(npes as f64 / previous.npes as f64),
-                            value: Some(growth),
-                        });
-                    }
                     points.push(point);
                 }
                 Series { op, bytes, points }
@@ -126,7 +148,8 @@ impl Scaling {
             .filter(|s| !s.points.is_empty())
             .collect();
         Scaling {
-            cpus: shmem_rt::__private::available_cpus(),
+            cpus,
+            switch_round_trip_us,
             counts,
             series,
             notes,
@@ -149,7 +172,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_point_is_held_to_the_baselines_and_to_the_previous_count() {
+    fn each_point_is_held_to_the_baselines_and_shown_beside_its_switch_floor() {
         let samples = vec![
             Sample::new(Impl::Ours, "barrier", 0, 2, 1.0),
             Sample::new(Impl::Oshmem, "barrier", 0, 2, 4.0),
@@ -158,7 +181,7 @@ mod tests {
             Sample::new(Impl::Oshmem, "barrier", 0, 4, 5.0),
             Sample::new(Impl::Ours, "fcollect", 8, 4, 2.0),
         ];
-        let scaling = Scaling::new(vec![(2, 1000), (4, 500)], &samples, vec![]);
+        let scaling = Scaling::new(2, Some(2.0), vec![(2, 1000), (4, 500)], &samples, vec![]);
         assert_eq!(scaling.series.len(), 2);
         let barrier = &scaling.series[0];
         assert_eq!((barrier.op, barrier.bytes), (Op::Barrier, 0));
@@ -167,18 +190,26 @@ mod tests {
         };
         let shorts = |p: &Point| p.checks.iter().map(Check::short).collect::<Vec<_>>();
         assert_eq!(shorts(two), ["✓ /OSHMEM ≤ 0.5", "✗ /MPI 1.000 > 0.6"]);
-        assert_eq!(
-            shorts(four),
-            [
-                "✗ /OSHMEM 0.600 > 0.5",
-                "? /MPI ≤ 0.6",
-                "✗ growth 3.000 > 2"
-            ]
-        );
-        // A series that starts at a later count has no growth to check there.
+        assert_eq!(shorts(four), ["✗ /OSHMEM 0.600 > 0.5", "? /MPI ≤ 0.6"]);
+        // 2 PEs on 2 CPUs switch nothing; 4 PEs switch once per CPU: half a round trip.
+        assert_eq!((two.floor_us, two.per_floor()), (None, None));
+        assert_eq!((four.floor_us, four.per_floor()), (Some(1.0), Some(3.0)));
         let fcollect = &scaling.series[1];
         assert_eq!(fcollect.points.len(), 1);
-        assert_eq!(fcollect.points[0].growth, None);
-        assert_eq!(scaling.checks().count(), 7);
+        assert_eq!(fcollect.points[0].per_floor(), Some(2.0));
+        assert_eq!(scaling.checks().count(), 6);
+        // Without a measured round trip no point has a floor.
+        let unmeasured = Scaling::new(2, None, vec![(4, 500)], &samples, vec![]);
+        assert_eq!(unmeasured.series[0].points[0].floor_us, None);
+    }
+
+    #[test]
+    fn the_switch_floor_counts_the_other_pes_each_cpu_runs() {
+        assert_eq!(switch_floor_us(2, 2, 2.0), None);
+        assert_eq!(switch_floor_us(1, 2, 2.0), None);
+        assert_eq!(switch_floor_us(3, 2, 2.0), Some(1.0));
+        assert_eq!(switch_floor_us(8, 2, 2.0), Some(3.0));
+        assert_eq!(switch_floor_us(32, 2, 2.27), Some(15.0 * 2.27 / 2.0));
+        assert_eq!(switch_floor_us(32, 4, 2.0), Some(7.0));
     }
 }

@@ -11,8 +11,7 @@
 //! collects, the reductions, put and get ≤ 1.15× the same operation on raw MPI.
 //!
 //! Scaling (`--scaling`), at every PE count: each collective at 8 B (barriers 0 B)
-//! ≤ 0.5× OSHMEM and ≤ 0.6× MPI, and from one count to the next its latency grows by no
-//! more than the ratio of the PE counts.
+//! ≤ 0.5× OSHMEM and ≤ 0.6× MPI.
 
 use crate::cli::Transport;
 use crate::ops::Op;
@@ -31,8 +30,6 @@ pub(crate) enum Limit {
     /// the copies of the row's data movement alone / ours ≥ x (ours at least x times
     /// as fast as its copies: see [`crate::floors::copies_alone`]).
     PerCopiesAtLeast(f64),
-    /// ours at this PE count / ours at the previous count ≤ x (their PE-count ratio).
-    GrowthAtMost(f64),
 }
 
 impl Limit {
@@ -44,17 +41,15 @@ impl Limit {
             Limit::PerMpiAtMost(x) => format!("/MPI ≤ {x}"),
             Limit::PctMemcpyAtLeast(x) => format!("memcpy ≥ {x}%"),
             Limit::PerCopiesAtLeast(x) => format!("copies/ours ≥ {x}"),
-            Limit::GrowthAtMost(x) => format!("growth ≤ {x}"),
         }
     }
 
     /// Whether `value` satisfies the bound.
     pub(crate) fn holds(self, value: f64) -> bool {
         match self {
-            Limit::PerRttAtMost(x)
-            | Limit::PerOshmemAtMost(x)
-            | Limit::PerMpiAtMost(x)
-            | Limit::GrowthAtMost(x) => value <= x,
+            Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
+                value <= x
+            }
             Limit::PctMemcpyAtLeast(x) | Limit::PerCopiesAtLeast(x) => value >= x,
         }
     }
@@ -63,10 +58,9 @@ impl Limit {
     /// for upper bounds, limit / value for lower bounds.
     pub(crate) fn miss_factor(self, value: f64) -> f64 {
         match self {
-            Limit::PerRttAtMost(x)
-            | Limit::PerOshmemAtMost(x)
-            | Limit::PerMpiAtMost(x)
-            | Limit::GrowthAtMost(x) => value / x,
+            Limit::PerRttAtMost(x) | Limit::PerOshmemAtMost(x) | Limit::PerMpiAtMost(x) => {
+                value / x
+            }
             Limit::PctMemcpyAtLeast(x) | Limit::PerCopiesAtLeast(x) => x / value,
         }
     }
@@ -216,8 +210,7 @@ pub(crate) const SCALING_OPS: &[Op] = &[
     Op::ReduceSumF64,
 ];
 
-/// The bounds on each of [`SCALING_OPS`] at every PE count of `--scaling` (with
-/// [`Limit::GrowthAtMost`] the PE-count ratio from the previous count).
+/// The bounds on each of [`SCALING_OPS`] at every PE count of `--scaling`.
 pub(crate) const SCALING_LIMITS: [Limit; 2] =
     [Limit::PerOshmemAtMost(0.5), Limit::PerMpiAtMost(0.6)];
 
@@ -265,7 +258,6 @@ impl Check {
                     Limit::PerMpiAtMost(x) => ("/MPI", ">", x),
                     Limit::PctMemcpyAtLeast(x) => ("memcpy%", "<", x),
                     Limit::PerCopiesAtLeast(x) => ("copies/ours", "<", x),
-                    Limit::GrowthAtMost(x) => ("growth", ">", x),
                 };
                 let prec = if matches!(self.limit, Limit::PctMemcpyAtLeast(_)) {
                     1
@@ -444,12 +436,12 @@ mod tests {
         assert_eq!(missed.limit.miss_factor(25.0), 2.0);
         assert_eq!(unknown.met(), None);
         assert!(missed.short().starts_with('✗'));
-        let grew = Check {
-            limit: Limit::GrowthAtMost(2.0),
-            value: Some(2.5),
+        let over = Check {
+            limit: Limit::PerMpiAtMost(0.6),
+            value: Some(0.75),
         };
-        assert_eq!(grew.short(), "✗ growth 2.500 > 2");
-        assert_eq!(grew.limit.miss_factor(2.5), 1.25);
+        assert_eq!(over.short(), "✗ /MPI 0.750 > 0.6");
+        assert_eq!(over.limit.miss_factor(0.75), 1.25);
         assert!(unknown.short().starts_with('?'));
     }
 }
