@@ -2,7 +2,7 @@
 //! one cache line between PE 0 and PE 1 over the shared mapping (in the job), `memcpy`
 //! bandwidth between page-aligned buffers (in the driver, while no PE runs), and the
 //! copies of an operation's data movement alone (in the job, beside the rows that carry
-//! a bandwidth target).
+//! a bandwidth target, timed as the job says: in batches alternating with the operation's).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -59,26 +59,28 @@ pub(crate) fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, S
     Ok(result)
 }
 
-/// The data movement of one call of `op` on `bytes` and nothing else, in µs per call,
-/// timed by the shared rule with `calls` calls per batch, all PEs copying at once: what
-/// any implementation of `op` that moves each byte once takes at least; its %memcpy is
-/// the ceiling of the operation's rows. `None` for an operation without such a floor.
+/// One call's copies of an operation, as [`copies_alone`] hands them to be timed.
+pub(crate) type Copies<'a> = dyn FnMut(&mut Pe) -> Result<(), ShmemError> + 'a;
+
+/// The data movement of one call of `op` on `bytes` and nothing else, timed by `time`
+/// (given this PE and the copies of one call, all PEs copying at once): what any
+/// implementation of `op` that moves each byte once takes at least; its %memcpy is the
+/// ceiling of the operation's rows. `None` for an operation without such a floor.
 /// Collective.
-pub(crate) fn copies_alone(
+pub(crate) fn copies_alone<T>(
     pe: &mut Pe,
-    timer: &Timer,
     op: Op,
     bytes: usize,
-    calls: usize,
-) -> Result<Option<f64>, ShmemError> {
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<Option<T>, ShmemError> {
     match op {
-        Op::Broadcast => broadcast_copy(pe, timer, bytes, calls).map(Some),
-        Op::Fcollect | Op::Collect => gather_copy(pe, timer, bytes, calls).map(Some),
-        Op::ReduceXorI64 => reduce_copy::<Xor, i64>(pe, timer, bytes, calls).map(Some),
-        Op::ReduceMaxI64 => reduce_copy::<Max, i64>(pe, timer, bytes, calls).map(Some),
-        Op::ReduceSumF64 => reduce_copy::<Sum, f64>(pe, timer, bytes, calls).map(Some),
-        Op::Put => point_copy(pe, timer, Direction::ToNext, bytes, calls).map(Some),
-        Op::Get => point_copy(pe, timer, Direction::FromNext, bytes, calls).map(Some),
+        Op::Broadcast => broadcast_copy(pe, bytes, time).map(Some),
+        Op::Fcollect | Op::Collect => gather_copy(pe, bytes, time).map(Some),
+        Op::ReduceXorI64 => reduce_copy::<Xor, i64, T>(pe, bytes, time).map(Some),
+        Op::ReduceMaxI64 => reduce_copy::<Max, i64, T>(pe, bytes, time).map(Some),
+        Op::ReduceSumF64 => reduce_copy::<Sum, f64, T>(pe, bytes, time).map(Some),
+        Op::Put => point_copy(pe, Direction::ToNext, bytes, time).map(Some),
+        Op::Get => point_copy(pe, Direction::FromNext, bytes, time).map(Some),
         _ => Ok(None),
     }
 }
@@ -86,7 +88,11 @@ pub(crate) fn copies_alone(
 /// The copies of an fcollect of `bytes` per PE: every PE copies, with `memcpy`, its own
 /// source and then every other PE's source (read over the shared mapping) into its
 /// blocks of its target, all PEs at once, with no synchronization between the copies.
-fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result<f64, ShmemError> {
+fn gather_copy<T>(
+    pe: &mut Pe,
+    bytes: usize,
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
     let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
@@ -97,7 +103,7 @@ fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result
         .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))
         .collect::<Result<Vec<_>, _>>()?;
     let target_ptr = target.remote_ptr(pe, me)?;
-    let copy_all = |_: &mut Pe| {
+    let mut copy_all = |_: &mut Pe| {
         for k in 0..npes {
             let from = (me + k) % npes;
             // SAFETY: every source holds `bytes` bytes and is not written while the
@@ -109,7 +115,7 @@ fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, copy_all);
+    let result = time(pe, &mut copy_all);
     pe.free(source)?;
     pe.free(target)?;
     result
@@ -118,12 +124,11 @@ fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result
 /// The copies of a broadcast of `bytes` from PE 0: every other PE copies, with `memcpy`,
 /// PE 0's source (read over the shared mapping) into its own target, all at once, with
 /// no synchronization; PE 0 copies nothing (its target is not written).
-fn broadcast_copy(
+fn broadcast_copy<T>(
     pe: &mut Pe,
-    timer: &Timer,
     bytes: usize,
-    calls: usize,
-) -> Result<f64, ShmemError> {
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let me = pe.my_pe();
     let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
     let target = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
@@ -131,7 +136,7 @@ fn broadcast_copy(
     pe.barrier_all()?;
     let from = source.remote_ptr(pe, 0)?.cast_const();
     let to = target.remote_ptr(pe, me)?;
-    let copy = |_: &mut Pe| {
+    let mut copy = |_: &mut Pe| {
         if me != 0 {
             // SAFETY: PE 0's source holds `bytes` bytes and is not written while the
             // measurement runs (filled before the barrier above); this PE's target holds
@@ -140,7 +145,7 @@ fn broadcast_copy(
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, copy);
+    let result = time(pe, &mut copy);
     pe.free(source)?;
     pe.free(target)?;
     result
@@ -160,12 +165,11 @@ const REDUCE_BLOCK_BYTES: usize = 4096;
 /// So that no PE reads memory another writes meanwhile, the second half reads the other
 /// PEs' chunks of their sources instead of their results: the same bytes move over the
 /// same mapping.
-fn reduce_copy<R: ReduceOp<E>, E: Pod + Default>(
+fn reduce_copy<R: ReduceOp<E>, E: Pod + Default, T>(
     pe: &mut Pe,
-    timer: &Timer,
     bytes: usize,
-    calls: usize,
-) -> Result<f64, ShmemError> {
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
     let size = std::mem::size_of::<E>();
@@ -183,7 +187,7 @@ fn reduce_copy<R: ReduceOp<E>, E: Pod + Default>(
     let per_block = REDUCE_BLOCK_BYTES / size;
     // `a` holds the running result, `acc` receives the next one, `b` the next source.
     let [mut acc, mut a, mut b] = std::array::from_fn(|_| vec![E::default(); per_block]);
-    let reduce_all = |_: &mut Pe| {
+    let mut reduce_all = |_: &mut Pe| {
         let mine = chunk(me);
         let mut at = mine.start;
         while at < mine.end {
@@ -217,7 +221,7 @@ fn reduce_copy<R: ReduceOp<E>, E: Pod + Default>(
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, reduce_all);
+    let result = time(pe, &mut reduce_all);
     pe.free(source)?;
     pe.free(target)?;
     result
@@ -235,19 +239,18 @@ enum Direction {
 /// The copy of a put or a get of `bytes`: every PE copies, with `memcpy`, between a
 /// private page-aligned buffer and the next PE's copy of a page-aligned symmetric buffer
 /// over the shared mapping, all PEs at once, with nothing else (no completion, no wake).
-fn point_copy(
+fn point_copy<T>(
     pe: &mut Pe,
-    timer: &Timer,
     direction: Direction,
     bytes: usize,
-    calls: usize,
-) -> Result<f64, ShmemError> {
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let next = (pe.my_pe() + 1) % pe.n_pes();
     let shared = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
     let mut private = PageBuffer::new(bytes);
     let remote = shared.remote_ptr(pe, next)?;
     let local = private.as_mut_ptr();
-    let copy = |_: &mut Pe| {
+    let mut copy = |_: &mut Pe| {
         // SAFETY: both buffers hold `bytes` bytes and do not overlap (one is this
         // process's private memory). While the measurement runs, the next PE's copy of
         // `shared` is accessed by this PE alone (each PE copies to or from its next PE's
@@ -261,7 +264,7 @@ fn point_copy(
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, copy);
+    let result = time(pe, &mut copy);
     drop(private);
     pe.free(shared)?;
     result

@@ -79,27 +79,94 @@ impl Timer {
         for _ in 0..warmup_for(n) {
             op(pe)?;
         }
-        let me = pe.my_pe();
         let mut per_call = Vec::with_capacity(BATCHES);
         for _ in 0..BATCHES {
-            pe.barrier_all()?;
-            let start = Instant::now();
-            for _ in 0..n {
-                op(pe)?;
-            }
-            let seconds = start.elapsed().as_secs_f64();
-            self.loop_seconds.p(pe, 0, me, seconds)?;
-            pe.barrier_all()?;
-            if me == 0 {
-                let slowest = self.loop_seconds.to_vec(pe).into_iter().fold(0.0, f64::max);
-                per_call.push(slowest * 1e6 / n as f64);
-            }
+            per_call.push(self.batch(pe, n, &mut op)?);
         }
-        Ok(if me == 0 {
-            median(&mut per_call)
-        } else {
-            f64::NAN
+        Ok(on_pe0(pe, || median(&mut per_call)))
+    }
+
+    /// `a` and `b` timed in [`PAIRS`] pairs of batches of `n` calls each (a batch as in
+    /// [`Timer::measure`]), the two batches of a pair back to back and in alternating
+    /// order (`a` first in even pairs), so that whatever else slows the machine meanwhile
+    /// slows both alike. Every PE must call this with the same `n`; the figures are
+    /// meaningful on PE 0 only (other PEs get NaN).
+    pub(crate) fn measure_pairs(
+        &self,
+        pe: &mut Pe,
+        n: usize,
+        mut a: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+        mut b: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+    ) -> Result<Paired, ShmemError> {
+        for _ in 0..warmup_for(n) {
+            a(pe)?;
+            b(pe)?;
+        }
+        let (mut a_us, mut b_us, mut b_per_a) = (Vec::new(), Vec::new(), Vec::new());
+        for pair in 0..PAIRS {
+            let (x, y) = if pair % 2 == 0 {
+                let x = self.batch(pe, n, &mut a)?;
+                (x, self.batch(pe, n, &mut b)?)
+            } else {
+                let y = self.batch(pe, n, &mut b)?;
+                (self.batch(pe, n, &mut a)?, y)
+            };
+            a_us.push(x);
+            b_us.push(y);
+            b_per_a.push(y / x);
+        }
+        Ok(Paired {
+            a_us: on_pe0(pe, || median(&mut a_us)),
+            b_us: on_pe0(pe, || median(&mut b_us)),
+            b_per_a: on_pe0(pe, || median(&mut b_per_a)),
         })
+    }
+
+    /// One batch: barrier, then `n` calls of `op` timed on every PE; µs per call of the
+    /// slowest PE on PE 0, NaN on the others.
+    fn batch(
+        &self,
+        pe: &mut Pe,
+        n: usize,
+        op: &mut impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+    ) -> Result<f64, ShmemError> {
+        let me = pe.my_pe();
+        pe.barrier_all()?;
+        let start = Instant::now();
+        for _ in 0..n {
+            op(pe)?;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        self.loop_seconds.p(pe, 0, me, seconds)?;
+        pe.barrier_all()?;
+        Ok(on_pe0(pe, || {
+            let slowest = self.loop_seconds.to_vec(pe).into_iter().fold(0.0, f64::max);
+            slowest * 1e6 / n as f64
+        }))
+    }
+}
+
+/// Pairs of batches of [`Timer::measure_pairs`].
+pub(crate) const PAIRS: usize = 41;
+
+/// Two operations timed in interleaved pairs of batches ([`Timer::measure_pairs`]), µs
+/// per call; NaN on PEs other than 0.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Paired {
+    /// The median over its batches of the first operation.
+    pub a_us: f64,
+    /// The same of the second.
+    pub b_us: f64,
+    /// The median over the pairs of the second's batch time / the first's.
+    pub b_per_a: f64,
+}
+
+/// `f()` on PE 0, NaN on the others.
+fn on_pe0(pe: &Pe, f: impl FnOnce() -> f64) -> f64 {
+    if pe.my_pe() == 0 {
+        f()
+    } else {
+        f64::NAN
     }
 }
 
