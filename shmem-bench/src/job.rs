@@ -78,8 +78,12 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
                         eprintln!(
                             "shmem-bench: copies alone             {bytes:>8} B {:>10.3} us \
                              (ours {:.3} us in the same {PAIRS} pairs of batches), \
-                             copies/ours {:.3} (median over the pairs)",
-                            paired.b_us, paired.a_us, paired.b_per_a
+                             copies/ours {:.3} (median over the pairs; quartiles {:.3}-{:.3})",
+                            paired.b_us,
+                            paired.a_us,
+                            paired.b_per_a,
+                            paired.b_per_a_quartiles[0],
+                            paired.b_per_a_quartiles[1]
                         );
                     }
                     samples.push(Sample::new(

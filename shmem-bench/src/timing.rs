@@ -119,6 +119,8 @@ impl Timer {
             a_us: on_pe0(pe, || median(&mut a_us)),
             b_us: on_pe0(pe, || median(&mut b_us)),
             b_per_a: on_pe0(pe, || median(&mut b_per_a)),
+            // Sorted by the median above.
+            b_per_a_quartiles: [1, 3].map(|q| on_pe0(pe, || b_per_a[q * (PAIRS - 1) / 4])),
         })
     }
 
@@ -159,6 +161,8 @@ pub(crate) struct Paired {
     pub b_us: f64,
     /// The median over the pairs of the second's batch time / the first's.
     pub b_per_a: f64,
+    /// The lower and upper quartiles of the same ratios.
+    pub b_per_a_quartiles: [f64; 2],
 }
 
 /// `f()` on PE 0, NaN on the others.
