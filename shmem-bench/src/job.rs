@@ -17,7 +17,7 @@ use crate::ops::Op;
 use crate::ours::Buffers;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Limit};
-use crate::timing::{iters_for_size, Timer, PAIRS};
+use crate::timing::{iters_for_size, Timer, PAIRS, PAIR_CALLS};
 
 /// Runs the job `kind` on this PE; PE 0 writes the samples to `results`.
 pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Result<(), String> {
@@ -70,14 +70,14 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
             samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
             if has_bandwidth_target(args.transport(), op, bytes, npes) {
                 let paired = floors::copies_alone(pe, op, bytes, |pe, copies| {
-                    timer.measure_pairs(pe, calls, |pe| message.run(op, pe), copies)
+                    timer.measure_pairs(pe, |pe| message.run(op, pe), copies)
                 })
                 .map_err(err)?;
                 if let Some(paired) = paired {
                     if me == 0 {
                         eprintln!(
                             "shmem-bench: copies alone             {bytes:>8} B {:>10.3} us \
-                             (ours {:.3} us in the same {PAIRS} pairs of batches), \
+                             (ours {:.3} us in the same {PAIRS} pairs of batches of {PAIR_CALLS} calls), \
                              copies/ours {:.3} (median over the pairs; quartiles {:.3}-{:.3})",
                             paired.b_us,
                             paired.a_us,

@@ -86,30 +86,31 @@ impl Timer {
         Ok(on_pe0(pe, || median(&mut per_call)))
     }
 
-    /// `a` and `b` timed in [`PAIRS`] pairs of batches of `n` calls each (a batch as in
-    /// [`Timer::measure`]), the two batches of a pair back to back and in alternating
-    /// order (`a` first in even pairs), so that whatever else slows the machine meanwhile
-    /// slows both alike. Every PE must call this with the same `n`; the figures are
-    /// meaningful on PE 0 only (other PEs get NaN).
+    /// `a` and `b` timed in [`PAIRS`] pairs of batches of [`PAIR_CALLS`] calls each (a
+    /// batch as in [`Timer::measure`], after one untimed call of the same operation so
+    /// that neither starts on caches the other left), the two batches of a pair back to
+    /// back and in alternating order (`a` first in even pairs): whatever else slows the
+    /// machine for a while slows both sides of a pair alike, and short batches leave most
+    /// pairs undisturbed by other processes' turns on the CPUs. Collective; the figures
+    /// are meaningful on PE 0 only (other PEs get NaN).
     pub(crate) fn measure_pairs(
         &self,
         pe: &mut Pe,
-        n: usize,
         mut a: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
         mut b: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
     ) -> Result<Paired, ShmemError> {
-        for _ in 0..warmup_for(n) {
-            a(pe)?;
-            b(pe)?;
-        }
+        let warm_batch = |pe: &mut Pe, op: &mut dyn FnMut(&mut Pe) -> _| {
+            op(pe)?;
+            self.batch(pe, PAIR_CALLS, op)
+        };
         let (mut a_us, mut b_us, mut b_per_a) = (Vec::new(), Vec::new(), Vec::new());
         for pair in 0..PAIRS {
             let (x, y) = if pair % 2 == 0 {
-                let x = self.batch(pe, n, &mut a)?;
-                (x, self.batch(pe, n, &mut b)?)
+                let x = warm_batch(pe, &mut a)?;
+                (x, warm_batch(pe, &mut b)?)
             } else {
-                let y = self.batch(pe, n, &mut b)?;
-                (self.batch(pe, n, &mut a)?, y)
+                let y = warm_batch(pe, &mut b)?;
+                (warm_batch(pe, &mut a)?, y)
             };
             a_us.push(x);
             b_us.push(y);
@@ -130,7 +131,7 @@ impl Timer {
         &self,
         pe: &mut Pe,
         n: usize,
-        op: &mut impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+        op: &mut (impl FnMut(&mut Pe) -> Result<(), ShmemError> + ?Sized),
     ) -> Result<f64, ShmemError> {
         let me = pe.my_pe();
         pe.barrier_all()?;
@@ -149,7 +150,9 @@ impl Timer {
 }
 
 /// Pairs of batches of [`Timer::measure_pairs`].
-pub(crate) const PAIRS: usize = 41;
+pub(crate) const PAIRS: usize = 101;
+/// Calls per batch of [`Timer::measure_pairs`]: at 256 KiB, 20–120 µs per batch.
+pub(crate) const PAIR_CALLS: usize = 16;
 
 /// Two operations timed in interleaved pairs of batches ([`Timer::measure_pairs`]), µs
 /// per call; NaN on PEs other than 0.
