@@ -69,7 +69,8 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
             }
             samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
             if has_bandwidth_target(args.transport(), op, bytes, npes) {
-                let paired = floors::copies_alone(pe, op, bytes, |pe, copies| {
+                let places = message.places(op, pe).map_err(err)?;
+                let paired = floors::copies_alone(pe, op, bytes, &places, |pe, copies| {
                     timer.measure_pairs(pe, |pe| message.run(op, pe), copies)
                 })
                 .map_err(err)?;
