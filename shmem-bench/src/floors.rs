@@ -2,7 +2,7 @@
 //! one cache line between PE 0 and PE 1 over the shared mapping (in the job), `memcpy`
 //! bandwidth between page-aligned buffers (in the driver, while no PE runs), and the
 //! copies of an operation's data movement alone (in the job, beside the rows that carry
-//! a bandwidth target).
+//! a bandwidth target, timed as the job says: in batches alternating with the operation's).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -10,7 +10,8 @@ use std::time::Instant;
 use shmem_typed::prelude::*;
 
 use crate::ops::Op;
-use crate::page_buffer::{PageBuffer, BUFFER_ALIGN};
+use crate::ours::Places;
+use crate::page_buffer::PageBuffer;
 use crate::timing::{self, Timer};
 
 /// Round trips per timed batch.
@@ -59,26 +60,31 @@ pub(crate) fn cache_line_round_trip(pe: &mut Pe, timer: &Timer) -> Result<f64, S
     Ok(result)
 }
 
-/// The data movement of one call of `op` on `bytes` and nothing else, in µs per call,
-/// timed by the shared rule with `calls` calls per batch, all PEs copying at once: what
-/// any implementation of `op` that moves each byte once takes at least; its %memcpy is
-/// the ceiling of the operation's rows. `None` for an operation without such a floor.
-/// Collective.
-pub(crate) fn copies_alone(
+/// One call's copies of an operation, as [`copies_alone`] hands them to be timed.
+pub(crate) type Copies<'a> = dyn FnMut(&mut Pe) -> Result<(), ShmemError> + 'a;
+
+/// The data movement of one call of `op` on `bytes` and nothing else, between the
+/// operation's own buffers `at` (the same bytes at the same addresses), timed by `time`
+/// (given this PE and the copies of one call, all PEs copying at once): what any
+/// implementation of `op` that moves each byte once takes at least; its %memcpy is the
+/// ceiling of the operation's rows. `None` for an operation without such a floor.
+/// Collective. The caller keeps the operation's calls and the copies apart (`time`
+/// separates their batches with barriers) and does not write the sources meanwhile.
+pub(crate) fn copies_alone<T>(
     pe: &mut Pe,
-    timer: &Timer,
     op: Op,
     bytes: usize,
-    calls: usize,
-) -> Result<Option<f64>, ShmemError> {
+    at: &Places,
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<Option<T>, ShmemError> {
     match op {
-        Op::Broadcast => broadcast_copy(pe, timer, bytes, calls).map(Some),
-        Op::Fcollect | Op::Collect => gather_copy(pe, timer, bytes, calls).map(Some),
-        Op::ReduceXorI64 => reduce_copy::<Xor, i64>(pe, timer, bytes, calls).map(Some),
-        Op::ReduceMaxI64 => reduce_copy::<Max, i64>(pe, timer, bytes, calls).map(Some),
-        Op::ReduceSumF64 => reduce_copy::<Sum, f64>(pe, timer, bytes, calls).map(Some),
-        Op::Put => point_copy(pe, timer, Direction::ToNext, bytes, calls).map(Some),
-        Op::Get => point_copy(pe, timer, Direction::FromNext, bytes, calls).map(Some),
+        Op::Broadcast => broadcast_copy(pe, bytes, at, time).map(Some),
+        Op::Fcollect | Op::Collect => gather_copy(pe, bytes, at, time).map(Some),
+        Op::ReduceXorI64 => reduce_copy::<Xor, i64, T>(pe, bytes, at, time).map(Some),
+        Op::ReduceMaxI64 => reduce_copy::<Max, i64, T>(pe, bytes, at, time).map(Some),
+        Op::ReduceSumF64 => reduce_copy::<Sum, f64, T>(pe, bytes, at, time).map(Some),
+        Op::Put => point_copy(pe, Direction::ToNext, bytes, at, time).map(Some),
+        Op::Get => point_copy(pe, Direction::FromNext, bytes, at, time).map(Some),
         _ => Ok(None),
     }
 }
@@ -86,64 +92,51 @@ pub(crate) fn copies_alone(
 /// The copies of an fcollect of `bytes` per PE: every PE copies, with `memcpy`, its own
 /// source and then every other PE's source (read over the shared mapping) into its
 /// blocks of its target, all PEs at once, with no synchronization between the copies.
-fn gather_copy(pe: &mut Pe, timer: &Timer, bytes: usize, calls: usize) -> Result<f64, ShmemError> {
+fn gather_copy<T>(
+    pe: &mut Pe,
+    bytes: usize,
+    at: &Places,
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
-    let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
-    let target = pe.alloc_slice_aligned::<u8>(bytes * npes, BUFFER_ALIGN)?;
-    source.write_local(pe, &vec![me as u8; bytes])?;
-    pe.barrier_all()?;
-    let sources = (0..npes)
-        .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let target_ptr = target.remote_ptr(pe, me)?;
-    let copy_all = |_: &mut Pe| {
+    let target = at.targets[me];
+    let mut copy_all = |_: &mut Pe| {
         for k in 0..npes {
             let from = (me + k) % npes;
             // SAFETY: every source holds `bytes` bytes and is not written while the
-            // measurement runs (filled before the barrier above); block `from` of this
-            // PE's target holds `bytes` bytes, and only this PE accesses its target.
+            // copies run (the caller's contract); block `from` of this PE's target
+            // holds `bytes` bytes, and only this PE accesses its target meanwhile.
             unsafe {
-                std::ptr::copy_nonoverlapping(sources[from], target_ptr.add(from * bytes), bytes)
+                std::ptr::copy_nonoverlapping(at.sources[from], target.add(from * bytes), bytes)
             };
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, copy_all);
-    pe.free(source)?;
-    pe.free(target)?;
-    result
+    time(pe, &mut copy_all)
 }
 
 /// The copies of a broadcast of `bytes` from PE 0: every other PE copies, with `memcpy`,
 /// PE 0's source (read over the shared mapping) into its own target, all at once, with
 /// no synchronization; PE 0 copies nothing (its target is not written).
-fn broadcast_copy(
+fn broadcast_copy<T>(
     pe: &mut Pe,
-    timer: &Timer,
     bytes: usize,
-    calls: usize,
-) -> Result<f64, ShmemError> {
+    at: &Places,
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let me = pe.my_pe();
-    let source = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
-    let target = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
-    source.write_local(pe, &vec![me as u8; bytes])?;
-    pe.barrier_all()?;
-    let from = source.remote_ptr(pe, 0)?.cast_const();
-    let to = target.remote_ptr(pe, me)?;
-    let copy = |_: &mut Pe| {
+    let (from, to) = (at.sources[0], at.targets[me]);
+    let mut copy = |_: &mut Pe| {
         if me != 0 {
             // SAFETY: PE 0's source holds `bytes` bytes and is not written while the
-            // measurement runs (filled before the barrier above); this PE's target holds
-            // `bytes` bytes and only this PE accesses it.
+            // copies run (the caller's contract); this PE's target holds `bytes` bytes
+            // and only this PE accesses it meanwhile.
             unsafe { std::ptr::copy_nonoverlapping(from, to, bytes) };
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, copy);
-    pe.free(source)?;
-    pe.free(target)?;
-    result
+    time(pe, &mut copy)
 }
 
 /// Bytes per block of [`reduce_copy`]: the runtime's reduction block (L1-sized).
@@ -160,38 +153,33 @@ const REDUCE_BLOCK_BYTES: usize = 4096;
 /// So that no PE reads memory another writes meanwhile, the second half reads the other
 /// PEs' chunks of their sources instead of their results: the same bytes move over the
 /// same mapping.
-fn reduce_copy<R: ReduceOp<E>, E: Pod + Default>(
+fn reduce_copy<R: ReduceOp<E>, E: Pod + Default, T>(
     pe: &mut Pe,
-    timer: &Timer,
     bytes: usize,
-    calls: usize,
-) -> Result<f64, ShmemError> {
+    at: &Places,
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
     let size = std::mem::size_of::<E>();
     let n = bytes / size;
-    let source = pe.alloc_slice_aligned::<E>(n, BUFFER_ALIGN)?;
-    let target = pe.alloc_slice_aligned::<E>(n, BUFFER_ALIGN)?;
-    source.write_local(pe, &vec![E::default(); n])?;
-    pe.barrier_all()?;
-    let sources = (0..npes)
-        .map(|p| source.remote_ptr(pe, p).map(|ptr| ptr.cast_const()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let out_ptr = target.remote_ptr(pe, me)?;
+    let sources: Vec<*const E> = at.sources.iter().map(|p| p.cast::<E>()).collect();
+    let out_ptr = at.targets[me].cast::<E>();
     let per = n.div_ceil(npes);
     let chunk = |p: usize| (p * per).min(n)..((p + 1) * per).min(n);
     let per_block = REDUCE_BLOCK_BYTES / size;
     // `a` holds the running result, `acc` receives the next one, `b` the next source.
     let [mut acc, mut a, mut b] = std::array::from_fn(|_| vec![E::default(); per_block]);
-    let reduce_all = |_: &mut Pe| {
+    let mut reduce_all = |_: &mut Pe| {
         let mine = chunk(me);
         let mut at = mine.start;
         while at < mine.end {
             let k = per_block.min(mine.end - at);
-            // SAFETY: every source holds `n` elements and is not written while the
-            // measurement runs (filled before the barrier above); this PE's target holds
-            // `n` elements and is accessed by this PE alone; `at + k <= n`; the private
-            // blocks hold `per_block >= k` elements.
+            // SAFETY: every source holds `n` elements, aligned for `E` (page-aligned
+            // buffers), and is not written while the copies run (the caller's
+            // contract); this PE's target holds `n` elements and is accessed by this PE
+            // alone meanwhile; `at + k <= n`; the private blocks hold `per_block >= k`
+            // elements.
             unsafe {
                 std::ptr::copy_nonoverlapping(sources[0].add(at), a.as_mut_ptr(), k);
                 for src in &sources[1..] {
@@ -217,53 +205,49 @@ fn reduce_copy<R: ReduceOp<E>, E: Pod + Default>(
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, reduce_all);
-    pe.free(source)?;
-    pe.free(target)?;
-    result
+    time(pe, &mut reduce_all)
 }
 
 /// Which way a point-to-point copy goes.
 #[derive(Debug, Clone, Copy)]
 enum Direction {
-    /// From a private buffer into the next PE's symmetric buffer (a put).
+    /// From a private buffer into the next PE's symmetric target (a put).
     ToNext,
-    /// From the next PE's symmetric buffer into a private buffer (a get).
+    /// From the next PE's symmetric source into a private buffer (a get).
     FromNext,
 }
 
 /// The copy of a put or a get of `bytes`: every PE copies, with `memcpy`, between a
-/// private page-aligned buffer and the next PE's copy of a page-aligned symmetric buffer
-/// over the shared mapping, all PEs at once, with nothing else (no completion, no wake).
-fn point_copy(
+/// private page-aligned buffer and the next PE's copy of the operation's target (put) or
+/// source (get) over the shared mapping, all PEs at once, with nothing else (no
+/// completion, no wake).
+fn point_copy<T>(
     pe: &mut Pe,
-    timer: &Timer,
     direction: Direction,
     bytes: usize,
-    calls: usize,
-) -> Result<f64, ShmemError> {
+    at: &Places,
+    time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
+) -> Result<T, ShmemError> {
     let next = (pe.my_pe() + 1) % pe.n_pes();
-    let shared = pe.alloc_slice_aligned::<u8>(bytes, BUFFER_ALIGN)?;
     let mut private = PageBuffer::new(bytes);
-    let remote = shared.remote_ptr(pe, next)?;
     let local = private.as_mut_ptr();
-    let copy = |_: &mut Pe| {
+    let mut copy = |_: &mut Pe| {
         // SAFETY: both buffers hold `bytes` bytes and do not overlap (one is this
-        // process's private memory). While the measurement runs, the next PE's copy of
-        // `shared` is accessed by this PE alone (each PE copies to or from its next PE's
-        // copy only), and `private` is this PE's; `shared` is freed after the
-        // measurement.
+        // process's private memory). While the copies run, the next PE's target is
+        // written by this PE alone (each PE copies to its next PE's only), its source
+        // is not written (the caller's contract), and `private` is this PE's.
         unsafe {
             match direction {
-                Direction::ToNext => std::ptr::copy_nonoverlapping(local, remote, bytes),
-                Direction::FromNext => std::ptr::copy_nonoverlapping(remote, local, bytes),
+                Direction::ToNext => std::ptr::copy_nonoverlapping(local, at.targets[next], bytes),
+                Direction::FromNext => {
+                    std::ptr::copy_nonoverlapping(at.sources[next], local, bytes)
+                }
             }
         }
         Ok(())
     };
-    let result = timer.measure(pe, calls, copy);
+    let result = time(pe, &mut copy);
     drop(private);
-    pe.free(shared)?;
     result
 }
 

@@ -1,9 +1,10 @@
 //! The jobs of the benchmark: what every PE runs. The floor job (2 PEs, nothing else
 //! running) measures the cache-line round trip; the operations job measures each
 //! selected operation at each of its sizes (one checked call, then the timed batches)
-//! and, next to a row with a bandwidth target, the same copies without the operation
-//! (fcollect, put, get). PE 0 writes the figures as `impl,op,bytes,npes,usec` lines (the
-//! C baselines' format) to the file the driver named.
+//! and, next to a row with a bandwidth target, the same copies without the operation,
+//! timed in batches that alternate with batches of the operation (see
+//! [`Timer::measure_pairs`]). PE 0 writes the figures as `impl,op,bytes,npes,usec` lines
+//! (the C baselines' format) to the file the driver named.
 
 use std::io::Write;
 use std::path::Path;
@@ -16,7 +17,7 @@ use crate::ops::Op;
 use crate::ours::Buffers;
 use crate::results::{Impl, Sample, RTT_OP};
 use crate::targets::{self, Limit};
-use crate::timing::{iters_for_size, Timer};
+use crate::timing::{iters_for_size, Timer, PAIRS, PAIR_CALLS};
 
 /// Runs the job `kind` on this PE; PE 0 writes the samples to `results`.
 pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Result<(), String> {
@@ -68,14 +69,39 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
             }
             samples.push(Sample::new(Impl::Ours, op.name(), bytes, npes, usec));
             if has_bandwidth_target(args.transport(), op, bytes, npes) {
-                let floor = floors::copies_alone(pe, timer, op, bytes, calls).map_err(err)?;
-                if let Some(floor) = floor {
+                let places = message.places(op, pe).map_err(err)?;
+                let paired = floors::copies_alone(pe, op, bytes, &places, |pe, copies| {
+                    timer.measure_pairs(pe, |pe| message.run(op, pe), copies)
+                })
+                .map_err(err)?;
+                if let Some(paired) = paired {
                     if me == 0 {
                         eprintln!(
-                            "shmem-bench: copies alone             {bytes:>8} B {floor:>10.3} us"
+                            "shmem-bench: copies alone             {bytes:>8} B {:>10.3} us \
+                             (ours {:.3} us in the same {PAIRS} pairs of batches of {PAIR_CALLS} calls), \
+                             copies/ours {:.3} (median over the pairs; quartiles {:.3}-{:.3})",
+                            paired.b_us,
+                            paired.a_us,
+                            paired.b_per_a,
+                            paired.b_per_a_quartiles[0],
+                            paired.b_per_a_quartiles[1]
                         );
                     }
-                    samples.push(Sample::new(Impl::Floor, op.name(), bytes, npes, floor));
+                    samples.push(Sample::new(
+                        Impl::Floor,
+                        op.name(),
+                        bytes,
+                        npes,
+                        paired.b_us,
+                    ));
+                    let ratio = paired.b_per_a;
+                    samples.push(Sample::new(
+                        Impl::CopiesPerOurs,
+                        op.name(),
+                        bytes,
+                        npes,
+                        ratio,
+                    ));
                 }
             }
         }

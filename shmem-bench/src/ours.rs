@@ -226,7 +226,39 @@ pub(crate) struct Message<'a> {
     fetched: i64,
 }
 
+/// Every PE's copy of the symmetric source and target of one row's operation, as
+/// addresses over the shared mapping (PE order), for the row's copies alone to move the
+/// same bytes between the same places (see [`crate::floors::copies_alone`]).
+pub(crate) struct Places {
+    /// The source: for a put, none of it is read (its source is private).
+    pub sources: Vec<*const u8>,
+    /// The target: for a get, none of it is written (its target is private).
+    pub targets: Vec<*mut u8>,
+}
+
+/// Every PE's copy of `range`, as byte addresses.
+fn on_every_pe<T: Pod>(pe: &Pe, range: &SymRange<'_, T>) -> Result<Vec<*mut u8>, ShmemError> {
+    (0..pe.n_pes())
+        .map(|p| range.remote_ptr(pe, p).map(|ptr| ptr.cast::<u8>()))
+        .collect()
+}
+
 impl Message<'_> {
+    /// The symmetric buffers one call of `op` reads and writes (see [`Places`]).
+    pub(crate) fn places(&self, op: Op, pe: &Pe) -> Result<Places, ShmemError> {
+        let (sources, targets) = match op {
+            Op::Fcollect | Op::Collect => {
+                (on_every_pe(pe, &self.src)?, on_every_pe(pe, &self.dst_all)?)
+            }
+            Op::ReduceSumF64 => (on_every_pe(pe, &self.fsrc)?, on_every_pe(pe, &self.fdst)?),
+            _ => (on_every_pe(pe, &self.src)?, on_every_pe(pe, &self.dst)?),
+        };
+        Ok(Places {
+            sources: sources.into_iter().map(<*mut u8>::cast_const).collect(),
+            targets,
+        })
+    }
+
     /// One call of `op` on this message: a collective over the world set (broadcast
     /// root: PE 0), or a point-to-point call to the next PE.
     #[inline]

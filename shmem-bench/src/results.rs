@@ -13,6 +13,10 @@ pub(crate) enum Impl {
     /// A floor: of the machine (the cache-line round trip, [`RTT_OP`]), or of an
     /// operation, under its name (its copies alone, [`crate::floors::copies_alone`]).
     Floor,
+    /// The copies alone of an operation per call of it, both timed in alternating
+    /// batches ([`crate::timing::Timer::measure_pairs`]): the median of the pairs' ratios.
+    /// Its figure is that ratio, not µs.
+    CopiesPerOurs,
 }
 
 impl Impl {
@@ -23,13 +27,20 @@ impl Impl {
             Impl::Oshmem => "oshmem",
             Impl::Mpi => "mpi",
             Impl::Floor => "floor",
+            Impl::CopiesPerOurs => "copies_per_ours",
         }
     }
 
     fn from_name(name: &str) -> Option<Impl> {
-        [Impl::Ours, Impl::Oshmem, Impl::Mpi, Impl::Floor]
-            .into_iter()
-            .find(|i| i.name() == name)
+        [
+            Impl::Ours,
+            Impl::Oshmem,
+            Impl::Mpi,
+            Impl::Floor,
+            Impl::CopiesPerOurs,
+        ]
+        .into_iter()
+        .find(|i| i.name() == name)
     }
 }
 
@@ -47,7 +58,7 @@ pub(crate) struct Sample {
     pub bytes: usize,
     /// PEs (ranks) of the run.
     pub npes: usize,
-    /// Microseconds per call.
+    /// Microseconds per call (for [`Impl::CopiesPerOurs`], the ratio).
     pub usec: f64,
 }
 

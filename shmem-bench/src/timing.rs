@@ -79,27 +79,101 @@ impl Timer {
         for _ in 0..warmup_for(n) {
             op(pe)?;
         }
-        let me = pe.my_pe();
         let mut per_call = Vec::with_capacity(BATCHES);
         for _ in 0..BATCHES {
-            pe.barrier_all()?;
-            let start = Instant::now();
-            for _ in 0..n {
-                op(pe)?;
-            }
-            let seconds = start.elapsed().as_secs_f64();
-            self.loop_seconds.p(pe, 0, me, seconds)?;
-            pe.barrier_all()?;
-            if me == 0 {
-                let slowest = self.loop_seconds.to_vec(pe).into_iter().fold(0.0, f64::max);
-                per_call.push(slowest * 1e6 / n as f64);
-            }
+            per_call.push(self.batch(pe, n, &mut op)?);
         }
-        Ok(if me == 0 {
-            median(&mut per_call)
-        } else {
-            f64::NAN
+        Ok(on_pe0(pe, || median(&mut per_call)))
+    }
+
+    /// `a` and `b` timed in [`PAIRS`] pairs of batches of [`PAIR_CALLS`] calls each (a
+    /// batch as in [`Timer::measure`], after one untimed call of the same operation so
+    /// that neither starts on caches the other left), the two batches of a pair back to
+    /// back and in alternating order (`a` first in even pairs): whatever else slows the
+    /// machine for a while slows both sides of a pair alike, and short batches leave most
+    /// pairs undisturbed by other processes' turns on the CPUs. Collective; the figures
+    /// are meaningful on PE 0 only (other PEs get NaN).
+    pub(crate) fn measure_pairs(
+        &self,
+        pe: &mut Pe,
+        mut a: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+        mut b: impl FnMut(&mut Pe) -> Result<(), ShmemError>,
+    ) -> Result<Paired, ShmemError> {
+        let warm_batch = |pe: &mut Pe, op: &mut dyn FnMut(&mut Pe) -> _| {
+            op(pe)?;
+            self.batch(pe, PAIR_CALLS, op)
+        };
+        let (mut a_us, mut b_us, mut b_per_a) = (Vec::new(), Vec::new(), Vec::new());
+        for pair in 0..PAIRS {
+            let (x, y) = if pair % 2 == 0 {
+                let x = warm_batch(pe, &mut a)?;
+                (x, warm_batch(pe, &mut b)?)
+            } else {
+                let y = warm_batch(pe, &mut b)?;
+                (warm_batch(pe, &mut a)?, y)
+            };
+            a_us.push(x);
+            b_us.push(y);
+            b_per_a.push(y / x);
+        }
+        Ok(Paired {
+            a_us: on_pe0(pe, || median(&mut a_us)),
+            b_us: on_pe0(pe, || median(&mut b_us)),
+            b_per_a: on_pe0(pe, || median(&mut b_per_a)),
+            // Sorted by the median above.
+            b_per_a_quartiles: [1, 3].map(|q| on_pe0(pe, || b_per_a[q * (PAIRS - 1) / 4])),
         })
+    }
+
+    /// One batch: barrier, then `n` calls of `op` timed on every PE; µs per call of the
+    /// slowest PE on PE 0, NaN on the others.
+    fn batch(
+        &self,
+        pe: &mut Pe,
+        n: usize,
+        op: &mut (impl FnMut(&mut Pe) -> Result<(), ShmemError> + ?Sized),
+    ) -> Result<f64, ShmemError> {
+        let me = pe.my_pe();
+        pe.barrier_all()?;
+        let start = Instant::now();
+        for _ in 0..n {
+            op(pe)?;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        self.loop_seconds.p(pe, 0, me, seconds)?;
+        pe.barrier_all()?;
+        Ok(on_pe0(pe, || {
+            let slowest = self.loop_seconds.to_vec(pe).into_iter().fold(0.0, f64::max);
+            slowest * 1e6 / n as f64
+        }))
+    }
+}
+
+/// Pairs of batches of [`Timer::measure_pairs`].
+pub(crate) const PAIRS: usize = 101;
+/// Calls per batch of [`Timer::measure_pairs`]: at 256 KiB, 20–120 µs per batch.
+pub(crate) const PAIR_CALLS: usize = 16;
+
+/// Two operations timed in interleaved pairs of batches ([`Timer::measure_pairs`]), µs
+/// per call; NaN on PEs other than 0.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Paired {
+    /// The median over its batches of the first operation.
+    pub a_us: f64,
+    /// The same of the second.
+    pub b_us: f64,
+    /// The median over the pairs of the second's batch time / the first's.
+    pub b_per_a: f64,
+    /// The lower and upper quartiles of the same ratios.
+    pub b_per_a_quartiles: [f64; 2],
+}
+
+/// `f()` on PE 0, NaN on the others.
+fn on_pe0(pe: &Pe, f: impl FnOnce() -> f64) -> f64 {
+    if pe.my_pe() == 0 {
+        f()
+    } else {
+        f64::NAN
     }
 }
 

@@ -100,6 +100,44 @@ fn a_short_run_checks_and_reports_every_requested_row() {
     }
 }
 
+#[test]
+fn rows_with_a_copies_floor_report_the_paired_ratio() {
+    let (run, csv) = run_bench(
+        &[
+            "-n",
+            "2",
+            "--min",
+            "256K",
+            "--max",
+            "256K",
+            "--iters",
+            "20",
+            "--no-baseline",
+            "--ops",
+            "fcollect,put,put_signal",
+        ],
+        "bench-2pe.csv",
+    );
+    let csv = succeeded(&run, csv);
+    // op, bytes, …, expected_lines (16), copies_per_ours (17): the rows with the target
+    // (not put_signal) carry the median ratio of the paired batches.
+    let rows = cells(&csv, 18);
+    let ratios: Vec<(&str, bool)> = rows
+        .iter()
+        .map(|c| (c[0], c[17].parse::<f64>().is_ok_and(|r| r > 0.0)))
+        .collect();
+    assert_eq!(
+        ratios,
+        [("fcollect", true), ("put", true), ("put_signal", false)],
+        "{csv}"
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("copies/ours") && stderr.contains("pairs of batches"),
+        "{stderr}"
+    );
+}
+
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn mpi_mode_asks_for_the_mpi_build() {
