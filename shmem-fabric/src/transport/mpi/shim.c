@@ -576,6 +576,120 @@ int shmem_mpi_allgatherv(int handle, const void *send, int len, void *recv, cons
     return MPI_Allgatherv(send, len, MPI_BYTE, recv, counts, displs, MPI_BYTE, comm);
 }
 
+/* Tag of the messages of shmem_mpi_allgather_runs. */
+#define RUNS_TAG 2929
+
+/* Sends this member's run [*lo, *hi) of `recv` to `peer` (if `give`) and receives the
+ * peer's run, adjacent to it (after it if `after`, else before), widening [*lo, *hi) to
+ * the union.
+ * The peer's length comes with its message (MPI_Mprobe), so no member needs the others'
+ * counts. A run that would leave [0, total) (a member that disagrees on the counts) is
+ * received into scratch memory and refused with MPI_ERR_TRUNCATE. */
+static int swap_runs(MPI_Comm comm, int peer, int give, int after, char *recv, int *lo,
+                     int *hi, int total) {
+    MPI_Request sent = MPI_REQUEST_NULL;
+    MPI_Message msg;
+    MPI_Status status;
+    int n = 0;
+    int rc = give ? MPI_Isend(recv + *lo, *hi - *lo, MPI_BYTE, peer, RUNS_TAG, comm, &sent)
+                  : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Mprobe(peer, RUNS_TAG, comm, &msg, &status);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Get_count(&status, MPI_BYTE, &n);
+    }
+    if (rc == MPI_SUCCESS) {
+        int fits = after ? n <= total - *hi : n <= *lo;
+        char *scratch = fits ? NULL : malloc(n > 0 ? (size_t)n : 1);
+        char *into = fits ? recv + (after ? *hi : *lo - n) : scratch;
+        rc = into ? MPI_Mrecv(into, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) : MPI_ERR_NO_MEM;
+        free(scratch);
+        if (rc == MPI_SUCCESS && !fits) {
+            rc = MPI_ERR_TRUNCATE;
+        }
+    }
+    int waited = MPI_Wait(&sent, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (after) {
+        *hi += n;
+    } else {
+        *lo -= n;
+    }
+    return waited;
+}
+
+/* This member's `len` bytes at `send` to its place in every member's `recv`, after every
+ * earlier member's, `total` bytes in all (the members' sum, the same on every member,
+ * at most INT_MAX). Its place comes from an exclusive scan of the lengths; the runs then
+ * double: in round k each member swaps the run it holds (its aligned group of 2^k
+ * members') with the adjacent group's partner. On a set of p + r members (p a power
+ * of two, r < p) the first 2r pair up first, the odd one giving its run to the even one
+ * and receiving the whole result at the end. ⌊log2 n⌋ (+ 2) rounds and the scan's;
+ * every message is one run, whose length travels as the message's own. */
+int shmem_mpi_allgather_runs(int handle, const void *send, int len, void *recv, int total) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    char *out = recv;
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    long long mine = len, before = 0;
+    int rc = MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (rank == 0) {
+        before = 0; /* MPI leaves rank 0's result undefined */
+    }
+    if (len < 0 || before < 0 || before > (long long)total - len) {
+        return MPI_ERR_COUNT;
+    }
+    int lo = (int)before, hi = (int)before + len;
+    if (len > 0) {
+        memcpy(out + lo, send, (size_t)len);
+    }
+    int p = 1;
+    while (p <= size / 2) {
+        p *= 2;
+    }
+    int r = size - p;
+    int vrank = rank - r;
+    if (rank < 2 * r) {
+        if (rank % 2 == 1) {
+            rc = MPI_Send(out + lo, len, MPI_BYTE, rank - 1, RUNS_TAG, comm);
+            MPI_Status status;
+            int n = 0;
+            if (rc == MPI_SUCCESS) {
+                rc = MPI_Recv(out, total, MPI_BYTE, rank - 1, RUNS_TAG, comm, &status);
+            }
+            if (rc == MPI_SUCCESS) {
+                rc = MPI_Get_count(&status, MPI_BYTE, &n);
+            }
+            return rc == MPI_SUCCESS && n != total ? MPI_ERR_COUNT : rc;
+        }
+        rc = swap_runs(comm, rank + 1, 0, 1, out, &lo, &hi, total);
+        vrank = rank / 2;
+    }
+    for (int mask = 1; rc == MPI_SUCCESS && mask < p; mask <<= 1) {
+        int vpeer = vrank ^ mask;
+        int peer = vpeer < r ? 2 * vpeer : vpeer + r;
+        rc = swap_runs(comm, peer, 1, vpeer > vrank, out, &lo, &hi, total);
+    }
+    if (rc == MPI_SUCCESS && (lo != 0 || hi != total)) {
+        rc = MPI_ERR_COUNT;
+    }
+    if (rank < 2 * r) {
+        /* The odd partner waits for the whole: it gets it, or an empty run on failure. */
+        int sent = MPI_Send(out, rc == MPI_SUCCESS ? total : 0, MPI_BYTE, rank + 1, RUNS_TAG,
+                            comm);
+        rc = rc == MPI_SUCCESS ? sent : rc;
+    }
+    return rc;
+}
+
 /* A reduction operator applied by `fn` to elements of `bytes` bytes (a contiguous
  * datatype, so that MPI never splits an element): `*op` and `*type` receive the Fortran
  * handles of the operator (commutative if `commute`) and of the datatype. */
