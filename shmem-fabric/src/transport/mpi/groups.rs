@@ -1,7 +1,7 @@
 //! MPI's collectives as the network's group-collectives capability: a communicator per
 //! group (`MPI_Comm_create_group`, the world's own for the whole world in order), and
-//! `MPI_Iallgather`, `MPI_Allgather(v)`, collect's runs (`MPI_Exscan` and point-to-point
-//! rounds), `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
+//! `MPI_Iallgather`, `MPI_Allgather(v)`, collect's runs (point-to-point rounds:
+//! an exclusive scan, then runs of the target), `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
 //! `MPI_Op` over a contiguous datatype of one element) and
 //! `MPI_Alltoall` (vector datatypes for strided blocks) on it.
 
@@ -177,7 +177,7 @@ impl GroupCollectives for MpiNet {
             unsafe {
                 ffi::shmem_mpi_allgather_runs(handle(comm), send.cast(), len, recv.cast(), total)
             },
-            "MPI_Exscan and runs",
+            "collect's runs (MPI_Sendrecv, MPI_Mprobe)",
         )
     }
 
