@@ -24,6 +24,10 @@ pub(crate) const AGREE_INLINE: f64 = 1024.0;
 /// Sets up to this many members agree by an allgather (`AGREE_GATHER_MAX`).
 pub(crate) const AGREE_GATHER_MAX: f64 = 8.0;
 
+/// Collects on sets that agree by an allreduce and have up to this many members gather
+/// every member's count; larger ones place by runs (`COLLECT_COUNTS_MAX`).
+pub(crate) const COLLECT_COUNTS_MAX: f64 = 16.0;
+
 /// A reduce-scatter in member order handles at most this many bytes at once
 /// (`ORDERED_PIECE_BYTES`).
 const ORDERED_PIECE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
@@ -440,16 +444,8 @@ impl Coll {
             Coll::Fcollect => one + mpi::allgather(p, n, m),
             Coll::Collect if gathered && m <= AGREE_INLINE => Cost::default(),
             Coll::Collect if gathered => one + mpi::allgather(p, n, m),
-            Coll::Collect => {
-                let inline = collect_inline(n);
-                let counts = one
-                    + mpi::iallgather(&p.waited(), n, 8.0 + inline).with_mem(n * (24.0 + inline));
-                if m <= inline {
-                    counts
-                } else {
-                    counts + one + mpi::allgather(p, n, m)
-                }
-            }
+            Coll::Collect if n > COLLECT_COUNTS_MAX => one + collect_runs(p, n, m),
+            Coll::Collect => collect_counts(p, n, m),
             Coll::ReduceInt if m <= AGREE_INLINE => Cost::default(),
             Coll::ReduceInt => one + mpi::allreduce(p, n, m),
             Coll::ReduceFloat if gathered && m <= AGREE_INLINE => Cost::default(),
@@ -484,6 +480,57 @@ pub(crate) fn agreement(p: &Params, n: f64) -> Cost {
 pub(crate) fn collect_inline(n: f64) -> f64 {
     let bytes = (8192.0 / n.max(1.0)).floor().clamp(64.0, 1024.0) as u64;
     (bytes & !7) as f64
+}
+
+/// A collect of `m` bytes per member by its count exchange (sets of 9 to
+/// `COLLECT_COUNTS_MAX` members): an `MPI_Iallgather` of every member's count with
+/// [`collect_inline`] bytes of its data, then, unless every member's fit, an
+/// `MPI_Allgatherv` driven by the counts.
+pub(crate) fn collect_counts(p: &Params, n: f64, m: f64) -> Cost {
+    let inline = collect_inline(n);
+    let one = p.calls(1.0);
+    let counts = one + mpi::iallgather(&p.waited(), n, 8.0 + inline).with_mem(n * (24.0 + inline));
+    if m <= inline {
+        counts
+    } else {
+        counts + one + mpi::allgather(p, n, m)
+    }
+}
+
+/// A collect of `m` bytes per member by runs (`allgather_runs` in the MPI shim): an
+/// exclusive scan of the lengths by recursive doubling (⌈log₂ n⌉ rounds of 8 bytes),
+/// then ⌊log₂ n⌋ rounds in which each member swaps the run it holds (doubling: m, 2m,
+/// 4m, … on a power of two) with a partner; on a non-power of two the first 2r members are twin pairs that
+/// swap their parts first (a round of m), the even twin sending each run it receives on
+/// to the odd one as it arrives (the last of them a round behind). No member holds the
+/// others' counts: O(log n) bytes beyond the data, nothing beyond the target.
+pub(crate) fn collect_runs(p: &Params, n: f64, m: f64) -> Cost {
+    if n < 2.0 {
+        return Cost::default();
+    }
+    let scan = lg(n) * p.round(n, 8.0);
+    let pow = 2f64.powi(n.log2().floor() as i32);
+    let twins = pow < n;
+    let mut data = 0.0;
+    // A virtual member holds n / pow members' parts on average.
+    let mut run = m * n / pow;
+    if twins {
+        data += p.round(n, m);
+    }
+    let mut held = pow;
+    while held > 1.0 {
+        data += p.round(n, run);
+        run *= 2.0;
+        held /= 2.0;
+    }
+    if twins && pow > 1.0 {
+        data += p.round(n, run / 2.0);
+    }
+    Cost {
+        us: scan + data,
+        bytes: lg(n) * 8.0 + (n - 1.0) * m,
+        mem: 0.0,
+    }
 }
 
 /// A floating-point reduction of `m` bytes whose sources do not
@@ -553,6 +600,24 @@ mod tests {
         assert_eq!(collect_inline(16.0), 512.0);
         assert_eq!(collect_inline(9.0), 904.0);
         assert_eq!(collect_inline(100_000.0), 64.0);
+    }
+
+    #[test]
+    fn collect_by_runs_grows_by_log_rounds_and_holds_no_counts() {
+        // 2^20 members: 20 rounds of the scan, 20 of the runs.
+        let c = collect_runs(&P, 1_048_576.0, 8.0);
+        assert_eq!(c.bytes, 20.0 * 8.0 + 1_048_575.0 * 8.0);
+        assert_eq!(c.mem, 0.0);
+        let one_round = P.round(2.0, 8.0);
+        assert!(c.us < 2.0 * 20.0 * one_round + P.round(2.0, 8.0 * 1_048_576.0));
+        // A non-power of two: the twins' swap, ⌊log₂ n⌋ rounds, the last run forwarded.
+        let five = collect_runs(&P, 5.0, 8.0);
+        let scan = 3.0 * one_round;
+        let rounds = P.round(5.0, 8.0) + P.round(5.0, 10.0) + 2.0 * P.round(5.0, 20.0);
+        assert!((five.us - scan - rounds).abs() < 1e-9, "{five:?}");
+        // Beyond COLLECT_COUNTS_MAX the runtime's collect receives no member's count.
+        let small = Coll::Collect.ours(&P, 100_000.0, 8.0);
+        assert!(small.bytes < agreement(&P, 100_000.0).bytes + 100_000.0 * 8.0 + 200.0);
     }
 
     #[test]

@@ -521,6 +521,32 @@ fn comm_cache(out: &mut String, fab: &Params, tcp: &Params) {
     }
 }
 
+/// Collect's two data steps after an agreement by allreduce (`model::collect_counts`,
+/// `model::collect_runs`) at each size of the predictions: time and bytes received.
+fn collect_steps(out: &mut String, p: &Params) {
+    let sizes = [8.0, 512.0, 32768.0];
+    let _ = write!(out, "| members |");
+    for m in sizes {
+        let _ = write!(out, " {} per member: time | bytes |", size(m));
+    }
+    let _ = writeln!(out, "\n|---|{}", "---|---|".repeat(sizes.len()));
+    for n in [16.0, 64.0, 1000.0, 10_000.0, 100_000.0] {
+        let _ = write!(out, "| {} |", count(n));
+        for m in sizes {
+            let (c, r) = (model::collect_counts(p, n, m), model::collect_runs(p, n, m));
+            let _ = write!(
+                out,
+                " {} / {} | {} / {} |",
+                time(c.us),
+                time(r.us),
+                size(c.bytes),
+                size(r.bytes)
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
+
 /// The report: what docs/scaling-model.md holds between its markers.
 pub(crate) fn report() -> String {
     let b = basis();
@@ -562,6 +588,11 @@ pub(crate) fn report() -> String {
     prediction_table(&mut out, &fab, &SCALE, &ROWS, |o, m| {
         format!("{} / {}", size(o.mem), size(m.mem))
     });
+    let _ = writeln!(
+        out,
+        "\n### Collect's data step on sets past the gathered agreement: by the count exchange / by runs (no counts), 100 Gb/s fabric\n"
+    );
+    collect_steps(&mut out, &fab);
     let _ = writeln!(out, "\n### The communicator cache\n");
     comm_cache(&mut out, &fab, &b.tcp);
     let _ = writeln!(

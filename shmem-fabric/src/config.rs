@@ -104,6 +104,11 @@ pub mod env {
             "MPI: offloaded calls on sets up to this size agree by an allgather, above by an allreduce",
         ),
         (
+            "SHMEM_MPI_COLLECT_COUNTS_MAX",
+            "16",
+            "MPI: collects on sets agreeing by an allreduce up to this size gather the counts, above place by scan and runs",
+        ),
+        (
             MPI_ONNODE,
             "1",
             "MPI: 0 treats every peer as remote (no shared memory)",

@@ -425,3 +425,98 @@ fn float_reductions_are_the_left_to_right_fold_bit_for_bit_on_4_pes(
 ) -> Result<(), ShmemError> {
     ordered_float_reductions(pe)
 }
+
+/// One collect case: an active set of a 17-PE job and a seed for every member's length
+/// (zero a third of the time) and data.
+#[derive(Debug, Clone)]
+struct CollectCase {
+    set: (usize, u32, usize),
+    max_len: usize,
+    seed: u64,
+}
+
+/// Member `k`'s length in `case` (0 a third of the time, else up to `max_len`).
+fn collect_len(case: &CollectCase, k: usize) -> usize {
+    let h = mix(case.seed, k, usize::MAX);
+    if h % 3 == 0 {
+        0
+    } else {
+        (h >> 2) as usize % (case.max_len + 1)
+    }
+}
+
+/// Random collects against the oracle: set sizes 1–17 (odd, non-powers of two, single
+/// PEs, strides), a random length per member including zeros, from bytes to ~400 KiB in
+/// all; every PE checks its whole target (and nothing written past the result).
+fn random_collects(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
+    let npes = pe.n_pes();
+    let strategy = (
+        props::set_triplet(npes),
+        prop_oneof![2 => 0..=16usize, 2 => 0..=2_000usize, 1 => 0..=24_000usize],
+        any::<u64>(),
+    )
+        .prop_map(|(set, max_len, seed)| CollectCase { set, max_len, seed });
+    let mut sizes = std::collections::BTreeSet::new();
+    for case in same_cases(strategy, 0xC0, count) {
+        let (start, log_stride, size) = case.set;
+        sizes.insert(size);
+        let set = ActiveSet::new(start, log_stride, size)?;
+        let cap = (0..size).map(|k| collect_len(&case, k)).sum::<usize>();
+        // Allocation is collective over the job: every PE takes part, members or not.
+        let src = pe.alloc_slice::<u32>(case.max_len + 1)?;
+        let dst = pe.alloc_slice::<u32>(cap + 3)?;
+        let input = |k: usize, i: usize| mix(case.seed, k, i) as u32;
+        if let Some(me) = set.index_of(pe.my_pe()) {
+            let mine: Vec<u32> = (0..collect_len(&case, me)).map(|i| input(me, i)).collect();
+            src.write_local(pe, &mine)?;
+            dst.write_local(pe, &vec![0xDEAD_BEEF; cap + 3])?;
+            let total = collect::<u32>(pe, &set, &dst.range(..cap)?, &src.range(..mine.len())?)?;
+            assert_eq!(total, cap, "collect's total ({case:?})");
+            let mut want: Vec<u32> = (0..size)
+                .flat_map(|k| (0..collect_len(&case, k)).map(move |i| input(k, i)))
+                .collect();
+            want.extend([0xDEAD_BEEF; 3]);
+            let got = dst.to_vec(pe);
+            if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                panic!(
+                    "collect: element {i} of {cap} is {:#x}, expected {:#x} ({case:?}, PE {})",
+                    got[i],
+                    want[i],
+                    pe.my_pe()
+                );
+            }
+        }
+        pe.free(dst)?;
+        pe.free(src)?;
+    }
+    assert!(
+        sizes.len() >= npes.min(10),
+        "the cases drew too few set sizes: {sizes:?}"
+    );
+    Ok(())
+}
+
+/// Collects on random sets of a 5-PE job (sizes 1–5) against the oracle, on MPI by runs
+/// (see below).
+#[shmem_testkit::test(
+    npes = 5,
+    env = ["SHMEM_MPI_AGREE_GATHER_MAX=0", "SHMEM_MPI_COLLECT_COUNTS_MAX=0"]
+)]
+fn collects_of_random_lengths_on_sets_of_1_to_5_match_the_oracle(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    random_collects(pe, 40)
+}
+
+/// Collects on random sets of a 17-PE job (sizes 1–17) against the oracle. On MPI every
+/// set agrees by an allreduce and places by runs (the exclusive scan and the O(log n)
+/// exchange of `allgather_runs`), whatever its size; elsewhere the knobs are not read.
+#[shmem_testkit::test(
+    npes = 17,
+    env = ["SHMEM_MPI_AGREE_GATHER_MAX=0", "SHMEM_MPI_COLLECT_COUNTS_MAX=0"]
+)]
+fn collects_of_random_lengths_on_sets_of_1_to_17_match_the_oracle(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    random_collects(pe, 40)
+}

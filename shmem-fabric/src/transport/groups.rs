@@ -16,6 +16,8 @@ pub enum GroupOp {
     Allgather,
     /// [`GroupCollectives::allgatherv`].
     Allgatherv,
+    /// [`GroupCollectives::allgather_runs`].
+    AllgatherRuns,
     /// [`GroupCollectives::bcast`].
     Bcast,
     /// [`GroupCollectives::reduction`], [`GroupCollectives::start_allreduce`] and
@@ -134,6 +136,22 @@ pub trait GroupCollectives {
         displs: &[i32],
     ) -> RtResult<()>;
 
+    /// This member's `len` bytes to its place in every member's `recv`, after every
+    /// earlier member's, `total` bytes in all (the sum of the members' lengths, the same
+    /// on every member). No member needs the others' lengths: the exchange costs
+    /// O(log n) rounds of one length each beyond the data.
+    ///
+    /// # Safety
+    /// `send` must be valid for `len` bytes, `recv` for `total`, not overlapping.
+    unsafe fn allgather_runs(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        len: i32,
+        recv: *mut u8,
+        total: i32,
+    ) -> RtResult<()>;
+
     /// The reduction that combines elements of `elem_bytes` bytes with `combine`; the
     /// network may apply it in any order of the members if `commutes`, else in member
     /// order (its grouping stays the network's). Made once per process and kept: the
@@ -229,6 +247,16 @@ impl GroupCollectives for NoGroups {
         _: *mut u8,
         _: &[i32],
         _: &[i32],
+    ) -> RtResult<()> {
+        match *self {}
+    }
+    unsafe fn allgather_runs(
+        &self,
+        _: Comm,
+        _: *const u8,
+        _: i32,
+        _: *mut u8,
+        _: i32,
     ) -> RtResult<()> {
         match *self {}
     }

@@ -32,8 +32,12 @@
 //!    that every target holds the result (else the descriptors are exchanged and
 //!    judged). On gathered sets each member's data comes in its own element when every
 //!    member's fits (one collective for the call), else the gathered counts drive the
-//!    network's allgatherv; on larger sets the members then gather their counts only
-//!    (with the data when every member's fits a share of 8 KiB), then allgatherv.
+//!    network's allgatherv; on larger sets of up to `select::COLLECT_COUNTS_MAX`
+//!    members the members then gather their counts only (with the data when every
+//!    member's fits a share of 8 KiB), then allgatherv; on larger ones no member learns
+//!    the others' counts: an exclusive scan places each member's data and O(log n)
+//!    rounds exchange runs of the target that carry their own lengths
+//!    (`GroupCollectives::allgather_runs`).
 //!    Alltoall(s): on gathered sets each member's whole source (its blocks packed) comes
 //!    in its own element when it fits, and each member takes its block from every
 //!    element (one collective for the call). Barrier needs nothing more (the agreement
@@ -72,7 +76,7 @@ use crate::error::{CollectiveError, Operation, PeEnd, ReduceOp, RtError, RtResul
 use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
-use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, Reduction};
+use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, GroupOp, Reduction};
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType};
 
@@ -1083,6 +1087,27 @@ impl<T: Transport> Call<'_, T> {
         // total's bytes fit this PE's target.
         let total = recv.0[COUNT_WORD] as usize;
         let recv = self.local(target.off);
+        if !gathered
+            && !self.env.select.collect_gathers_counts(n)
+            && self.groups.supports(GroupOp::AllgatherRuns)
+        {
+            let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total * size));
+            let (len, all) = (int(bytes)?, int(total * size)?);
+            // SAFETY: the source holds this member's `bytes`, the target the total
+            // (checked by the agreement: every capacity holds the members' sum), this
+            // PE's own partition, not overlapping the source (an overlap is a fault the
+            // agreement refused).
+            unsafe {
+                (self.groups).allgather_runs(
+                    comm,
+                    self.local(source.off).cast_const(),
+                    len,
+                    recv,
+                    all,
+                )?
+            };
+            return Ok(total);
+        }
         let inline;
         let counted: Vec<u64>;
         let (counts, carried) = if gathered {

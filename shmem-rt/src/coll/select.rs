@@ -13,6 +13,7 @@
 //! | `SHMEM_REDUCE_ONE_SHOT_MAX` | 4K | reductions up to this use one shot (every member combines every source) … |
 //! | `SHMEM_REDUCE_ONE_SHOT_READ_MAX` | 16K | … while `bytes × (members − 1)` stays up to this; above, scatter–gather |
 //! | `SHMEM_MPI_AGREE_GATHER_MAX` | 8 | offloaded calls on sets up to this size agree by an allgather, larger ones by an allreduce ([`AGREE_GATHER_MAX`]) |
+//! | `SHMEM_MPI_COLLECT_COUNTS_MAX` | 16 | offloaded collects on sets that agree by an allreduce and have up to this many members gather every member's count, larger ones place the data without ([`COLLECT_COUNTS_MAX`]) |
 //!
 //! Data up to [`INLINE_BYTES`] always travels inline in the arrival line. Direct
 //! broadcasts from [`BROADCAST_ASSIST_MIN`] on are shared out between the root and its
@@ -83,6 +84,15 @@ pub(crate) fn path<T: Transport>(t: &T, op: Operation) -> Path {
 /// overrides it (0 makes every set agree by the allreduce).
 pub(crate) const AGREE_GATHER_MAX: usize = 8;
 
+/// Offloaded collects on sets that agree by an allreduce (larger than
+/// [`AGREE_GATHER_MAX`]) and have up to this many members gather every member's count
+/// (O(n) bytes per member; with the data when each member's is small, then one
+/// collective does), then the network's allgatherv; larger sets place each member's
+/// data by an exclusive scan of the counts and O(log n) rounds that carry their own
+/// lengths (`GroupCollectives::allgather_runs`): no member learns the others' counts.
+/// `SHMEM_MPI_COLLECT_COUNTS_MAX` overrides it (0: every such set places by runs).
+pub(crate) const COLLECT_COUNTS_MAX: usize = 16;
+
 /// Sets up to this size use the flat barrier (everyone reads everyone's arrival line,
 /// and checks every member's descriptor); larger sets use dissemination (⌈log2 n⌉
 /// rounds) — unless the job's PEs outnumber its CPUs.
@@ -125,6 +135,7 @@ pub(crate) struct Selection {
     one_shot_max: usize,
     one_shot_read_max: usize,
     agree_gather_max: usize,
+    collect_counts_max: usize,
 }
 
 /// How a barrier synchronizes.
@@ -167,6 +178,7 @@ impl Default for Selection {
             one_shot_max: ONE_SHOT_MAX,
             one_shot_read_max: ONE_SHOT_READ_MAX,
             agree_gather_max: AGREE_GATHER_MAX,
+            collect_counts_max: COLLECT_COUNTS_MAX,
         }
     }
 }
@@ -183,6 +195,7 @@ impl Selection {
             &mut s.one_shot_max,
             &mut s.one_shot_read_max,
             &mut s.agree_gather_max,
+            &mut s.collect_counts_max,
         ];
         for (field, (_, value)) in fields.into_iter().zip(crossovers_from_env()?) {
             if let Some(value) = value {
@@ -216,6 +229,13 @@ impl Selection {
     #[inline]
     pub(crate) fn agree_gathers(&self, members: usize) -> bool {
         members <= self.agree_gather_max
+    }
+
+    /// Whether an offloaded collect on a set of `members` that agrees by an allreduce
+    /// gathers every member's count (see [`COLLECT_COUNTS_MAX`]).
+    #[inline]
+    pub(crate) fn collect_gathers_counts(&self, members: usize) -> bool {
+        members <= self.collect_counts_max
     }
 
     /// How a broadcast root's `bytes` travel, given `stage` bytes of staging buffer.
@@ -271,18 +291,19 @@ fn carrier(bytes: usize, stage: usize, stage_max: usize) -> Carrier {
 /// The variables that override the crossovers, in the order of [`Selection::from_env`]'s
 /// fields. Every PE must choose alike, so every PE must see the same values (on MPI the
 /// ranks compare them at start-up).
-pub(crate) const CROSSOVER_VARIABLES: [&str; 6] = [
+pub(crate) const CROSSOVER_VARIABLES: [&str; 7] = [
     "SHMEM_BARRIER_FLAT_MAX",
     "SHMEM_BCAST_STAGE_MAX",
     "SHMEM_COLLECT_STAGE_MAX",
     "SHMEM_REDUCE_ONE_SHOT_MAX",
     "SHMEM_REDUCE_ONE_SHOT_READ_MAX",
     "SHMEM_MPI_AGREE_GATHER_MAX",
+    "SHMEM_MPI_COLLECT_COUNTS_MAX",
 ];
 
 /// Each crossover variable with its value, if set (an error names a value that does
 /// not parse).
-pub(crate) fn crossovers_from_env() -> RtResult<[(&'static str, Option<usize>); 6]> {
+pub(crate) fn crossovers_from_env() -> RtResult<[(&'static str, Option<usize>); 7]> {
     let mut values = CROSSOVER_VARIABLES.map(|name| (name, None));
     for (name, value) in &mut values {
         if let Ok(text) = std::env::var(*name) {
@@ -320,6 +341,8 @@ mod tests {
         let s = Selection::default();
         assert_eq!(s.barrier(16), BarrierAlgorithm::Flat);
         assert_eq!(s.barrier(17), BarrierAlgorithm::Dissemination);
+        assert!(s.collect_gathers_counts(COLLECT_COUNTS_MAX));
+        assert!(!s.collect_gathers_counts(COLLECT_COUNTS_MAX + 1));
         assert_eq!(Selection::for_job(32, 32), s);
         let oversubscribed = Selection::for_job(33, 32);
         assert_eq!(oversubscribed.barrier(17), BarrierAlgorithm::Flat);

@@ -171,6 +171,13 @@ shim_functions! {
         counts: *const c_int,
         displs: *const c_int,
     ) -> c_int;
+    pub(super) fn shmem_mpi_allgather_runs(
+        handle: c_int,
+        send: *const c_void,
+        len: c_int,
+        recv: *mut c_void,
+        total: c_int,
+    ) -> c_int;
     pub(super) fn shmem_mpi_op_create(
         combine: crate::transport::groups::CombineFn,
         commute: c_int,

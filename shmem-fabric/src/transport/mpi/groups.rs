@@ -1,6 +1,7 @@
 //! MPI's collectives as the network's group-collectives capability: a communicator per
 //! group (`MPI_Comm_create_group`, the world's own for the whole world in order), and
-//! `MPI_Iallgather`, `MPI_Allgather(v)`, `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
+//! `MPI_Iallgather`, `MPI_Allgather(v)`, collect's runs (point-to-point rounds:
+//! an exclusive scan, then runs of the target), `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
 //! `MPI_Op` over a contiguous datatype of one element) and
 //! `MPI_Alltoall` (vector datatypes for strided blocks) on it.
 
@@ -36,6 +37,7 @@ impl GroupCollectives for MpiNet {
             GroupOp::Iallgather
             | GroupOp::Allgather
             | GroupOp::Allgatherv
+            | GroupOp::AllgatherRuns
             | GroupOp::Bcast
             | GroupOp::Allreduce
             | GroupOp::Alltoall => true,
@@ -159,6 +161,23 @@ impl GroupCollectives for MpiNet {
                 )
             },
             "MPI_Allgatherv",
+        )
+    }
+
+    unsafe fn allgather_runs(
+        &self,
+        comm: Comm,
+        send: *const u8,
+        len: i32,
+        recv: *mut u8,
+        total: i32,
+    ) -> RtResult<()> {
+        check(
+            // SAFETY: `send` holds `len` bytes and `recv` `total` (the caller's contract).
+            unsafe {
+                ffi::shmem_mpi_allgather_runs(handle(comm), send.cast(), len, recv.cast(), total)
+            },
+            "collect's runs (MPI_Sendrecv, MPI_Mprobe)",
         )
     }
 

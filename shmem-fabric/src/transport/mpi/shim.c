@@ -576,6 +576,149 @@ int shmem_mpi_allgatherv(int handle, const void *send, int len, void *recv, cons
     return MPI_Allgatherv(send, len, MPI_BYTE, recv, counts, displs, MPI_BYTE, comm);
 }
 
+/* Tag of the messages of shmem_mpi_allgather_runs. */
+#define RUNS_TAG 2929
+
+/* Sends this member's run [*lo, *hi) of `recv` to `peer` (if `give`) and receives the
+ * peer's run, adjacent to it (after it if `after`, else before), widening [*lo, *hi) to
+ * the union; starts sending the received run on to `twin` too (if not MPI_PROC_NULL)
+ * into `*forward`, which the caller completes. The peer's length comes with its message
+ * (MPI_Mprobe), so no member needs the others' counts. A run that would leave
+ * [0, total) (a member that disagrees on the counts) is received into scratch memory and
+ * refused with MPI_ERR_TRUNCATE. */
+static int swap_runs(MPI_Comm comm, int peer, int give, int after, int twin, char *recv,
+                     int *lo, int *hi, int total, MPI_Request *forward) {
+    MPI_Request sent = MPI_REQUEST_NULL;
+    MPI_Message msg;
+    MPI_Status status;
+    int n = 0;
+    int rc = give ? MPI_Isend(recv + *lo, *hi - *lo, MPI_BYTE, peer, RUNS_TAG, comm, &sent)
+                  : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Mprobe(peer, RUNS_TAG, comm, &msg, &status);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Get_count(&status, MPI_BYTE, &n);
+    }
+    char *into = NULL;
+    if (rc == MPI_SUCCESS) {
+        int fits = after ? n <= total - *hi : n <= *lo;
+        char *scratch = fits ? NULL : malloc(n > 0 ? (size_t)n : 1);
+        into = fits ? recv + (after ? *hi : *lo - n) : scratch;
+        rc = into ? MPI_Mrecv(into, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) : MPI_ERR_NO_MEM;
+        free(scratch);
+        if (rc == MPI_SUCCESS && !fits) {
+            rc = MPI_ERR_TRUNCATE;
+        }
+    }
+    if (rc == MPI_SUCCESS && twin != MPI_PROC_NULL) {
+        rc = MPI_Isend(into, n, MPI_BYTE, twin, RUNS_TAG, comm, forward);
+    }
+    int waited = MPI_Wait(&sent, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (after) {
+        *hi += n;
+    } else {
+        *lo -= n;
+    }
+    return waited;
+}
+
+/* The sum of the lengths `len` of the members before this one (`rank` of `size`) into
+ * `*before`: recursive doubling, ⌈log2 n⌉ rounds of 8 bytes on any n (a partner past the
+ * last member is skipped: its group is empty). Not MPI_Exscan, which Open MPI 4.1's
+ * tuned collectives run linearly (n - 1 steps). */
+static int exscan_lengths(MPI_Comm comm, int rank, int size, long long len,
+                          long long *before) {
+    long long group = len, sum = 0;
+    for (int mask = 1; mask < size; mask <<= 1) {
+        int peer = rank ^ mask;
+        if (peer >= size) {
+            continue;
+        }
+        long long theirs = 0;
+        int rc = MPI_Sendrecv(&group, 1, MPI_LONG_LONG, peer, RUNS_TAG, &theirs, 1,
+                              MPI_LONG_LONG, peer, RUNS_TAG, comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        if (peer < rank) {
+            sum += theirs;
+        }
+        group += theirs;
+    }
+    *before = sum;
+    return MPI_SUCCESS;
+}
+
+/* The rounds of runs of shmem_mpi_allgather_runs after a twin pair swapped theirs. */
+#define RUNS_ROUNDS_MAX 32
+
+/* This member's `len` bytes at `send` to its place in every member's `recv`, after every
+ * earlier member's, `total` bytes in all (the members' sum, the same on every member,
+ * at most INT_MAX). Its place comes from an exclusive scan of the lengths; the runs then
+ * double: in round k each member swaps the run it holds (its aligned group of 2^k
+ * members') with the adjacent group's partner. On a set of p + r members (p a power
+ * of two, r < p) the first 2r are r twin pairs: a pair swaps its runs first, then the
+ * even twin takes part in the rounds and sends each run it receives on to the odd one
+ * as it arrives. ⌊log2 n⌋ (+ 1) rounds and the scan's ⌈log2 n⌉; every message is one
+ * run, whose length travels as the message's own. */
+int shmem_mpi_allgather_runs(int handle, const void *send, int len, void *recv, int total) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    char *out = recv;
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    long long before = 0;
+    int rc = exscan_lengths(comm, rank, size, len, &before);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (len < 0 || before < 0 || before > (long long)total - len) {
+        return MPI_ERR_COUNT;
+    }
+    int lo = (int)before, hi = (int)before + len;
+    if (len > 0) {
+        memcpy(out + lo, send, (size_t)len);
+    }
+    int p = 1;
+    while (p <= size / 2) {
+        p *= 2;
+    }
+    int r = size - p;
+    int vrank = rank - r;
+    int twin = MPI_PROC_NULL;
+    int odd = 0;
+    MPI_Request forwards[RUNS_ROUNDS_MAX];
+    int nforwards = 0;
+    if (rank < 2 * r) {
+        odd = rank % 2;
+        rc = swap_runs(comm, odd ? rank - 1 : rank + 1, 1, !odd, MPI_PROC_NULL, out, &lo, &hi,
+                       total, NULL);
+        vrank = rank / 2;
+        twin = odd ? MPI_PROC_NULL : rank + 1;
+    }
+    for (int mask = 1; rc == MPI_SUCCESS && mask < p; mask <<= 1) {
+        int vpeer = vrank ^ mask;
+        int peer = odd ? rank - 1 : vpeer < r ? 2 * vpeer : vpeer + r;
+        forwards[nforwards] = MPI_REQUEST_NULL;
+        rc = swap_runs(comm, peer, !odd, vpeer > vrank, twin, out, &lo, &hi, total,
+                       &forwards[nforwards]);
+        nforwards++;
+    }
+    int waited = MPI_Waitall(nforwards, forwards, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) {
+        rc = waited;
+    }
+    if (rc == MPI_SUCCESS && (lo != 0 || hi != total)) {
+        rc = MPI_ERR_COUNT;
+    }
+    return rc;
+}
+
 /* A reduction operator applied by `fn` to elements of `bytes` bytes (a contiguous
  * datatype, so that MPI never splits an element): `*op` and `*type` receive the Fortran
  * handles of the operator (commutative if `commute`) and of the datatype. */
