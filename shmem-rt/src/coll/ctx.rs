@@ -441,17 +441,17 @@ impl<'a, T: Transport> SetCtx<'a, T> {
 
     /// [`SetCtx::poll_briefly`] on the epoch at `at` of an arrival line whose data
     /// reaches past its first 64 bytes, loading the epoch's copy in the second 64 bytes
-    /// (`sync::wide_epoch`, stored before the epoch by a member whose inline data
-    /// reaches there) at each poll too, until both show the call or the member's inline
-    /// data turns out to fit the first 64 bytes: the two lines' transfers overlap
-    /// instead of the second starting when the first has arrived. Only a hint: what the reader then reads is
-    /// covered by the epoch's release alone. Out of line: the calls of one line's data
-    /// do not pay for its code.
+    /// (`sync::wide_epoch`, stored after the data and before the epoch by a member that
+    /// copies more than [`INLINE_HOT_BYTES`]) at each poll too, until both show the call
+    /// or the member's inline data turns out to fit the first 64 bytes: the two lines'
+    /// transfers overlap instead of the second starting when the first has arrived.
+    /// Only a hint: what the reader then reads is covered by the epoch's release alone.
+    /// Out of line: the calls of one line's data do not pay for its code.
     #[inline(never)]
     fn poll_wide(&self, at: T::Place, at_least: u64) -> bool {
         const WIDE: usize = sync::wide_epoch(0) - sync::epoch(0);
-        let second = T::advance(at, WIDE);
         const HOT: usize = sync::hot(0, 0) - sync::epoch(0);
+        let second = T::advance(at, WIDE);
         (0..self.env.policy.free_polls()).any(|_| {
             let second_in = self.t.load_relaxed(second) >= at_least;
             self.t.load(at) >= at_least
