@@ -469,6 +469,69 @@ fn readers_at_different_paces_see_every_call(pe: &mut Pe) -> Result<(), ShmemErr
     Ok(())
 }
 
+/// Back-to-back collectives of 33–64 bytes per PE, whose inline data reaches past the
+/// first 64 bytes of an arrival line into the second, where readers poll a copy of the
+/// epoch beside the data: every byte of every result is checked against the
+/// sequential oracle, with new data at every call, on 4 PEs (more than this machine's
+/// CPUs, so members are descheduled mid-publication). A reader that could see a call's
+/// epoch before the data in either 64 bytes would copy bytes of the call that last used
+/// the line.
+#[shmem_testkit::test(npes = 4, env = ["SHMEM_CHECKED=0"])]
+fn inline_data_past_the_first_64_bytes_is_never_read_stale(pe: &mut Pe) -> Result<(), ShmemError> {
+    assert!(!pe.checked(), "SHMEM_CHECKED=0 did not reach the PE");
+    let me = pe.my_pe();
+    let set = pe.world();
+    let n = set.size();
+    let src = pe.alloc_slice::<u8>(64)?;
+    let dst = pe.alloc_slice::<u8>(64 * n)?;
+    let byte = |round: u64, p: usize, i: usize| input(round, p, i) as u8;
+    let mut checked = 0u64;
+    for round in 0..4000u64 {
+        let len = 33 + (round as usize * 7) % 32;
+        let mine: Vec<u8> = (0..len).map(|i| byte(round, me, i)).collect();
+        src.write_local(pe, &mine)?;
+        let (s, d) = (src.range(..len)?, dst.range(..len * n)?);
+        let want: Vec<u8> = match round % 4 {
+            0 => {
+                fcollect::<u8>(pe, &set, &d, &s)?;
+                (0..n * len)
+                    .map(|j| byte(round, j / len, j % len))
+                    .collect()
+            }
+            1 => {
+                // Members' counts differ: some reach the second 64 bytes, some do not.
+                let k = |p: usize| len - (p + round as usize) % 2 * 16;
+                let total = collect::<u8>(pe, &set, &d, &src.range(..k(me))?)?;
+                let want: Vec<u8> = (0..n)
+                    .flat_map(|p| (0..k(p)).map(move |i| byte(round, p, i)))
+                    .collect();
+                assert_eq!(total, want.len(), "round {round}");
+                want
+            }
+            2 => {
+                let root = (round as usize / 4) % n;
+                broadcast::<u8>(pe, &set, root, &dst.range(..len)?, &s)?;
+                if me == root {
+                    // The root's target is not written (see `broadcast`).
+                    continue;
+                }
+                (0..len).map(|i| byte(round, root, i)).collect()
+            }
+            _ => {
+                reduce::<Xor, u8>(pe, &set, &dst.range(..len)?, &s)?;
+                (0..len)
+                    .map(|i| (0..n).fold(0, |acc, p| acc ^ byte(round, p, i)))
+                    .collect()
+            }
+        };
+        let got = dst.to_vec(pe);
+        assert_eq!(&got[..want.len()], &want[..], "round {round}, {len} B");
+        checked += want.len() as u64;
+    }
+    assert!(checked > 4000 * 33, "only {checked} bytes checked");
+    Ok(())
+}
+
 /// Fcollects of direct sizes whose own block is not a whole number of cache lines (bytes
 /// of `u8`), copied into the target and in place (the source is the member's own block),
 /// leave every block equal to its member's source and write nothing past the result.

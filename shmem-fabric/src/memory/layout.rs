@@ -74,8 +74,13 @@ pub(crate) struct ArrivalLine {
     pub hot: [u64; LINE_HOT_WORDS],
     /// Up to [`INLINE_BYTES`] of the owner's contribution.
     pub inline: [u8; INLINE_BYTES],
+    /// A copy of `epoch` in the second 64 bytes, written after the inline bytes there
+    /// and before `epoch` when the contribution reaches past the first 64 bytes: a
+    /// reader polls both, so that the two transfers overlap. Readers never rely on it
+    /// for what they read (`epoch`, stored last with release, covers every word).
+    pub wide_epoch: u64,
     /// Up to the next 128 bytes.
-    pub _pad: [u8; CACHE_LINE - 8 - 8 * LINE_HOT_WORDS - INLINE_BYTES],
+    pub _pad: [u8; CACHE_LINE - 16 - 8 * LINE_HOT_WORDS - INLINE_BYTES],
     /// The descriptor's cold words: element tag, set key, history.
     pub cold: [u64; LINE_COLD_WORDS],
     /// The descriptor words some readers need.
@@ -368,6 +373,12 @@ pub mod sync {
     pub const fn second_line(line: usize) -> usize {
         inline(line) + INLINE_HOT_BYTES
     }
+    /// The copy of the epoch in the second 64 bytes of arrival line `line` (see
+    /// `ArrivalLine::wide_epoch`).
+    #[inline]
+    pub const fn wide_epoch(line: usize) -> usize {
+        epoch(line) + offset_of!(ArrivalLine, wide_epoch)
+    }
     /// Cold word `w` of arrival line `line`.
     #[inline]
     pub const fn cold(line: usize, w: usize) -> usize {
@@ -568,6 +579,7 @@ const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_BYTES <= CACHE_LI
 const _: () = assert!(offset_of!(ArrivalLine, inline) + INLINE_HOT_BYTES == 64);
 const _: () = assert!(offset_of!(ArrivalLine, cold) == CACHE_LINE);
 const _: () = assert!(sync::second_line(0) == 64);
+const _: () = assert!(sync::wide_epoch(0) >= 64 && sync::wide_epoch(0) + 8 <= CACHE_LINE);
 const _: () = assert!(offset_of!(ArrivalLine, tail) + 8 * DESC_TAIL_WORDS <= CACHE_LINE + 64);
 const _: () = assert!(INLINE_BYTES % 8 == 0);
 const _: () = assert!(size_of::<ControlLine>() == CACHE_LINE);

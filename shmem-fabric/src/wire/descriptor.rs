@@ -267,6 +267,17 @@ impl Descriptor {
         ((hot[0] >> SIZE_SHIFT) & FIELD20).wrapping_mul(hot[1])
     }
 
+    /// [`Descriptor::hot_bytes`] if the descriptor says its data is inline, else 0: a
+    /// hint, like it.
+    #[inline]
+    pub fn hot_inline_bytes(hot: &[u64; LINE_HOT_WORDS]) -> u64 {
+        if (hot[0] >> LOCATION_SHIFT) & 0xf == Location::Inline.code() {
+            Self::hot_bytes(hot)
+        } else {
+            0
+        }
+    }
+
     /// Whether a descriptor whose first head word is `codes` says something a member
     /// that compares it later must look at: it could not take part, or it carries news
     /// of a failed call.
@@ -756,6 +767,22 @@ mod tests {
         assert!(same_digest(mine[HOT_DIGEST], &theirs));
         let read = Descriptor::from_line(theirs, mine_cold, [0; DESC_TAIL_WORDS]);
         assert_eq!((read, read.nelems()), (c2, 5));
+    }
+
+    #[test]
+    fn hot_inline_bytes_count_only_inline_data() {
+        let mut d = Descriptor::new(Operation::Fcollect, 7);
+        d.set_elem(ElemType { size: 8, tag: 42 });
+        d.set_nelems(6);
+        d.set_location(Location::Inline);
+        let (hot, _) = sealed(&d).line_words();
+        assert_eq!(Descriptor::hot_inline_bytes(&hot), 48);
+        for elsewhere in [Location::Staged, Location::Direct, Location::Nothing] {
+            d.set_location(elsewhere);
+            let (hot, _) = sealed(&d).line_words();
+            assert_eq!(Descriptor::hot_bytes(&hot), 48);
+            assert_eq!(Descriptor::hot_inline_bytes(&hot), 0, "{elsewhere:?}");
+        }
     }
 
     #[test]

@@ -433,16 +433,33 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Polls the word at `place` until it reaches `at_least`, at most the policy's
     /// clock-free polls; returns whether it did. Used before waiting for a member's
     /// arrival (see [`SetCtx::poll_arrival`]): plain loads notice the change sooner than
-    /// the slow path's polls, which carry its cycle watch and book-keeping. With
-    /// `second`, each poll also asks for the line's second 64 bytes, so that inline data
-    /// that reaches into them arrives with the first.
+    /// the slow path's polls, which carry its cycle watch and book-keeping.
     #[inline]
-    fn poll_briefly(&self, place: T::Place, second: Option<T::Place>, at_least: u64) -> bool {
+    fn poll_briefly(&self, place: T::Place, at_least: u64) -> bool {
+        (0..self.env.policy.free_polls()).any(|_| self.t.load(place) >= at_least)
+    }
+
+    /// [`SetCtx::poll_briefly`] on the epoch at `at` of an arrival line whose data
+    /// reaches past its first 64 bytes, loading the epoch's copy in the second 64 bytes
+    /// (`sync::wide_epoch`, stored after the data and before the epoch by a member that
+    /// copies more than [`INLINE_HOT_BYTES`]) at each poll too, until both show the call
+    /// or the member's inline data turns out to fit the first 64 bytes: the two lines'
+    /// transfers overlap instead of the second starting when the first has arrived.
+    /// Only a hint: what the reader then reads is covered by the epoch's release alone.
+    /// Out of line: the calls of one line's data do not pay for its code.
+    #[inline(never)]
+    fn poll_wide(&self, at: T::Place, at_least: u64) -> bool {
+        const WIDE: usize = sync::wide_epoch(0) - sync::epoch(0);
+        const HOT: usize = sync::hot(0, 0) - sync::epoch(0);
+        let second = T::advance(at, WIDE);
         (0..self.env.policy.free_polls()).any(|_| {
-            if let Some(second) = second {
-                self.t.prefetch(second);
-            }
-            self.t.load(place) >= at_least
+            let second_in = self.t.load_relaxed(second) >= at_least;
+            self.t.load(at) >= at_least
+                && (second_in || {
+                    let hot =
+                        std::array::from_fn(|w| self.t.load_relaxed(T::advance(at, HOT + 8 * w)));
+                    Descriptor::hot_inline_bytes(&hot) <= INLINE_HOT_BYTES as u64
+                })
         })
     }
 
@@ -703,6 +720,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
                 self.t
                     .copy(self.t.place(self.t.me(), source.off), dst, bytes)
             };
+            if bytes > INLINE_HOT_BYTES {
+                // Readers of data past the first 64 bytes poll this copy beside the epoch
+                // (see `SetCtx::poll_wide`).
+                self.t
+                    .store_relaxed(self.own(sync::wide_epoch(line)), self.epoch);
+            }
         }
         // From a local copy of this PE's place: a store through it could alias `self`.
         let mine = self.mine;
@@ -780,15 +803,12 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         // found once.
         let words = self.sync_of(index);
         let at = T::advance(words, rel);
-        // Inline data past the line's first 64 bytes lies in the next 64: ask for them
-        // now, so that they arrive with the first rather than after them.
-        let second = self.wide.get().then(|| {
-            let second = T::advance(words, sync::second_line(Self::line_index(self.epoch)));
-            self.t.prefetch(second);
-            second
-        });
-        if poll {
-            self.poll_briefly(at, second, self.epoch);
+        // Inline data past the line's first 64 bytes lies in the next 64: poll both, so
+        // that they arrive together rather than one after the other.
+        if self.wide.get() {
+            self.poll_wide(at, self.epoch);
+        } else if poll {
+            self.poll_briefly(at, self.epoch);
         }
         if self.t.load(at) < self.epoch {
             self.wait_blocked(index, rel, at, self.epoch)?;
