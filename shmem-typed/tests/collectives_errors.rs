@@ -530,7 +530,10 @@ fn large_counts_that_differ(pe: &mut Pe) -> Result<(), ShmemError> {
             assert_eq!(at, None, "{call} that failed wrote its target");
             let at = fdst.to_vec(pe).iter().position(|&v| v != -1.0);
             assert_eq!(at, None, "{call} that failed wrote its target");
-            assert!(fsrc.to_vec(pe) == fvalues, "{call} that failed wrote its target");
+            assert!(
+                fsrc.to_vec(pe) == fvalues,
+                "{call} that failed wrote its target"
+            );
         };
         expect_mismatch(
             reduce::<Xor, i64>(pe, &world, &dst.range(..n)?, &src.range(..n)?),
