@@ -499,3 +499,96 @@ fn a_shared_out_broadcast_that_one_reader_disagrees_with_fails_on_every_pe(
     }
     Ok(())
 }
+
+/// Calls whose data moves after the agreement on the MPI transport (64 KiB reductions by
+/// MPI's allreduce or by the ordered reduce-scatter, alltoall blocks past the agreement's
+/// inline bytes), with one PE passing another count, more or fewer: an error on every PE
+/// (and on MPI nothing written), and the same calls with one count then work.
+fn large_counts_that_differ(pe: &mut Pe) -> Result<(), ShmemError> {
+    const N: usize = 8192; // 64 KiB of 8-byte elements
+    let me = pe.my_pe();
+    let npes = pe.n_pes();
+    let world = pe.world();
+    let src = pe.alloc_slice::<i64>(2 * N * npes)?;
+    let dst = pe.alloc_slice::<i64>(2 * N * npes)?;
+    let fsrc = pe.alloc_slice::<f64>(2 * N)?;
+    let fdst = pe.alloc_slice::<f64>(2 * N)?;
+    let values: Vec<i64> = (0..2 * N * npes).map(|i| (i * 7 + me) as i64).collect();
+    src.write_local(pe, &values)?;
+    let fvalues: Vec<f64> = (0..2 * N).map(|i| i as f64 + me as f64 / 4.0).collect();
+    fsrc.write_local(pe, &fvalues)?;
+    let untouched = vec![-1i64; 2 * N * npes];
+    dst.write_local(pe, &untouched)?;
+    fdst.write_local(pe, &vec![-1.0; 2 * N])?;
+    pe.barrier_all()?;
+    for liar_count in [N + 1, N / 2] {
+        let count = |pe_at: usize| if pe_at == npes - 1 { liar_count } else { N };
+        let n = count(me);
+        let unwritten = |pe: &Pe, call: &str| {
+            let got = dst.to_vec(pe);
+            let at = got.iter().zip(&untouched).position(|(g, u)| g != u);
+            assert_eq!(at, None, "{call} that failed wrote its target");
+            let at = fdst.to_vec(pe).iter().position(|&v| v != -1.0);
+            assert_eq!(at, None, "{call} that failed wrote its target");
+            assert!(
+                fsrc.to_vec(pe) == fvalues,
+                "{call} that failed wrote its target"
+            );
+        };
+        expect_mismatch(
+            reduce::<Xor, i64>(pe, &world, &dst.range(..n)?, &src.range(..n)?),
+            "the number of elements",
+        );
+        unwritten(pe, "an xor reduction");
+        expect_mismatch(
+            reduce::<Max, i64>(pe, &world, &dst.range(..n)?, &src.range(..n)?),
+            "the number of elements",
+        );
+        unwritten(pe, "a max reduction");
+        expect_mismatch(
+            reduce::<Sum, f64>(pe, &world, &fdst.range(..n)?, &fsrc.range(..n)?),
+            "the number of elements",
+        );
+        unwritten(pe, "a sum reduction");
+        expect_mismatch(
+            reduce::<Sum, f64>(pe, &world, &fsrc.range(..n)?, &fsrc.range(..n)?),
+            "the number of elements",
+        );
+        unwritten(pe, "an in-place sum reduction");
+        expect_mismatch(
+            alltoall::<i64>(pe, &world, &dst, &src, n),
+            "the number of elements",
+        );
+        // Shared memory's alltoall pulls blocks while it checks; on MPI the agreement
+        // comes first.
+        if pe.transport() == "mpi" {
+            unwritten(pe, "an alltoall");
+        }
+        dst.write_local(pe, &untouched)?;
+        still_works(pe, &world)?;
+    }
+    reduce::<Xor, i64>(pe, &world, &dst.range(..N)?, &src.range(..N)?)?;
+    let got = dst.to_vec(pe);
+    for (i, &g) in got[..N].iter().enumerate() {
+        let want = (0..npes).fold(0i64, |acc, p| acc ^ (i * 7 + p) as i64);
+        assert_eq!(g, want, "element {i} of the xor after the errors");
+    }
+    pe.free(fdst)?;
+    pe.free(fsrc)?;
+    pe.free(dst)?;
+    Ok(pe.free(src)?)
+}
+
+#[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=1"])]
+fn a_64_kib_reduction_or_alltoall_with_one_count_differing_fails_on_every_pe_of_2(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    large_counts_that_differ(pe)
+}
+
+#[shmem_testkit::test(npes = 4, env = ["SHMEM_CHECKED=1"])]
+fn a_64_kib_reduction_or_alltoall_with_one_count_differing_fails_on_every_pe_of_4(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    large_counts_that_differ(pe)
+}

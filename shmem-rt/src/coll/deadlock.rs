@@ -164,9 +164,10 @@ pub(crate) fn agreements_entered_with(
     }
 }
 
-/// Publishes that this PE enters its agreement exchange number `call` on the set
-/// with key `key` (before the exchange starts; `call` grows by one per call). A set of
-/// one member has no slot: its exchange waits for no other PE.
+/// Publishes that this PE entered its agreement exchange number `call` on the set
+/// with key `key` (once the exchange has started, before this PE waits for it or could
+/// leave the program; `call` grows by one per call). A set of one member has no slot:
+/// its exchange waits for no other PE.
 pub(crate) fn enter_agreement<T: Transport>(t: &T, key: u64, call: u64) {
     if let Some(slot) = sets::find(t, t.me(), key) {
         let word = t.region().slot(slot) + sync::OWNER_AGREED;
