@@ -162,6 +162,17 @@ impl Params {
         self.fan(n, 1.0, m)
     }
 
+    /// One round of a binomial tree: its critical path is one message of `m` bytes, which
+    /// waits one pass over the other ranks of its receiver's core — as a ping-pong does
+    /// while the other ranks wait (`bench/c/loggp.c` at 4–32 ranks, "The loggp run's own
+    /// figures" in docs/scaling-model.md) — where a round in which every rank exchanges
+    /// ends with the last of its receivers ([`Params::passes`]).
+    fn tree_round(&self, n: f64, m: f64) -> f64 {
+        let k = self.per_core(n);
+        let each = self.g.max(2.0 * self.o + m * self.big_g);
+        self.l + k * each + self.sched * (k - 1.0)
+    }
+
     /// These parameters for what the runtime's own waits wait for.
     fn waited(&self) -> Params {
         Params {
@@ -202,7 +213,7 @@ pub(crate) mod mpi {
             return Cost::default();
         }
         let us = if m < BCAST_BINOMIAL_MAX {
-            lg(n) * p.round(n, m)
+            lg(n) * p.tree_round(n, m)
         } else {
             let seg = m.min(BCAST_SEGMENT);
             let depth = (lg(n + 1.0) - 1.0).max(1.0);
@@ -341,7 +352,7 @@ pub(crate) mod mpi {
             return Cost::default();
         }
         Cost {
-            us: 2.0 * lg(n) * p.round(n, m) + lg(n) * p.combine(n, m),
+            us: 2.0 * lg(n) * p.tree_round(n, m) + lg(n) * p.combine(n, m),
             bytes: (lg(n) + 1.0) * m,
             mem: m,
         }
@@ -634,6 +645,25 @@ mod tests {
             ..shared
         };
         assert_eq!(one_core.round(4.0, 0.0), 1.0 + 4.0 * 0.5 + 3.0 * 10.0);
+    }
+
+    #[test]
+    fn a_tree_round_waits_one_pass_where_an_exchange_round_waits_two() {
+        let shared = Params {
+            cores: Some(2.0),
+            sched: 10.0,
+            ..P
+        };
+        assert_eq!(shared.tree_round(8.0, 0.0), 1.0 + 4.0 * 0.5 + 3.0 * 10.0);
+        assert_eq!(
+            shared.round(8.0, 0.0) - shared.tree_round(8.0, 0.0),
+            3.0 * 10.0
+        );
+        assert_eq!(
+            P.tree_round(1024.0, 8.0),
+            P.round(1024.0, 8.0),
+            "a core per rank: no pass to wait"
+        );
     }
 
     #[test]

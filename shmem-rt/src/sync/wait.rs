@@ -1,6 +1,8 @@
 //! Waiting for a word in shared memory: spin briefly, then yield, then sleep on the
 //! waiting PE's wake word with a timeout, checking the job's failure record and the PE
-//! being waited for on every slow-path round, so that no wait outlives a failed job.
+//! being waited for on every slow-path round, so that no wait outlives a failed job
+//! (where sleepers poll a network, the failure record when the wake word moves and at
+//! least every 20 ms: see `JobRead`).
 //!
 //! The sleeper side of the wake protocol is here; the protocol itself, and the notifier
 //! side, in `crate::sync::notify`.
@@ -214,31 +216,37 @@ fn wait_slow<T: Transport>(
     let slept_on = t.place(me, SLEPT_ON);
     let _phase = SleepingPhase::enter(t);
     let mut stall_watch: Option<StallWatch> = None;
-    // The job's count and `slept_on` serve notifiers only. Where sleepers poll (MPI)
-    // nobody reads them, and there every runtime word is an MPI atomic (PE 0's may be
-    // remote; a sleeper that kept them up to date was late to notice its wait end).
-    let count = |delta: u64| {
+    let mut job_read = JobRead::new(T::SLEEPERS_POLL);
+    // The sleeper words (`sleeping`, then the job's count; lowered in reverse, and
+    // `slept_on`) serve notifiers only. Where sleepers poll (MPI) nobody reads them, and
+    // there every runtime word is an MPI atomic (PE 0's may be remote; a sleeper that
+    // kept them up to date was late to notice its wait end).
+    let raise = || {
         if !T::SLEEPERS_POLL {
-            t.fetch_add(t.place(0, SLEEPERS), delta);
+            t.fetch_add(sleeping, 1);
+            t.fetch_add(t.place(0, SLEEPERS), 1);
+        }
+    };
+    let lower = || {
+        if !T::SLEEPERS_POLL {
+            t.fetch_add(t.place(0, SLEEPERS), u64::MAX);
+            t.fetch_add(sleeping, u64::MAX);
         }
     };
     loop {
-        check_wait(t, blocker, during, ready)?;
-        t.fetch_add(sleeping, 1);
-        count(1);
+        check_wait_reading(t, blocker, during, ready, job_read.due(|| t.load(wake)))?;
+        raise();
         let seen = t.load(wake);
         if !T::SLEEPERS_POLL {
             t.store(slept_on, seen);
         }
         t.store_load_fence();
         if ready() {
-            count(u64::MAX);
-            t.fetch_add(sleeping, u64::MAX);
+            lower();
             return Ok(());
         }
         t.sleep(seen, SLEEP_SLICE);
-        count(u64::MAX);
-        t.fetch_add(sleeping, u64::MAX);
+        lower();
         t.progress();
         if ready() {
             return Ok(());
@@ -252,6 +260,46 @@ fn wait_slow<T: Transport>(
                 }
             }
         }
+    }
+}
+
+/// Where sleepers poll (`Transport::SLEEPERS_POLL`), the longest a sleeping wait goes
+/// without reading the job's failure record.
+const JOB_READ_EVERY: Duration = Duration::from_millis(20);
+
+/// When a sleeping wait reads the job's failure record, PE 0's word. Where sleepers poll
+/// that is a network read, which lasts until PE 0 next serves the network: with many PEs
+/// a CPU, reading it every slice kept the waiting PE in the read for most of its turns,
+/// and PE 0 serving every other PE's reads. There it is read when this PE's wake word
+/// has moved since the last read (whoever records a failure records it first, then bumps
+/// every PE's wake word) and at least every [`JOB_READ_EVERY`]; elsewhere (a load of
+/// shared memory) every slice.
+struct JobRead {
+    /// Whether reads are paced (sleepers poll).
+    paced: bool,
+    /// When the record was last read, and this PE's wake word just before.
+    last: Option<(Instant, u64)>,
+}
+
+impl JobRead {
+    fn new(paced: bool) -> JobRead {
+        JobRead { paced, last: None }
+    }
+
+    /// Whether this round reads the record (and if so, notes the read); `wake` reads
+    /// this PE's wake word.
+    fn due(&mut self, wake: impl FnOnce() -> u64) -> bool {
+        if !self.paced {
+            return true;
+        }
+        let seen = wake();
+        let due = self
+            .last
+            .is_none_or(|(at, wake)| wake != seen || at.elapsed() >= JOB_READ_EVERY);
+        if due {
+            self.last = Some((Instant::now(), seen));
+        }
+        due
     }
 }
 
@@ -396,12 +444,15 @@ fn watch<T: Transport>(t: &T) {
 /// waited for has left (begun finalizing) or panicked, or (for point-to-point waits)
 /// every other PE has left. Only reports; [`wait_for`] also aborts the job when a PE
 /// left while others still waited for it.
-pub(crate) fn check_job<T: Transport>(
+///
+/// The job's failure record is read only if `read_job` (see [`JobRead`]).
+fn check_job<T: Transport>(
     t: &T,
     blocker: Blocker,
     during: &'static str,
+    read_job: bool,
 ) -> RtResult<()> {
-    if let Some(err) = state::job_failure(t) {
+    if let Some(err) = read_job.then(|| state::job_failure(t)).flatten() {
         return Err(err);
     }
     let me = t.me();
@@ -442,10 +493,21 @@ fn check_wait<T: Transport>(
     during: &'static str,
     ready: &mut dyn FnMut() -> bool,
 ) -> RtResult<()> {
+    check_wait_reading(t, blocker, during, ready, true)
+}
+
+/// [`check_wait`], reading the job's failure record only if `read_job` (see [`JobRead`]).
+fn check_wait_reading<T: Transport>(
+    t: &T,
+    blocker: Blocker,
+    during: &'static str,
+    ready: &mut dyn FnMut() -> bool,
+    read_job: bool,
+) -> RtResult<()> {
     if probe::watch_due() {
         watch(t);
     }
-    let Err(err) = check_job(t, blocker, during) else {
+    let Err(err) = check_job(t, blocker, during, read_job) else {
         return Ok(());
     };
     match err {
