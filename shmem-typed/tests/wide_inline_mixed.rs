@@ -235,6 +235,7 @@ fn run_call(
 fn mixed_sizes(pe: &mut Pe, calls: usize) -> Result<usize, String> {
     let n = pe.n_pes();
     assert!((2..=MAX_MEMBERS).contains(&n), "{n} PEs");
+    assert_eq!(pe.transport(), shmem_testkit::expected_transport());
     let me = pe.my_pe();
     let world_set = pe.world();
     let pair = ActiveSet::new(0, 0, 2).map_err(|e| e.to_string())?;
@@ -279,16 +280,16 @@ fn mixed_sizes(pe: &mut Pe, calls: usize) -> Result<usize, String> {
 }
 
 /// The calls of the sequence at each PE count: enough to pass every (operation, size,
-/// scope) combination many times; more in release builds.
+/// scope) combination many times; 100,000 in release builds on shared memory.
 fn calls() -> usize {
-    if cfg!(debug_assertions) {
+    if cfg!(debug_assertions) || shmem_testkit::expected_transport() == "mpi" {
         6_000
     } else {
-        60_000
+        100_000
     }
 }
 
-#[shmem_typed::test(npes = 2)]
+#[shmem_testkit::test(npes = 2)]
 fn inline_sizes_1_to_64_bytes_mixed_back_to_back_match_the_oracle_at_2_pes(
     pe: &mut Pe,
 ) -> Result<(), String> {
@@ -297,7 +298,7 @@ fn inline_sizes_1_to_64_bytes_mixed_back_to_back_match_the_oracle_at_2_pes(
     Ok(())
 }
 
-#[shmem_typed::test(npes = 3)]
+#[shmem_testkit::test(npes = 3)]
 fn inline_sizes_1_to_64_bytes_mixed_back_to_back_match_the_oracle_at_3_pes(
     pe: &mut Pe,
 ) -> Result<(), String> {
@@ -306,7 +307,7 @@ fn inline_sizes_1_to_64_bytes_mixed_back_to_back_match_the_oracle_at_3_pes(
     Ok(())
 }
 
-#[shmem_typed::test(npes = 4)]
+#[shmem_testkit::test(npes = 4)]
 fn inline_sizes_1_to_64_bytes_mixed_back_to_back_match_the_oracle_at_4_pes(
     pe: &mut Pe,
 ) -> Result<(), String> {
@@ -387,14 +388,14 @@ fn lying_counts(pe: &mut Pe) -> Result<(), String> {
     Ok(())
 }
 
-#[shmem_typed::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
 fn a_count_one_pe_lies_about_across_the_line_halves_is_an_error_on_every_pe_unchecked(
     pe: &mut Pe,
 ) -> Result<(), String> {
     lying_counts(pe)
 }
 
-#[shmem_typed::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
 fn a_count_one_pe_lies_about_across_the_line_halves_is_an_error_on_every_pe_checked(
     pe: &mut Pe,
 ) -> Result<(), String> {
