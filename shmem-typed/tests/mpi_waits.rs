@@ -10,6 +10,9 @@
 //!   and destroy, lock calls, sync, the collectives, barrier_all, finalize), the last
 //!   PE makes one while every other PE makes the other; every PE then gets an error or
 //!   the job ends non-zero within 2 s naming the cause — never a hang.
+//! - A wait for a word no PE writes against world and team calls, and calls on a team
+//!   that one PE destroyed (it goes on to the world): the job ends within 2 s, naming
+//!   the cause.
 //! - A correct job whose ranks are stopped (SIGSTOP) for 3 s at random points completes:
 //!   the deadlock verdict rests on what the wait records name, not on how long they
 //!   look unchanged.
@@ -32,6 +35,9 @@ static SRC: [u64; 64] = [0; 64];
 static DST: [u64; 64 * 32] = [0; 64 * 32];
 #[symmetric]
 static LOCK: Lock = Lock::new();
+/// A word no PE ever writes.
+#[symmetric]
+static UNWRITTEN: u64 = 0;
 
 /// How long a job may take before it counts as hung (and is killed).
 const HANG_LIMIT: Duration = Duration::from_secs(20);
@@ -115,6 +121,15 @@ enum CallKind {
     Reduce,
     Alltoall,
     Finalize,
+    /// `wait_until` on a word no PE writes.
+    WaitUnwritten,
+    /// Destroys a team split off the world (every PE), then goes on.
+    DestroySplit,
+    /// `sync` on that team.
+    SplitSync,
+    /// `fcollect` of 40 B per member on that team (the arrival line's second half on
+    /// one node).
+    SplitFcollectWide,
 }
 
 const CALLS: [CallKind; 19] = [
@@ -139,10 +154,20 @@ const CALLS: [CallKind; 19] = [
     CallKind::Finalize,
 ];
 
+/// The calls outside the pair matrix: a wait that no call can end, and calls on a team
+/// that one PE destroyed.
+const ODD_CALLS: [CallKind; 4] = [
+    CallKind::WaitUnwritten,
+    CallKind::DestroySplit,
+    CallKind::SplitSync,
+    CallKind::SplitFcollectWide,
+];
+
 impl CallKind {
     fn from_name(name: &str) -> CallKind {
         *CALLS
             .iter()
+            .chain(&ODD_CALLS)
             .find(|c| format!("{c:?}") == name)
             .unwrap_or_else(|| panic!("no call {name}"))
     }
@@ -153,6 +178,8 @@ struct Prepared {
     slice: SymSlice<u64>,
     work: WorkArrays<BarrierSync>,
     team: Team,
+    /// A team of every PE split off the world, used once before the pair.
+    split: Team,
 }
 
 /// Makes `call` on this PE; `Ok(())` if it returned Ok. `Finalize` does not return.
@@ -163,6 +190,7 @@ fn make(pe: &mut Pe, call: CallKind, prep: Prepared) -> Result<(), ShmemError> {
         mut slice,
         work,
         team,
+        split,
     } = prep;
     match call {
         CallKind::AllocSlice => pe.alloc_slice::<u64>(16).map(drop),
@@ -191,6 +219,13 @@ fn make(pe: &mut Pe, call: CallKind, prep: Prepared) -> Result<(), ShmemError> {
             alltoall::<u64>(pe, &world, &DST.range(..2 * n)?, &SRC.range(..2 * n)?, 2)
         }
         CallKind::Finalize => unreachable!("finalize is made by the caller"),
+        CallKind::WaitUnwritten => pe.wait_until(&UNWRITTEN, Cmp::Ne, 0).map(drop),
+        CallKind::DestroySplit => {
+            split.destroy();
+            Ok(())
+        }
+        CallKind::SplitSync => split.sync(pe),
+        CallKind::SplitFcollectWide => split.fcollect(pe, &DST.range(..5 * n)?, &SRC.range(..5)?),
     }
 }
 
@@ -209,6 +244,15 @@ fn pair_body(a: CallKind, b: CallKind) -> ! {
             .alloc_work::<BarrierSync>(1)
             .expect("the work array to free"),
         team: pe.team_world(),
+        split: {
+            let (world, n) = (pe.team_world(), pe.n_pes());
+            let split = world
+                .split_strided(&mut pe, 0, 1, n)
+                .expect("the team to split")
+                .expect("every PE is in it");
+            split.sync(&mut pe).expect("the split team's first call");
+            split
+        },
     };
     let locks = [CallKind::SetLock, CallKind::TestLock, CallKind::ClearLock];
     let hold = me == 0 && (locks.contains(&a) || locks.contains(&b));
@@ -630,4 +674,29 @@ fn pair_matrix_17_ranks() {
         .flat_map(|&a| others.iter().flat_map(move |&b| [(a, b), (b, a)]))
         .collect();
     pair_matrix(&shmem_testkit::test_name!(), 17, 1, &pairs);
+}
+
+/// A PE that waits for a word no PE writes while the others wait for it in a world or
+/// team call, and a PE that destroys a team (and goes on to a world barrier) while the
+/// others call on that team, both ways where both make sense: each job ends non-zero
+/// within 2 s naming the cause, or every PE gets an error.
+#[test]
+fn unending_waits_and_calls_on_a_team_one_pe_destroyed_end_the_job() {
+    use CallKind::*;
+    let pairs = [
+        (WaitUnwritten, BarrierAll),
+        (WaitUnwritten, Fcollect),
+        (WaitUnwritten, SplitSync),
+        (WaitUnwritten, SplitFcollectWide),
+        (BarrierAll, WaitUnwritten),
+        (DestroySplit, SplitSync),
+        (DestroySplit, SplitFcollectWide),
+        (SplitSync, DestroySplit),
+        (SplitFcollectWide, Fcollect),
+        (Fcollect, SplitFcollectWide),
+    ];
+    in_pe();
+    let name = shmem_testkit::test_name!();
+    run_pairs(&name, 2, 2, &pairs);
+    run_pairs(&name, 3, 2, &[pairs[3], pairs[5], pairs[7], pairs[9]]);
 }
