@@ -26,10 +26,14 @@
 //!   sets over 16 PEs, barrier partners compare digests and pass failures on through the
 //!   rounds), so every member reports every error of the call itself;
 //! - a broadcast root with small data returns as soon as it has published, before its
-//!   readers look: a reader's failure (its target too small, another root) reaches the
-//!   root — and the other readers — at their next call on the set, as
-//!   [`ShmemError::EarlierCallFailed`] naming the failed call, once that next call has
-//!   completed; or, if no call follows, from [`Pe::finalize`](crate::Pe::finalize).
+//!   readers look, and a reader compares its call with the root's alone: a reader's
+//!   failure (its target too small, another root or count) reaches the root — and the
+//!   other readers — at their first later call on the same sync words (the set's own, or
+//!   the same work array) that reads that reader's arrival: any collective but a
+//!   broadcast rooted at another member. That call, once completed, returns
+//!   [`ShmemError::EarlierCallFailed`] naming the failed call; broadcasts rooted
+//!   elsewhere, and calls on other sync words, complete in between. If no such call
+//!   follows, [`Pe::finalize`](crate::Pe::finalize) reports it.
 //!   Over MPI (every peer remote) the root of a broadcast of up to 1 KiB on a set of up
 //!   to 8 runs ahead in the same way (up to 64 calls), and learns at its next call on
 //!   the set that is not such a broadcast (see the README's "Running on a cluster").

@@ -168,7 +168,8 @@ impl Pe {
 
     /// Whether checked mode is on (`SHMEM_CHECKED=1`, the default in debug builds): every
     /// member of a broadcast checks every member's arguments at once, instead of the root
-    /// learning of a reader's failure at its next call on the set.
+    /// and the agreeing readers learning of a reader's failure at a later call that reads
+    /// its arrival (see [the collectives](crate::collectives)).
     ///
     /// Example: [`Pe::my_pe`].
     pub fn checked(&self) -> bool {

@@ -38,9 +38,32 @@ fn input(call: usize, pe: usize, i: usize) -> u64 {
     mix((call as u64) << 24 ^ (pe as u64) << 12 ^ i as u64)
 }
 
-/// Where a call of the sequence runs: the typed layer's two ways of naming members.
+/// Explicit work arrays of the world set and of the pair.
+#[symmetric]
+static WORLD_COLLECT_SYNC: CollectSync = CollectSync::new();
+#[symmetric]
+static PAIR_COLLECT_SYNC: CollectSync = CollectSync::new();
+#[symmetric]
+static WORLD_BCAST_SYNC: BroadcastSync = BroadcastSync::new();
+#[symmetric]
+static PAIR_BCAST_SYNC: BroadcastSync = BroadcastSync::new();
+
+/// The collect work array `w` (0: the world's, 1: the pair's).
+fn collect_sync(w: usize) -> &'static Symmetric<CollectSync> {
+    [&WORLD_COLLECT_SYNC, &PAIR_COLLECT_SYNC][w]
+}
+
+/// The broadcast work array `w` (0: the world's, 1: the pair's).
+fn bcast_sync(w: usize) -> &'static Symmetric<BroadcastSync> {
+    [&WORLD_BCAST_SYNC, &PAIR_BCAST_SYNC][w]
+}
+
+/// Where a call of the sequence runs: the typed layer's ways of naming members.
 enum Scope<'a> {
     Set(&'a ActiveSet),
+    /// An active set whose collects and broadcasts use the explicit work arrays `i`
+    /// (its reductions the runtime's sync words).
+    SetWith(&'a ActiveSet, usize),
     Team(&'a Team),
 }
 
@@ -122,6 +145,9 @@ fn run_call(
                     let target = DST.range(..bytes * members.len())?;
                     done(match scope {
                         Scope::Set(set) => fcollect::<u8>(pe, set, &target, &source),
+                        Scope::SetWith(set, w) => {
+                            fcollect_with::<u8>(pe, set, &target, &source, collect_sync(*w))
+                        }
                         Scope::Team(team) => team.fcollect(pe, &target, &source),
                     })?;
                     let want: Vec<u8> = members.iter().flat_map(|&p| bytes_of(p, bytes)).collect();
@@ -138,6 +164,9 @@ fn run_call(
                     done(
                         match scope {
                             Scope::Set(set) => collect::<u8>(pe, set, &DST, &source),
+                            Scope::SetWith(set, w) => {
+                                collect_with::<u8>(pe, set, &DST, &source, collect_sync(*w))
+                            }
                             Scope::Team(team) => team.collect(pe, &DST, &source),
                         }
                         .map(|written| n = written),
@@ -158,6 +187,11 @@ fn run_call(
                             done(broadcast::<u8>(pe, set, root, &target, &source))?;
                             false
                         }
+                        Scope::SetWith(set, w) => {
+                            let work = bcast_sync(*w);
+                            done(broadcast_with::<u8>(pe, set, root, &target, &source, work))?;
+                            false
+                        }
                         Scope::Team(team) => {
                             done(team.broadcast(pe, root, &target, &source))?;
                             true
@@ -172,7 +206,9 @@ fn run_call(
                 _ => {
                     let target = DST.range(..bytes)?;
                     done(match scope {
-                        Scope::Set(set) => reduce::<Xor, u8>(pe, set, &target, &source),
+                        Scope::Set(set) | Scope::SetWith(set, _) => {
+                            reduce::<Xor, u8>(pe, set, &target, &source)
+                        }
                         Scope::Team(team) => team.reduce::<Xor, u8>(pe, &target, &source),
                     })?;
                     let want = (0..bytes)
@@ -205,7 +241,9 @@ fn run_call(
             let source: SymRange<'_, u64> = WSRC.range(..n)?;
             let target = WDST.range(..n)?;
             done(match scope {
-                Scope::Set(set) => reduce::<Sum, u64>(pe, set, &target, &source),
+                Scope::Set(set) | Scope::SetWith(set, _) => {
+                    reduce::<Sum, u64>(pe, set, &target, &source)
+                }
                 Scope::Team(team) => team.reduce::<Sum, u64>(pe, &target, &source),
             })?;
             let got = WDST.read(pe);
@@ -228,10 +266,11 @@ fn run_call(
     late.map_or(Ok(()), |e| Err(Failure::Call(e)))
 }
 
-/// `calls` calls over the world and a pair as active sets and a strided team and the world
-/// as teams, with the size changing at every call, the operation every 4 calls, and no
-/// barrier between them: in turns of 260 calls, the scope changes at every call, then
-/// every 65 calls (so that one set sees the sizes back to back).
+/// `calls` calls over the world and a pair as active sets (with the runtime's sync words
+/// and with explicit work arrays) and a strided team and the world as teams, with the
+/// size changing at every call, the operation every 6 calls, and no barrier between
+/// them: in turns of 390 calls, the scope changes at every call, then every 65 calls (so
+/// that one set sees the sizes back to back).
 fn mixed_sizes(pe: &mut Pe, calls: usize) -> Result<usize, String> {
     let n = pe.n_pes();
     assert!((2..=MAX_MEMBERS).contains(&n), "{n} PEs");
@@ -327,8 +366,10 @@ fn is_mismatch(err: &ShmemError) -> bool {
 /// Counts that differ between members, one side past the line's first half and the
 /// other not (or both past it, differently), in each operation on active sets and teams
 /// interleaved: every member gets an error — in the call itself, or, with checking off, a
-/// broadcast's members whose count is the root's in their next call on the set, which
-/// completes — and a correct call of 64 B on the same set after it gives the right data.
+/// broadcast's members whose count is the root's in their next call on the same sync
+/// words that reads a failed member's arrival (here a broadcast it roots), which
+/// completes — and
+/// correct calls of 64 B on the same set after it gives the right data.
 fn lying_counts(pe: &mut Pe) -> Result<(), String> {
     let me = pe.my_pe();
     let checked = pe.checked();
@@ -340,24 +381,27 @@ fn lying_counts(pe: &mut Pe) -> Result<(), String> {
     let mut failed = 0;
     for (liar_bytes, honest_bytes) in [(64, 8), (8, 64), (40, 32), (33, 64), (64, 40), (1, 33)] {
         for op in [Op::Fcollect, Op::Broadcast, Op::XorU8, Op::SumU64] {
-            for turn in 0..6 {
-                let (scope, members) = match turn % 3 {
+            for turn in 0..8 {
+                let (scope, members) = match turn % 4 {
                     0 => (Scope::Set(&world_set), &all[..]),
                     1 => (Scope::Set(&pair), &all[1..]),
+                    2 => (Scope::SetWith(&world_set, 0), &all[..]),
                     _ => (Scope::Team(&world_team), &all[..]),
                 };
                 call += 2;
                 let Some(index) = members.iter().position(|&p| p == me) else {
                     continue;
                 };
-                let liar = members[(call / 2) % members.len()];
+                let liar_index = (call / 2) % members.len();
+                let liar = members[liar_index];
                 let bytes = if me == liar { liar_bytes } else { honest_bytes };
                 let what = format!(
                     "PE {me}: call {call}: {op:?} on {members:?}, PE {liar} with {liar_bytes} B, the others {honest_bytes} B"
                 );
                 // A broadcast's readers compare their count with the root's alone when
                 // checking is off, and the root compares none: those that agree with the
-                // root return at once and learn of the disagreement at the next call.
+                // root return at once, and learn of the disagreement at their next call
+                // on the same sync words that reads the liar's arrival.
                 let root = members[(call - 1) % members.len()];
                 let root_bytes = if root == liar {
                     liar_bytes
@@ -371,16 +415,38 @@ fn lying_counts(pe: &mut Pe) -> Result<(), String> {
                     other => return Err(format!("{what}: {other:?}, not a disagreement")),
                 };
                 failed += usize::from(!ran_ahead);
-                match run_call(pe, &scope, members, index, call, Op::Fcollect, 64) {
+                // A broadcast of 64 B rooted at a member that failed: the liar, or if the
+                // liar was the root (it alone ran ahead), the next member (the call's number
+                // chooses the root).
+                let failed_index = if root == liar {
+                    (liar_index + 1) % members.len()
+                } else {
+                    liar_index
+                };
+                let rooted_at_failed = members.len() * call + failed_index;
+                match run_call(
+                    pe,
+                    &scope,
+                    members,
+                    index,
+                    rooted_at_failed,
+                    Op::Broadcast,
+                    64,
+                ) {
                     Ok(()) if !ran_ahead => {}
                     Err(Failure::Call(e))
                         if ran_ahead
                             && matches!(e.cause(), ShmemError::EarlierCallFailed { .. })
                             && is_mismatch(&e) => {}
                     other => {
-                        return Err(format!("{what}: the next fcollect of 64 B: {other:?}"));
+                        return Err(format!(
+                            "{what}: the next broadcast of 64 B, rooted at PE {}: {other:?}",
+                            members[failed_index]
+                        ));
                     }
                 }
+                run_call(pe, &scope, members, index, call, Op::Fcollect, 64)
+                    .map_err(|f| format!("{what}: the fcollect of 64 B after: {f:?}"))?;
             }
         }
     }
