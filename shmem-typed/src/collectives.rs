@@ -788,6 +788,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn barrier(&self, pe: &mut Pe) -> Result<()> {
         barrier(pe, self)
     }
@@ -810,6 +811,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn sync(&self, pe: &mut Pe) -> Result<()> {
         sync(pe, self)
     }
@@ -836,6 +838,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn broadcast<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -865,6 +868,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn fcollect<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -893,6 +897,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn collect<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -922,6 +927,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn alltoall<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -954,6 +960,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn alltoalls<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -994,6 +1001,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn reduce<Op, T>(
         &self,
         pe: &mut Pe,

@@ -171,6 +171,7 @@ impl Team {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn split_strided(
         &self,
         pe: &mut Pe,
@@ -178,14 +179,16 @@ impl Team {
         stride: usize,
         size: usize,
     ) -> Result<Option<Team>> {
-        self.agree(pe, "team_split_strided", STRIDED, &[start, stride, size])?;
-        let spec = self
-            .child(start, stride, size)
-            .map_err(|why| ShmemError::InvalidTeamSplit {
-                op: "team_split_strided",
-                why,
-            })?;
-        Ok(spec.index_of(pe.my_pe()).map(|index| Team::of(spec, index)))
+        crate::error::in_call!(pe => "team_split_strided", None, || {
+            self.agree(pe, "team_split_strided", STRIDED, &[start, stride, size])?;
+            let spec = self
+                .child(start, stride, size)
+                .map_err(|why| ShmemError::InvalidTeamSplit {
+                    op: "team_split_strided",
+                    why,
+                })?;
+            Ok(spec.index_of(pe.my_pe()).map(|index| Team::of(spec, index)))
+        })
     }
 
     /// `shmem_team_split_2d`: this team's PEs laid out row by row in rows of `xrange`
@@ -195,7 +198,13 @@ impl Team {
     /// row and one column.
     ///
     /// Example: [the module documentation](self).
+    #[track_caller]
     pub fn split_2d(&self, pe: &mut Pe, xrange: usize) -> Result<(Team, Team)> {
+        crate::error::in_call!(pe => "team_split_2d", None, || self.split_2d_on(pe, xrange))
+    }
+
+    /// [`Team::split_2d`], its error not yet named by a call.
+    fn split_2d_on(&self, pe: &mut Pe, xrange: usize) -> Result<(Team, Team)> {
         self.agree(pe, "team_split_2d", TWO_D, &[xrange])?;
         if xrange == 0 {
             return Err(ShmemError::InvalidTeamSplit {
@@ -293,13 +302,16 @@ impl Team {
     /// completing this PE's outstanding puts first ([`Pe::quiet`] does that).
     ///
     /// Example: [`Team::broadcast`].
+    #[track_caller]
     pub fn sync(&self, pe: &mut Pe) -> Result<()> {
-        collectives::barrier_on(
-            pe,
-            On::Team(self.spec()),
-            Work::Implicit,
-            collectives::Completion::None,
-        )
+        crate::error::in_call!(pe => "team_sync", None, || {
+            collectives::barrier_on(
+                pe,
+                On::Team(self.spec()),
+                Work::Implicit,
+                collectives::Completion::None,
+            )
+        })
     }
 
     /// `shmem_broadcast` on the team: copies the source of the team's PE `root` into the
@@ -339,6 +351,7 @@ impl Team {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn broadcast<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -346,61 +359,70 @@ impl Team {
         target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
         source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     ) -> Result<()> {
-        collectives::broadcast_on(
-            pe,
-            On::Team(self.spec()),
-            Work::Implicit,
-            root,
-            span(target),
-            span(source),
-            collectives::elem_type::<T>(),
-        )
+        crate::error::in_call!(pe => "broadcast", None, || {
+            collectives::broadcast_on(
+                pe,
+                On::Team(self.spec()),
+                Work::Implicit,
+                root,
+                span(target),
+                span(source),
+                collectives::elem_type::<T>(),
+            )
+        })
     }
 
     /// `shmem_fcollect` on the team: every member's source (equal lengths) into every
     /// member's target, in team order.
     ///
     /// Example: [`Team::broadcast`].
+    #[track_caller]
     pub fn fcollect<T: SymmetricType>(
         &self,
         pe: &mut Pe,
         target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
         source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     ) -> Result<()> {
-        collectives::fcollect_on(
-            pe,
-            On::Team(self.spec()),
-            Work::Implicit,
-            span(target),
-            span(source),
-            collectives::elem_type::<T>(),
-        )
+        crate::error::in_call!(pe => "fcollect", None, || {
+            collectives::fcollect_on(
+                pe,
+                On::Team(self.spec()),
+                Work::Implicit,
+                span(target),
+                span(source),
+                collectives::elem_type::<T>(),
+            )
+        })
     }
 
     /// `shmem_collect` on the team: every member's source (lengths may differ) into
     /// every member's target, in team order; returns the number of elements written.
     ///
     /// Example: [`Team::broadcast`].
+    #[track_caller]
     pub fn collect<T: SymmetricType>(
         &self,
         pe: &mut Pe,
         target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
         source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
     ) -> Result<usize> {
-        collectives::collect_on(
-            pe,
-            On::Team(self.spec()),
-            Work::Implicit,
-            span(target),
-            span(source),
-            collectives::elem_type::<T>(),
-        )
+        crate::error::in_call!(pe => "collect", None, || {
+            collectives::collect_on(
+                pe,
+                On::Team(self.spec()),
+                Work::Implicit,
+                span(target),
+                span(source),
+                collectives::elem_type::<T>(),
+            )
+        })
     }
 
     /// `shmem_alltoall` on the team: block `i` (of `nelems` elements) of every member's
     /// source to team PE `i`, into block `j` of its target, `j` the sender's number.
     ///
     /// Example: [`Team::broadcast`].
+    #[track_caller]
     pub fn alltoall<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -408,13 +430,21 @@ impl Team {
         source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
         nelems: usize,
     ) -> Result<()> {
-        self.alltoalls(pe, target, source, 1, 1, nelems)
+        let blocks = Blocks {
+            nelems,
+            target_stride: 1,
+            source_stride: 1,
+        };
+        crate::error::in_call!(pe => "alltoall", None, || {
+            self.alltoalls_on::<T>(pe, target, source, blocks)
+        })
     }
 
     /// `shmem_alltoalls` on the team: [`Team::alltoall`] with elements `target_stride`
     /// and `source_stride` elements apart.
     ///
     /// Example: [`Team::broadcast`].
+    #[track_caller]
     pub fn alltoalls<T: SymmetricType>(
         &self,
         pe: &mut Pe,
@@ -429,6 +459,19 @@ impl Team {
             target_stride,
             source_stride,
         };
+        crate::error::in_call!(pe => "alltoalls", None, || {
+            self.alltoalls_on::<T>(pe, target, source, blocks)
+        })
+    }
+
+    /// [`Team::alltoalls`] in `blocks`, its error not yet named by a call.
+    fn alltoalls_on<T: SymmetricType>(
+        &self,
+        pe: &mut Pe,
+        target: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        source: &(impl SymmetricBuffer<Elem = T> + ?Sized),
+        blocks: Blocks,
+    ) -> Result<()> {
         collectives::alltoall_on::<T>(
             pe,
             On::Team(self.spec()),
@@ -444,6 +487,7 @@ impl Team {
     /// buffers; `And`, `Or`, `Xor`, `Min`, `Max`, `Sum`, `Prod`).
     ///
     /// Example: [`Team::broadcast`].
+    #[track_caller]
     pub fn reduce<Op, T>(
         &self,
         pe: &mut Pe,
@@ -454,13 +498,15 @@ impl Team {
         Op: ReduceOp<T>,
         T: SymmetricType,
     {
-        collectives::reduce_on::<Op, T>(
-            pe,
-            On::Team(self.spec()),
-            Work::Implicit,
-            collectives::scalar_span(target),
-            collectives::scalar_span(source),
-        )
+        crate::error::in_call!(pe => "reduce", None, || {
+            collectives::reduce_on::<Op, T>(
+                pe,
+                On::Team(self.spec()),
+                Work::Implicit,
+                collectives::scalar_span(target),
+                collectives::scalar_span(source),
+            )
+        })
     }
 }
 
