@@ -113,18 +113,21 @@ fn the_lie(pe: &mut Pe, words: Words) -> Result<bool, String> {
     }
 }
 
-/// The lie, three broadcasts rooted at PE 0 (40 B), then calls on `words` that read the
-/// liar's arrival: every PE gets the error once, in the lie or in the first call that
-/// reads the liar's arrival (`reading` makes it), never in between; the PEs stay in step.
+/// The lie, `between` broadcasts rooted at PE 0 (40 B), then calls on `words` that read
+/// the liar's arrival: every PE gets the error once, in the lie, in one of the broadcasts
+/// (a member may learn sooner than the docs promise: over MPI the root learns when it
+/// settles its agreements, at the latest past 64 in flight), or in the first call that
+/// reads the liar's arrival (`reading` makes it); the PEs stay in step.
 fn lie_then(
     pe: &mut Pe,
     words: Words,
+    between: usize,
     reading: fn(&mut Pe, Words, usize) -> Result<(), ShmemError>,
 ) -> Result<(), String> {
     let me = pe.my_pe();
     assert_eq!(pe.n_pes(), 3);
     let mut ran_ahead = the_lie(pe, words)?;
-    for call in 1..=3 {
+    for call in 1..=between {
         match world_broadcast(pe, words, call, 0, 40) {
             Ok(()) => {}
             // A member may learn sooner than the docs promise.
@@ -132,7 +135,7 @@ fn lie_then(
             Err(e) => return Err(format!("PE {me}: broadcast {call} rooted at PE 0: {e}")),
         }
     }
-    match reading(pe, words, 4) {
+    match reading(pe, words, between + 1) {
         Ok(()) if !ran_ahead => {}
         Err(e) if ran_ahead && is_the_lie(&e, true) => {}
         other => {
@@ -141,8 +144,10 @@ fn lie_then(
             ))
         }
     }
-    world_fcollect(pe, words, 5).map_err(|e| format!("PE {me}: the fcollect after: {e}"))?;
-    world_broadcast(pe, words, 6, 0, 8).map_err(|e| format!("PE {me}: the broadcast after: {e}"))
+    world_fcollect(pe, words, between + 2)
+        .map_err(|e| format!("PE {me}: the fcollect after: {e}"))?;
+    world_broadcast(pe, words, between + 3, 0, 8)
+        .map_err(|e| format!("PE {me}: the broadcast after: {e}"))
 }
 
 /// A broadcast rooted at the liar: every reader reads its arrival.
@@ -154,21 +159,30 @@ fn liar_rooted_broadcast(pe: &mut Pe, words: Words, call: usize) -> Result<(), S
 fn members_that_ran_ahead_learn_of_a_readers_failure_at_the_next_fcollect_on_the_set(
     pe: &mut Pe,
 ) -> Result<(), String> {
-    lie_then(pe, Words::Own, world_fcollect)
+    lie_then(pe, Words::Own, 3, world_fcollect)
 }
 
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
 fn members_that_ran_ahead_learn_of_a_readers_failure_at_a_broadcast_it_roots(
     pe: &mut Pe,
 ) -> Result<(), String> {
-    lie_then(pe, Words::Own, liar_rooted_broadcast)
+    lie_then(pe, Words::Own, 3, liar_rooted_broadcast)
 }
 
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
 fn members_that_ran_ahead_learn_of_a_readers_failure_on_the_same_work_array(
     pe: &mut Pe,
 ) -> Result<(), String> {
-    lie_then(pe, Words::WorkArrays, liar_rooted_broadcast)
+    lie_then(pe, Words::WorkArrays, 3, liar_rooted_broadcast)
+}
+
+/// 200 broadcasts rooted at PE 0 between: more than the 64 agreements an MPI root keeps
+/// in flight.
+#[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=0"])]
+fn members_that_ran_ahead_learn_of_a_readers_failure_after_200_broadcasts_rooted_elsewhere(
+    pe: &mut Pe,
+) -> Result<(), String> {
+    lie_then(pe, Words::Own, 200, world_fcollect)
 }
 
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
