@@ -1,8 +1,9 @@
 //! Collectives of 1 to 64 bytes per member, whose data travels in the arrival line
 //! (33–64 B past its first 64 bytes, with the epoch's copy there that readers poll),
 //! made back to back with the sizes changing at every call — 64 B, then 8 B, then 40 B —
-//! on active sets and teams interleaved, each result checked against a sequential
-//! oracle; and members that disagree on a count across the line's two halves (one side
+//! on active sets (with the runtime's sync words and with explicit work arrays) and teams
+//! interleaved, reductions in place every other time, each result checked against a
+//! sequential oracle; and members that disagree on a count across the line's two halves (one side
 //! takes the wide path, the other not), which is an error on every member, after which
 //! the same sets go on working.
 
@@ -239,19 +240,31 @@ fn run_call(
             WSRC.write(pe, std::array::from_fn(|i| input(call, me, i)));
             WDST.write(pe, [u64::MAX; 8]);
             let source: SymRange<'_, u64> = WSRC.range(..n)?;
-            let target = WDST.range(..n)?;
+            // Every other call in place: the target is the source.
+            let in_place = call % 2 == 1;
+            let target = if in_place {
+                WSRC.range(..n)?
+            } else {
+                WDST.range(..n)?
+            };
             done(match scope {
                 Scope::Set(set) | Scope::SetWith(set, _) => {
                     reduce::<Sum, u64>(pe, set, &target, &source)
                 }
                 Scope::Team(team) => team.reduce::<Sum, u64>(pe, &target, &source),
             })?;
-            let got = WDST.read(pe);
+            let got = if in_place {
+                WSRC.read(pe)
+            } else {
+                WDST.read(pe)
+            };
             for (i, &value) in got.iter().enumerate() {
                 let want = if i < n {
                     members
                         .iter()
                         .fold(0u64, |a, &p| a.wrapping_add(input(call, p, i)))
+                } else if in_place {
+                    input(call, me, i)
                 } else {
                     u64::MAX
                 };
