@@ -320,12 +320,15 @@ macro_rules! local_methods {
             ///     Ok(())
             /// }
             /// ```
+            #[track_caller]
             pub fn reduce_local<Op, T>(&self, pe: &mut Pe, data: &[T]) -> Result<Vec<T>>
             where
                 Op: ReduceOp<T>,
                 T: SymmetricType,
             {
-                reduce_local::<Op, T>(pe, $on(self), data)
+                crate::error::in_call!(pe => "reduce_local", None, || {
+                    reduce_local::<Op, T>(pe, $on(self), data)
+                })
             }
 
             /// The inclusive scan of the members' `data` (see [`inscan`](crate::inscan)):
@@ -343,15 +346,18 @@ macro_rules! local_methods {
             ///     Ok(())
             /// }
             /// ```
+            #[track_caller]
             pub fn inscan_local<Op, T>(&self, pe: &mut Pe, data: &[T]) -> Result<Vec<T>>
             where
                 Op: ReduceOp<T>,
                 T: SymmetricType,
             {
-                Ok(
-                    scan_local::<Op, T>(pe, $on(self), Prefix::Inclusive, data)?
-                        .unwrap_or_default(),
-                )
+                crate::error::in_call!(pe => "inscan_local", None, || {
+                    Ok(
+                        scan_local::<Op, T>(pe, $on(self), Prefix::Inclusive, data)?
+                            .unwrap_or_default(),
+                    )
+                })
             }
 
             /// The exclusive scan of the members' `data` (see [`exscan`](crate::exscan)):
@@ -371,12 +377,15 @@ macro_rules! local_methods {
             ///     Ok(())
             /// }
             /// ```
+            #[track_caller]
             pub fn exscan_local<Op, T>(&self, pe: &mut Pe, data: &[T]) -> Result<Option<Vec<T>>>
             where
                 Op: ReduceOp<T>,
                 T: SymmetricType,
             {
-                scan_local::<Op, T>(pe, $on(self), Prefix::Exclusive, data)
+                crate::error::in_call!(pe => "exscan_local", None, || {
+                    scan_local::<Op, T>(pe, $on(self), Prefix::Exclusive, data)
+                })
             }
 
             /// Copies the root's `data` into every member's `data` (`MPI_Bcast`): `root`
@@ -395,13 +404,16 @@ macro_rules! local_methods {
             ///     Ok(())
             /// }
             /// ```
+            #[track_caller]
             pub fn broadcast_local<T: SymmetricType>(
                 &self,
                 pe: &mut Pe,
                 root: usize,
                 data: &mut [T],
             ) -> Result<()> {
-                broadcast_local::<T>(pe, $on(self), root, data)
+                crate::error::in_call!(pe => "broadcast_local", None, || {
+                    broadcast_local::<T>(pe, $on(self), root, data)
+                })
             }
 
             /// Every member's `data` (all of the same length), concatenated in member
@@ -419,12 +431,15 @@ macro_rules! local_methods {
             ///     Ok(())
             /// }
             /// ```
+            #[track_caller]
             pub fn fcollect_local<T: SymmetricType>(
                 &self,
                 pe: &mut Pe,
                 data: &[T],
             ) -> Result<Vec<T>> {
-                fcollect_local::<T>(pe, $on(self), data)
+                crate::error::in_call!(pe => "fcollect_local", None, || {
+                    fcollect_local::<T>(pe, $on(self), data)
+                })
             }
 
             /// Every member's `data` (lengths may differ), concatenated in member order,
@@ -442,12 +457,15 @@ macro_rules! local_methods {
             ///     Ok(())
             /// }
             /// ```
+            #[track_caller]
             pub fn collect_local<T: SymmetricType>(
                 &self,
                 pe: &mut Pe,
                 data: &[T],
             ) -> Result<Vec<T>> {
-                collect_local::<T>(pe, $on(self), data)
+                crate::error::in_call!(pe => "collect_local", None, || {
+                    collect_local::<T>(pe, $on(self), data)
+                })
             }
         }
     };

@@ -303,29 +303,35 @@ impl Pe {
     ///     pe.free_locks(locks)
     /// }
     /// ```
+    #[track_caller]
     pub fn alloc_locks(&mut self, len: usize) -> Result<SymLocks> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<Lock>())
-            .ok_or_else(|| {
-                ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
-                    "{len} locks of {} bytes overflow",
-                    std::mem::size_of::<Lock>()
-                )))
-            })?;
-        // The heap hands out zeroed memory: a zeroed lock is a free lock.
-        let offset = self.rt_mut().alloc(bytes, std::mem::align_of::<Lock>())?;
-        Ok(SymLocks { offset, len })
+        crate::error::in_call!(self => "alloc_locks", None, || {
+            let bytes = len
+                .checked_mul(std::mem::size_of::<Lock>())
+                .ok_or_else(|| {
+                    ShmemError::from(shmem_rt::RtError::BadAlloc(format!(
+                        "{len} locks of {} bytes overflow",
+                        std::mem::size_of::<Lock>()
+                    )))
+                })?;
+            // The heap hands out zeroed memory: a zeroed lock is a free lock.
+            let offset = self.rt_mut().alloc(bytes, std::mem::align_of::<Lock>())?;
+            Ok(SymLocks { offset, len })
+        })
     }
 
     /// Collectively frees locks made by [`Pe::alloc_locks`]; starts with a barrier. A
     /// lock of the array that this PE still holds is forgotten with it.
     ///
     /// Example: [`Pe::alloc_locks`].
+    #[track_caller]
     pub fn free_locks(&mut self, locks: SymLocks) -> Result<()> {
-        let end = locks.offset + locks.len * std::mem::size_of::<Lock>();
-        self.rt_mut().free(locks.offset)?;
-        self.held_locks.forget(locks.offset..end);
-        Ok(())
+        crate::error::in_call!(self => "free_locks", None, || {
+            let end = locks.offset + locks.len * std::mem::size_of::<Lock>();
+            self.rt_mut().free(locks.offset)?;
+            self.held_locks.forget(locks.offset..end);
+            Ok(())
+        })
     }
 }
 

@@ -46,6 +46,7 @@ use crate::team::Team;
 ///     Ok(())
 /// }
 /// ```
+#[track_caller]
 pub fn inscan<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -56,13 +57,15 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    scan_on::<Op, T>(
-        pe,
-        On::Set(set),
-        Prefix::Inclusive,
-        scalar_span(target),
-        scalar_span(source),
-    )
+    crate::error::in_call!(pe => "inscan", None, || {
+        scan_on::<Op, T>(
+            pe,
+            On::Set(set),
+            Prefix::Inclusive,
+            scalar_span(target),
+            scalar_span(source),
+        )
+    })
 }
 
 /// Exclusive scan on `set` (`shmem_TYPE_OP_exscan`): member `i`'s target receives `Op`
@@ -88,6 +91,7 @@ where
 ///     Ok(())
 /// }
 /// ```
+#[track_caller]
 pub fn exscan<Op, T>(
     pe: &mut Pe,
     set: &ActiveSet,
@@ -98,13 +102,15 @@ where
     Op: ReduceOp<T>,
     T: SymmetricType,
 {
-    scan_on::<Op, T>(
-        pe,
-        On::Set(set),
-        Prefix::Exclusive,
-        scalar_span(target),
-        scalar_span(source),
-    )
+    crate::error::in_call!(pe => "exscan", None, || {
+        scan_on::<Op, T>(
+            pe,
+            On::Set(set),
+            Prefix::Exclusive,
+            scalar_span(target),
+            scalar_span(source),
+        )
+    })
 }
 
 impl ActiveSet {
@@ -129,6 +135,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn inscan<Op, T>(
         &self,
         pe: &mut Pe,
@@ -160,6 +167,7 @@ impl ActiveSet {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn exscan<Op, T>(
         &self,
         pe: &mut Pe,
@@ -195,6 +203,7 @@ impl Team {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn inscan<Op, T>(
         &self,
         pe: &mut Pe,
@@ -205,13 +214,15 @@ impl Team {
         Op: ReduceOp<T>,
         T: SymmetricType,
     {
-        scan_on::<Op, T>(
-            pe,
-            On::Team(self.spec()),
-            Prefix::Inclusive,
-            scalar_span(target),
-            scalar_span(source),
-        )
+        crate::error::in_call!(pe => "inscan", None, || {
+            scan_on::<Op, T>(
+                pe,
+                On::Team(self.spec()),
+                Prefix::Inclusive,
+                scalar_span(target),
+                scalar_span(source),
+            )
+        })
     }
 
     /// [`exscan`] on the team (`shmem_TYPE_OP_exscan`): team PE `i`'s target receives
@@ -235,6 +246,7 @@ impl Team {
     ///     Ok(())
     /// }
     /// ```
+    #[track_caller]
     pub fn exscan<Op, T>(
         &self,
         pe: &mut Pe,
@@ -245,13 +257,15 @@ impl Team {
         Op: ReduceOp<T>,
         T: SymmetricType,
     {
-        scan_on::<Op, T>(
-            pe,
-            On::Team(self.spec()),
-            Prefix::Exclusive,
-            scalar_span(target),
-            scalar_span(source),
-        )
+        crate::error::in_call!(pe => "exscan", None, || {
+            scan_on::<Op, T>(
+                pe,
+                On::Team(self.spec()),
+                Prefix::Exclusive,
+                scalar_span(target),
+                scalar_span(source),
+            )
+        })
     }
 }
 

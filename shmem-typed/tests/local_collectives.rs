@@ -184,7 +184,7 @@ fn local_collectives_match_the_oracle_on_8_pes(pe: &mut Pe) -> Result<(), ShmemE
 }
 
 fn expect_count_mismatch<R: std::fmt::Debug>(r: Result<R, ShmemError>, what: &str) {
-    match r {
+    match r.map_err(ShmemError::into_cause) {
         Err(ShmemError::ArgumentMismatch {
             what: "the number of elements",
             ..
@@ -208,7 +208,10 @@ fn lengths_that_differ_are_errors_on_every_pe(pe: &mut Pe) -> Result<(), ShmemEr
     assert_eq!(team.reduce_local::<Sum, u64>(pe, &[1])?, [3]);
     // Beyond one round on every PE: the length exchange names PE 1.
     let data = vec![1u64; if me == 1 { big + 1 } else { big }];
-    let err = world.fcollect_local::<u64>(pe, &data).unwrap_err();
+    let err = world
+        .fcollect_local::<u64>(pe, &data)
+        .unwrap_err()
+        .into_cause();
     match &err {
         ShmemError::ArgumentMismatch { details, .. } if me != 1 => {
             assert_eq!(
@@ -231,7 +234,8 @@ fn lengths_that_differ_are_errors_on_every_pe(pe: &mut Pe) -> Result<(), ShmemEr
         world.inscan_local::<Sum, i64>(pe, &[1]).map(drop)
     } else {
         world.inscan_local::<Sum, u64>(pe, &[1]).map(drop)
-    };
+    }
+    .map_err(ShmemError::into_cause);
     assert!(
         matches!(&r, Err(ShmemError::ArgumentMismatch { what, .. }) if *what == "the element type"),
         "{r:?}"

@@ -128,3 +128,87 @@ fn set_barrier_and_sync_methods_name_the_call_and_the_callers_line(
     }
     pe.barrier_all()
 }
+
+/// The scans and the local-data calls, as functions and as methods of an `ActiveSet` (PE 2
+/// calls them on the pair {0, 1}, which it is not a member of, while the pair's members
+/// make them) and of a `Team` (members that pass different lengths), and `alloc_locks`.
+#[shmem_testkit::test(npes = 3)]
+fn scans_local_data_calls_and_lock_allocation_name_the_call_and_the_callers_line(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let pair = ActiveSet::new(0, 0, 2)?;
+    SRC.write(pe, [me as u64 + 1; 4]);
+    let (target, source) = (DST.range(..2)?, SRC.range(..2)?);
+    let mut data = [me as u64; 2];
+    // Named on PE 2, made on the pair by the others.
+    let outside = |pe: &mut Pe, name: &str, line: u32, r: Result<(), ShmemError>| {
+        if pe.my_pe() == 2 {
+            named(r, name, line, 2);
+            Ok(())
+        } else {
+            r
+        }
+    };
+    let line = line!() + 1;
+    let r = inscan::<Sum, u64>(pe, &pair, &target, &source);
+    outside(pe, "inscan", line, r)?;
+    let line = line!() + 1;
+    let r = exscan::<Sum, u64>(pe, &pair, &target, &source);
+    outside(pe, "exscan", line, r)?;
+    let line = line!() + 1;
+    let r = pair.inscan::<Sum, u64>(pe, &target, &source);
+    outside(pe, "inscan", line, r)?;
+    let line = line!() + 1;
+    let r = pair.exscan::<Sum, u64>(pe, &target, &source);
+    outside(pe, "exscan", line, r)?;
+    let line = line!() + 1;
+    let r = pair.reduce_local::<Sum, u64>(pe, &data).map(drop);
+    outside(pe, "reduce_local", line, r)?;
+    let line = line!() + 1;
+    let r = pair.inscan_local::<Sum, u64>(pe, &data).map(drop);
+    outside(pe, "inscan_local", line, r)?;
+    let line = line!() + 1;
+    let r = pair.exscan_local::<Sum, u64>(pe, &data).map(drop);
+    outside(pe, "exscan_local", line, r)?;
+    let line = line!() + 1;
+    let r = pair.broadcast_local::<u64>(pe, 0, &mut data);
+    outside(pe, "broadcast_local", line, r)?;
+    let line = line!() + 1;
+    let r = pair.fcollect_local::<u64>(pe, &data).map(drop);
+    outside(pe, "fcollect_local", line, r)?;
+    let line = line!() + 1;
+    let r = pair.collect_local::<u64>(pe, &data).map(drop);
+    outside(pe, "collect_local", line, r)?;
+    pe.barrier_all()?;
+
+    // A team's: lengths that differ between members fail on every member.
+    let team = pe.team_world();
+    let mine = SRC.range(..1 + me % 2)?;
+    let line = line!() + 1;
+    let r = team.inscan::<Sum, u64>(pe, &DST.range(..1 + me % 2)?, &mine);
+    named(r, "inscan", line, me);
+    let line = line!() + 1;
+    let r = team.exscan::<Sum, u64>(pe, &DST.range(..1 + me % 2)?, &mine);
+    named(r, "exscan", line, me);
+    let uneven = vec![me as u64; 1 + me % 2];
+    let line = line!() + 1;
+    let r = team.reduce_local::<Sum, u64>(pe, &uneven).map(drop);
+    named(r, "reduce_local", line, me);
+    let line = line!() + 1;
+    let r = team.fcollect_local::<u64>(pe, &uneven).map(drop);
+    named(r, "fcollect_local", line, me);
+    // A root outside the team.
+    let line = line!() + 1;
+    let r = team.broadcast_local::<u64>(pe, 7, &mut data);
+    named(r, "broadcast_local", line, me);
+    team.sync(pe)?;
+    let total = team.reduce_local::<Sum, u64>(pe, &[1])?;
+    assert_eq!(total, [3], "PE {me}: the team after the errors");
+
+    // More locks than the address space holds.
+    let line = line!() + 1;
+    let r = pe.alloc_locks(usize::MAX).map(drop);
+    named(r, "alloc_locks", line, me);
+    pe.barrier_all()
+}

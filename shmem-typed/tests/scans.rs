@@ -332,7 +332,7 @@ fn divergent_scans_are_errors_on_every_pe(pe: &mut Pe) -> Result<(), ShmemError>
     );
     if me != 2 {
         assert!(
-            matches!(err, ShmemError::OtherPeFailed { pe: 2, .. }),
+            matches!(err.cause(), ShmemError::OtherPeFailed { pe: 2, .. }),
             "{err}"
         );
     }
