@@ -517,6 +517,7 @@ pub trait SymmetricLockExt: SymmetricLock {
     /// in `f` unwinds without releasing: a PE that catches it still holds the lock.
     ///
     /// Example: [the module documentation](self).
+    #[track_caller]
     fn with_lock<R>(&self, pe: &mut Pe, f: impl FnOnce(&mut Pe) -> Result<R>) -> Result<R> {
         self.set_lock(pe)?;
         let result = f(pe);

@@ -10,6 +10,8 @@ use shmem_typed::prelude::*;
 static SRC: [u64; 4] = [0; 4];
 #[symmetric]
 static DST: [u64; 8] = [0; 8];
+#[symmetric]
+static LOCK: Lock = Lock::new();
 
 /// Checks that `result` failed as call `name` made at line `line` of this file.
 fn named(result: Result<(), ShmemError>, name: &str, line: u32, me: usize) {
@@ -210,5 +212,11 @@ fn scans_local_data_calls_and_lock_allocation_name_the_call_and_the_callers_line
     let line = line!() + 1;
     let r = pe.alloc_locks(usize::MAX).map(drop);
     named(r, "alloc_locks", line, me);
+    // `with_lock` on a lock this PE holds: its `set_lock` fails, named at this line.
+    LOCK.set_lock(pe)?;
+    let line = line!() + 1;
+    let r = LOCK.with_lock(pe, |_| Ok(()));
+    named(r, "set_lock", line, me);
+    LOCK.clear_lock(pe)?;
     pe.barrier_all()
 }
