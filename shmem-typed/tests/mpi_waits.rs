@@ -11,8 +11,8 @@
 //!   PE makes one while every other PE makes the other; every PE then gets an error or
 //!   the job ends non-zero within 2 s naming the cause — never a hang.
 //! - A wait for a word no PE writes against world and team calls, and calls on a team
-//!   that one PE destroyed (it goes on to the world): the job ends within 2 s, naming
-//!   the cause.
+//!   (every PE but PE 0) that one member destroyed (it goes on to the world): the job
+//!   ends within 2 s, naming the cause.
 //! - A correct job whose ranks are stopped (SIGSTOP) for 3 s at random points completes:
 //!   the deadlock verdict rests on what the wait records name, not on how long they
 //!   look unchanged.
@@ -123,7 +123,8 @@ enum CallKind {
     Finalize,
     /// `wait_until` on a word no PE writes.
     WaitUnwritten,
-    /// Destroys a team split off the world (every PE), then goes on.
+    /// Destroys the team of every PE but PE 0, then goes on (PE 0, outside it, makes a
+    /// world barrier instead, as for the two calls below).
     DestroySplit,
     /// `sync` on that team.
     SplitSync,
@@ -178,8 +179,9 @@ struct Prepared {
     slice: SymSlice<u64>,
     work: WorkArrays<BarrierSync>,
     team: Team,
-    /// A team of every PE split off the world, used once before the pair.
-    split: Team,
+    /// For the pairs of [`ODD_CALLS`]: the team of every PE but PE 0 split off the world
+    /// and used once before the pair (`None` on PE 0, and for the other pairs).
+    split: Option<Team>,
 }
 
 /// Makes `call` on this PE; `Ok(())` if it returned Ok. `Finalize` does not return.
@@ -220,12 +222,20 @@ fn make(pe: &mut Pe, call: CallKind, prep: Prepared) -> Result<(), ShmemError> {
         }
         CallKind::Finalize => unreachable!("finalize is made by the caller"),
         CallKind::WaitUnwritten => pe.wait_until(&UNWRITTEN, Cmp::Ne, 0).map(drop),
+        CallKind::DestroySplit | CallKind::SplitSync | CallKind::SplitFcollectWide
+            if split.is_none() =>
+        {
+            pe.barrier_all()
+        }
         CallKind::DestroySplit => {
-            split.destroy();
+            split.expect("a member").destroy();
             Ok(())
         }
-        CallKind::SplitSync => split.sync(pe),
-        CallKind::SplitFcollectWide => split.fcollect(pe, &DST.range(..5 * n)?, &SRC.range(..5)?),
+        CallKind::SplitSync => split.expect("a member").sync(pe),
+        CallKind::SplitFcollectWide => {
+            let team = split.expect("a member");
+            team.fcollect(pe, &DST.range(..5 * team.n_pes())?, &SRC.range(..5)?)
+        }
     }
 }
 
@@ -244,14 +254,17 @@ fn pair_body(a: CallKind, b: CallKind) -> ! {
             .alloc_work::<BarrierSync>(1)
             .expect("the work array to free"),
         team: pe.team_world(),
-        split: {
+        split: if ODD_CALLS.contains(&a) || ODD_CALLS.contains(&b) {
             let (world, n) = (pe.team_world(), pe.n_pes());
             let split = world
-                .split_strided(&mut pe, 0, 1, n)
-                .expect("the team to split")
-                .expect("every PE is in it");
-            split.sync(&mut pe).expect("the split team's first call");
+                .split_strided(&mut pe, 1, 1, n - 1)
+                .expect("the team to split");
+            if let Some(split) = &split {
+                split.sync(&mut pe).expect("the split team's first call");
+            }
             split
+        } else {
+            None
         },
     };
     let locks = [CallKind::SetLock, CallKind::TestLock, CallKind::ClearLock];
@@ -678,8 +691,9 @@ fn pair_matrix_17_ranks() {
 
 /// A PE that waits for a word no PE writes while the others wait for it in a world or
 /// team call, and a PE that destroys a team (and goes on to a world barrier) while the
-/// others call on that team, both ways where both make sense: each job ends non-zero
-/// within 2 s naming the cause, or every PE gets an error.
+/// team's other members call on it and PE 0, outside it, waits in a world barrier, both
+/// ways where both make sense: each job ends non-zero within 2 s naming the cause, or
+/// every PE gets an error. (A team of every PE would be the world's set itself.)
 #[test]
 fn unending_waits_and_calls_on_a_team_one_pe_destroyed_end_the_job() {
     use CallKind::*;
@@ -697,6 +711,6 @@ fn unending_waits_and_calls_on_a_team_one_pe_destroyed_end_the_job() {
     ];
     in_pe();
     let name = shmem_testkit::test_name!();
-    run_pairs(&name, 2, 2, &pairs);
-    run_pairs(&name, 3, 2, &[pairs[3], pairs[5], pairs[7], pairs[9]]);
+    run_pairs(&name, 3, 2, &pairs);
+    run_pairs(&name, 4, 2, &[pairs[3], pairs[5], pairs[7], pairs[9]]);
 }
