@@ -298,9 +298,10 @@ fn a_refused_claim_then_every_set_goes_on_for_50_rounds() {
 /// The same rounds with the team's call retried right after the world call: PE 3 enters
 /// it while PE 0 (held back 50 ms) has not yet, sees PE 0's refusal of the earlier call,
 /// and fails with `TooManySets` naming PE 0 although PE 0 then has a slot to give (its
-/// pairs are no longer in use); PE 0 then fails the call too. A refusal carries the set
-/// but not the call it refused, so a member cannot tell a refusal of its own call from
-/// one of the call before; PE 0 withdraws it only at its next claim.
+/// pairs are no longer in use); PE 0's retry then waits for PE 3, which has moved on, and
+/// fails as a cycle of waits: the PEs are out of step and the job ends. A refusal carries
+/// the set but not the call it refused, so a member cannot tell a refusal of its own
+/// call from one of the call before; PE 0 withdraws it only at its next claim.
 #[test]
 #[ignore = "a retry right after a refused claim fails again on every member (a refusal names the set, not the call): sets::refused"]
 fn a_retry_right_after_a_refused_claim_is_refused_again() {
