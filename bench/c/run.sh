@@ -37,7 +37,11 @@
 #                         the window is osc/sm's: loads and stores on shared
 #                         memory, as on OSHMEM's heap and ours.
 #   --bind-to core        when npes <= cores (steady latencies), else
-#   --bind-to none --mca mpi_yield_when_idle 1   when oversubscribed: without
+#   --map-by core --bind-to core:overload-allowed --mca mpi_yield_when_idle 1
+#                         when oversubscribed: rank i on core i mod cores, as
+#                         the Rust benchmark pins its PEs (unbound, the
+#                         kernel's load balancing moves ranks between cores
+#                         while they run, some cores holding more); without
 #                         yielding, busy-polling ranks starve each other
 #                         (measured 26 ms instead of 19 us per barrier at 8
 #                         PEs on 2 cores).  Open MPI turns yielding on by
@@ -79,7 +83,7 @@ cflags=(-O2 -Wall -Wextra)
 launch_flags=(--allow-run-as-root --oversubscribe --mca btl self,vader)
 ncores=$(nproc 2>/dev/null || echo 1)
 if (( npes > ncores )); then
-    launch_flags+=(--bind-to none --mca mpi_yield_when_idle 1)
+    launch_flags+=(--map-by core --bind-to core:overload-allowed --mca mpi_yield_when_idle 1)
 else
     launch_flags+=(--bind-to core)
 fi

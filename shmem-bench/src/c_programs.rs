@@ -88,7 +88,9 @@ impl Drop for BuildDir {
 /// bench/c/run.sh's launcher flags for `npes` PEs on one node as root: more PEs than
 /// cores allowed; shared memory only (`btl self,vader`); no `osc/rdma` (OSHMEM 4.1.4
 /// segfaults in `shmem_finalize` with it, MPI in `MPI_Compare_and_swap`); one core per PE
-/// while there are enough, else unbound and yielding when idle.
+/// while there are enough, else unbound (as the examples they are set beside, which
+/// `shmemrun` leaves unbound; run.sh's latency baselines are bound in turn, as the
+/// latency job's PEs) and yielding when idle.
 pub(crate) fn launch_flags(npes: usize) -> Vec<&'static str> {
     let cpus = shmem_rt::__private::available_cpus();
     let mut flags = vec![

@@ -55,8 +55,9 @@ pub(crate) struct Args {
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../bench/c/run.sh"))]
     pub c_harness: PathBuf,
 
-    /// Do not pin each PE to its own CPU. By default PEs are pinned when there are at
-    /// least as many CPUs as PEs, as the baselines' `--bind-to core`.
+    /// Do not pin the PEs to the CPUs. By default PE i is pinned to CPU i mod the CPUs
+    /// (one PE per CPU where they suffice), as the baselines' `--map-by core --bind-to
+    /// core:overload-allowed`.
     #[arg(long)]
     pub no_bind: bool,
 

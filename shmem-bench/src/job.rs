@@ -24,7 +24,7 @@ pub(crate) fn run(pe: &mut Pe, args: &Args, kind: JobKind, results: &Path) -> Re
     let me = pe.my_pe();
     // Under mpirun the ranks stay unbound, as the raw-MPI baseline's (`--bind-to none`).
     if !args.no_bind && args.transport() == Transport::SharedMemory {
-        pin_when_cpus_suffice(me, pe.n_pes())?;
+        pin_in_turn(me)?;
     }
     let timer = Timer::new(pe).map_err(|e| e.to_string())?;
     let samples = match kind {
@@ -126,9 +126,13 @@ fn write_samples(path: &Path, samples: &[Sample]) -> std::io::Result<()> {
     file.flush()
 }
 
-/// Pins PE `me` to the `me`-th CPU this process may use, when there is one CPU per PE
-/// (what the baselines' `--bind-to core` does); oversubscribed jobs stay unpinned.
-fn pin_when_cpus_suffice(me: usize, npes: usize) -> Result<(), String> {
+/// Pins PE `me` to the CPUs this process may use in turn, PE `me` to the (`me` mod
+/// their count)-th: one PE per CPU when they suffice, else as many PEs on each CPU as
+/// can be (what the baselines' `--map-by core --bind-to core:overload-allowed` does).
+/// Unpinned PEs that outnumber the CPUs are placed by the kernel's load balancing,
+/// which moves them between CPUs while they run: with more of them on one CPU than on
+/// the other, every call that waits for each PE costs the switches of the fuller CPU.
+fn pin_in_turn(me: usize) -> Result<(), String> {
     // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity fills it for this
     // process and reports failure through its return value.
     let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -144,18 +148,15 @@ fn pin_when_cpus_suffice(me: usize, npes: usize) -> Result<(), String> {
     let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
         .collect();
-    if npes > cpus.len() {
-        return Ok(());
-    }
+    let cpu = cpus[me % cpus.len()];
     // SAFETY: as above, for a set built here.
     let mut mine: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: cpus[me] < CPU_SETSIZE, `mine` is a valid set.
-    unsafe { libc::CPU_SET(cpus[me], &mut mine) };
+    // SAFETY: cpu < CPU_SETSIZE, `mine` is a valid set.
+    unsafe { libc::CPU_SET(cpu, &mut mine) };
     // SAFETY: `mine` is a valid cpu_set_t of `size` bytes naming an allowed CPU.
     if unsafe { libc::sched_setaffinity(0, size, &mine) } != 0 {
         return Err(format!(
-            "cannot pin PE {me} to CPU {}: {} (use --no-bind)",
-            cpus[me],
+            "cannot pin PE {me} to CPU {cpu}: {} (use --no-bind)",
             std::io::Error::last_os_error()
         ));
     }

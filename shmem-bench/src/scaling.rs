@@ -5,7 +5,8 @@
 //! switch floor of PEs that share a CPU; then it holds each figure to the scaling
 //! targets and sets it beside that floor (`scaling_points`), and writes
 //! `scaling.{md,csv,json,svg}`.
-//! Above the machine's CPU count PEs run unpinned, as the baselines do.
+//! Above the machine's CPU count PEs are pinned to the CPUs in turn, as the baselines'
+//! ranks are.
 
 use std::time::Instant;
 

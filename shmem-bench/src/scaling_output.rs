@@ -19,8 +19,9 @@ fn conditions(scaling: &Scaling) -> String {
         .map(|(npes, calls)| format!("{npes} PEs {calls}"))
         .collect();
     format!(
-        "Collectives at 8 B (barriers 0 B) on {} CPUs, PEs pinned one per CPU where the \
-         CPUs suffice and unpinned above (as the baselines); calls per timed batch: {}",
+        "Collectives at 8 B (barriers 0 B) on {} CPUs, PEs pinned to the CPUs in turn \
+         (PE i to CPU i mod {}, as the baselines); calls per timed batch: {}",
+        scaling.cpus,
         scaling.cpus,
         calls.join(", ")
     )
