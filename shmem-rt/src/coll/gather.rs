@@ -213,7 +213,7 @@ fn gather<T: Transport>(
 /// (round trip 1–14 µs), fcollect's and collect's 256 KiB rows measure 0.90–0.95× their
 /// copies alone this way, 0.86–0.92× with both members splitting their blocks as the
 /// members of larger fcollect sets do (the copies with only the two hand-offs: 0.93–0.96×);
-/// where it costs 0.1 µs, both measure alike.
+/// where it costs 0.1 µs, the two orders measure alike within the runs' spread.
 ///
 /// Larger sets: an fcollect copies half its block (in whole cache lines) first, so that
 /// neither wait stands between two copies; a collect all of it last (where its block
