@@ -2,7 +2,9 @@
 //! one cache line between PE 0 and PE 1 over the shared mapping (in the job), `memcpy`
 //! bandwidth between page-aligned buffers (in the driver, while no PE runs), and the
 //! copies of an operation's data movement alone (in the job, beside the rows that carry
-//! a bandwidth target, timed as the job says: in batches alternating with the operation's).
+//! a bandwidth target, timed as the job says: in batches alternating with the operation's;
+//! for fcollect and collect also with the two hand-offs between PEs that any
+//! implementation reading the others' sources needs).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -79,7 +81,7 @@ pub(crate) fn copies_alone<T>(
 ) -> Result<Option<T>, ShmemError> {
     match op {
         Op::Broadcast => broadcast_copy(pe, bytes, at, time).map(Some),
-        Op::Fcollect | Op::Collect => gather_copy(pe, bytes, at, time).map(Some),
+        Op::Fcollect | Op::Collect => gather_copy(pe, bytes, at, false, time).map(Some),
         Op::ReduceXorI64 => reduce_copy::<Xor, i64, T>(pe, bytes, at, time).map(Some),
         Op::ReduceMaxI64 => reduce_copy::<Max, i64, T>(pe, bytes, at, time).map(Some),
         Op::ReduceSumF64 => reduce_copy::<Sum, f64, T>(pe, bytes, at, time).map(Some),
@@ -89,31 +91,74 @@ pub(crate) fn copies_alone<T>(
     }
 }
 
+/// Where each PE's flags of [`gather_copy`] with hand-offs lie in its copy of their
+/// slice (u64 words; each flag alone on its 128 bytes).
+const ARRIVED: usize = 0;
+const DONE: usize = 16;
+
 /// The copies of an fcollect of `bytes` per PE: every PE copies, with `memcpy`, its own
 /// source and then every other PE's source (read over the shared mapping) into its
-/// blocks of its target, all PEs at once, with no synchronization between the copies.
-fn gather_copy<T>(
+/// blocks of its target, all PEs at once. Without `hand_offs`, with no synchronization
+/// between the copies; with them, with the two hand-offs that any fcollect or collect
+/// reading the other PEs' sources needs, and nothing else: each call, every PE announces
+/// it (a flag of its own) before its copies and reads another PE's source once that one
+/// has announced the same call, then says it is done reading (a second flag) and waits
+/// until every other PE has said so (only then may its source change) — what such an
+/// operation takes at least when its PEs run in step.
+pub(crate) fn gather_copy<T>(
     pe: &mut Pe,
     bytes: usize,
     at: &Places,
+    hand_offs: bool,
     time: impl FnOnce(&mut Pe, &mut Copies<'_>) -> Result<T, ShmemError>,
 ) -> Result<T, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
+    let flags = pe.alloc_slice_aligned::<u64>(2 * DONE, 128)?;
+    let words = (0..npes)
+        .map(|p| flags.remote_ptr(pe, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    // SAFETY: every PE's copy of the flags is a live, 128-aligned symmetric allocation of
+    // `2 * DONE` words, freed only after the copies; while they run, its words are
+    // accessed only atomically.
+    let flag = |p: usize, which: usize| unsafe { AtomicU64::from_ptr(words[p].add(which)) };
+    let wait = |p: usize, which: usize, call: u64| {
+        while flag(p, which).load(Ordering::Acquire) < call {
+            std::hint::spin_loop();
+        }
+    };
     let target = at.targets[me];
+    let mut call = 0u64;
     let mut copy_all = |_: &mut Pe| {
+        call += 1;
+        if hand_offs {
+            flag(me, ARRIVED).store(call, Ordering::Release);
+        }
         for k in 0..npes {
             let from = (me + k) % npes;
+            if hand_offs && from != me {
+                wait(from, ARRIVED, call);
+            }
             // SAFETY: every source holds `bytes` bytes and is not written while the
-            // copies run (the caller's contract); block `from` of this PE's target
-            // holds `bytes` bytes, and only this PE accesses its target meanwhile.
+            // copies run (the caller's contract; with hand-offs, PE `from` has announced
+            // this call and does not change its source before this PE's `DONE`); block
+            // `from` of this PE's target holds `bytes` bytes, and only this PE accesses
+            // its target meanwhile.
             unsafe {
                 std::ptr::copy_nonoverlapping(at.sources[from], target.add(from * bytes), bytes)
             };
         }
+        if hand_offs {
+            flag(me, DONE).store(call, Ordering::Release);
+            for p in (0..npes).filter(|&p| p != me) {
+                wait(p, DONE, call);
+            }
+        }
         Ok(())
     };
-    time(pe, &mut copy_all)
+    let result = time(pe, &mut copy_all);
+    pe.free(flags)?;
+    result
 }
 
 /// The copies of a broadcast of `bytes` from PE 0: every other PE copies, with `memcpy`,

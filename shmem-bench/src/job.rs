@@ -103,6 +103,24 @@ fn operations(pe: &mut Pe, args: &Args, timer: &Timer) -> Result<Vec<Sample>, St
                         ratio,
                     ));
                 }
+                if matches!(op, Op::Fcollect | Op::Collect) {
+                    let paired = floors::gather_copy(pe, bytes, &places, true, |pe, copies| {
+                        timer.measure_pairs(pe, |pe| message.run(op, pe), copies)
+                    })
+                    .map_err(err)?;
+                    if me == 0 {
+                        eprintln!(
+                            "shmem-bench: copies with hand-offs    {bytes:>8} B {:>10.3} us \
+                         (ours {:.3} us in the same pairs), copies with hand-offs/ours {:.3} \
+                         (quartiles {:.3}-{:.3})",
+                            paired.b_us,
+                            paired.a_us,
+                            paired.b_per_a,
+                            paired.b_per_a_quartiles[0],
+                            paired.b_per_a_quartiles[1]
+                        );
+                    }
+                }
             }
         }
     }

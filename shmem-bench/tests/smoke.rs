@@ -136,6 +136,12 @@ fn rows_with_a_copies_floor_report_the_paired_ratio() {
         stderr.contains("copies/ours") && stderr.contains("pairs of batches"),
         "{stderr}"
     );
+    // The fcollect row (only) is also paired with its copies with the hand-offs.
+    assert_eq!(
+        stderr.matches("copies with hand-offs/ours").count(),
+        1,
+        "{stderr}"
+    );
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -578,6 +578,104 @@ fn direct_fcollects_of_odd_byte_lengths_copy_every_block_exactly(
     Ok(())
 }
 
+/// On two members, fcollects (into the target and in place) and collects of byte lengths
+/// on both sides of the staging crossover (1 KiB) and of odd lengths (an fcollect's own
+/// block copied in two parts, around the other's), the two members' collect lengths
+/// differing, leave every block equal to its member's source and write nothing past the
+/// result; a collect whose member 0 holds its own block but not the whole result fails on
+/// both members, writing nothing past member 0's target.
+#[shmem_testkit::test(npes = 2)]
+fn two_member_gathers_copy_every_block_exactly(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let set = pe.world();
+    let max = 20_011;
+    let src = pe.alloc_slice::<u8>(max)?;
+    let dst = pe.alloc_slice::<u8>(2 * max + 64)?;
+    let byte = |round: usize, p: usize, i: usize| (input(round as u64, p, i) >> 5) as u8;
+    let lens = [
+        (1024, 1024),
+        (1025, 1025),
+        (1023, 1025),
+        (1025, 1),
+        (1, 1025),
+        (4097, 8191),
+        (max, 1100),
+        (64, max),
+        (max, max),
+    ];
+    let mut round = 0;
+    for (len0, len1) in lens {
+        for op in ["fcollect", "fcollect in place", "collect"] {
+            round += 1;
+            let fixed = op != "collect";
+            let len_of = |p: usize| match (fixed, p) {
+                (true, _) | (false, 0) => len0,
+                _ => len1,
+            };
+            let sentinel = 0x5Au8 ^ round as u8;
+            dst.write_local(pe, &vec![sentinel; dst.len()])?;
+            let mine: Vec<u8> = (0..len_of(me)).map(|i| byte(round, me, i)).collect();
+            let total = len_of(0) + len_of(1);
+            let target = dst.range(..total)?;
+            if op == "fcollect in place" {
+                let own = dst.range(me * len0..(me + 1) * len0)?;
+                own.write_local(pe, &mine)?;
+                fcollect::<u8>(pe, &set, &target, &own)?;
+            } else {
+                src.range(..mine.len())?.write_local(pe, &mine)?;
+                let source = src.range(..mine.len())?;
+                if fixed {
+                    fcollect::<u8>(pe, &set, &target, &source)?;
+                } else {
+                    assert_eq!(collect::<u8>(pe, &set, &target, &source)?, total);
+                }
+            }
+            let want: Vec<u8> = (0..2)
+                .flat_map(|p| (0..len_of(p)).map(move |i| byte(round, p, i)))
+                .collect();
+            let got = dst.to_vec(pe);
+            if let Some(i) = (0..total).find(|&i| got[i] != want[i]) {
+                panic!(
+                    "{op}, lengths {len0}/{len1}: byte {i} is {}, not {}",
+                    got[i], want[i]
+                );
+            }
+            assert!(
+                got[total..].iter().all(|&b| b == sentinel),
+                "{op}, lengths {len0}/{len1}: written past the result"
+            );
+            // Nobody rewrites its buffers for the next round before all have read them.
+            barrier(pe, &set)?;
+        }
+    }
+    // Member 0's target holds its own 4097 bytes but not member 1's 1025 more.
+    let sentinel = 0xC3u8;
+    dst.write_local(pe, &vec![sentinel; dst.len()])?;
+    let (len, cap) = if me == 0 { (4097, 4097) } else { (1025, 5122) };
+    let source = src.range(..len)?;
+    let err = collect::<u8>(pe, &set, &dst.range(..cap)?, &source).unwrap_err();
+    // Member 1 reports member 0's failure.
+    let cause = match err.cause() {
+        ShmemError::OtherPeFailed { pe: 0, error, .. } if me == 1 => error,
+        cause => cause,
+    };
+    assert!(
+        matches!(
+            cause,
+            ShmemError::TargetTooSmall {
+                capacity: 4097,
+                needed: 5122,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(dst.to_vec(pe)[cap..].iter().all(|&b| b == sentinel));
+    // Both members stay in step.
+    barrier(pe, &set)?;
+    Ok(())
+}
+
 #[symmetric]
 static BIG_WORK: reduce_work!(u64, 1000) = ReduceWork::new();
 
