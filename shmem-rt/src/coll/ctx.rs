@@ -54,9 +54,11 @@ const WAKE_AFTER_POLLS: u32 = 64;
 const REFILL_LINES: u64 = ARRIVAL_LINES as u64 / 2;
 
 /// Polls a wait for a wide arrival (see [`SetCtx::wait_blocked`]) makes for the second
-/// 64 bytes' copy of the epoch once the epoch itself shows the call: a bound, for a
-/// member whose line says one thing in its hot words and another in its copy.
-const WIDE_GRACE_POLLS: u32 = 4096;
+/// 64 bytes' copy of the epoch once the epoch itself shows the call. The copy is stored
+/// before the epoch (release), so the first poll after the epoch was seen (acquire) sees
+/// it; the bound is for a line whose hot words and copy disagree, and keeps a wait in its
+/// sleeping phase (one poll per slice) from lasting longer for it.
+const WIDE_GRACE_POLLS: u32 = 2;
 
 /// How many of a root's next arrival lines a broadcast reader prefetches.
 const PREFETCH_AHEAD: u64 = 2;
@@ -478,7 +480,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// [`SetCtx::wide_arrived`]'s, so that the second 64 bytes keep being asked for with
     /// the first however long the wait (a wait that polled the epoch alone would fetch
     /// them only after it, one transfer after the other); once the epoch shows the call,
-    /// at most [`WIDE_GRACE_POLLS`] more polls wait for the copy.
+    /// at most [`WIDE_GRACE_POLLS`] more polls look for the copy.
     #[cold]
     #[inline(never)]
     fn wait_blocked(
