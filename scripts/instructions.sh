@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions each PE retires per call outside its waits for other PEs, at 2 PEs, for the
-# 8-byte rows of the collectives (active-set and team forms), put, get and fetch-add:
+# 8-byte rows (or --bytes N) of the collectives (active-set and team forms), put, get and fetch-add:
 # every PE runs bench/instructions/harness.rs under callgrind (valgrind), which collects
 # only inside the harness's loop of measured calls (after warm-up calls, so the steady
 # state), one profile per row. Waits are taken out: the cost of every call into a wait
@@ -8,7 +8,8 @@
 # the debug info's inline chain of each instruction). Wait functions: WAIT_FUNCTIONS below.
 #
 #   scripts/instructions.sh [--tree DIR] [--runs K] [--calls N] [--rows a,b,...]
-#                           [--check | --write-budgets] [--budgets FILE] [--out FILE]
+#                           [--bytes B] [--check | --write-budgets] [--budgets FILE]
+#                           [--out FILE]
 #
 #   --tree DIR        measure the library of another checkout (default: this one), e.g.
 #                     a worktree of an older commit; the harness's rows of operations
@@ -18,6 +19,8 @@
 #                     (a wait's side effects only add), then each run's
 #   --calls N         measured calls per row (default 2000)
 #   --rows a,b        only these rows (names as in the table)
+#   --bytes B         each PE's message of the collectives is B bytes (a multiple of 8;
+#                     default 8, the budgets' size; put, get and fetch-add stay 8 B)
 #   --check           fail (exit 1) when a row's count (the least over the runs) exceeds
 #                     its budget by more than 10 %, or has no budget (CI: --runs 2)
 #   --write-budgets   write the counts (the largest over the runs) as the budgets: the
@@ -37,6 +40,7 @@ tree=$here
 runs=""
 calls=2000
 only=""
+bytes=8
 mode=report
 budgets=$here/bench/instructions/budgets.txt
 out=""
@@ -47,6 +51,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --calls) calls=$2; shift 2 ;;
     --rows) only=$2; shift 2 ;;
+    --bytes) bytes=$2; shift 2 ;;
     --check) mode=check; shift ;;
     --write-budgets) mode=write; shift ;;
     --budgets) budgets=$2; shift 2 ;;
@@ -57,12 +62,21 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+if ! [[ "$bytes" =~ ^[0-9]+$ ]] || [ "$bytes" -eq 0 ] || [ $((bytes % 8)) -ne 0 ]; then
+  echo "instructions.sh: --bytes takes a positive multiple of 8" >&2
+  exit 2
+fi
+if [ "$mode" != report ] && [ "$bytes" -ne 8 ]; then
+  echo "instructions.sh: the budgets are of the 8 B rows (no --bytes with --check or --write-budgets)" >&2
+  exit 2
+fi
+
 # Runs: 3 for budgets (their largest count), 2 for the check (their least), else 1.
 case "$mode" in write) runs=${runs:-3} ;; check) runs=${runs:-2} ;; *) runs=${runs:-1} ;; esac
 
 # A wait for another PE: time spent there depends on the other PE, not on this one's code.
 # Matched against callgrind's function names and the inline chain of every instruction.
-WAIT_FUNCTIONS='wait_spinning|wait_slow|wait_blocked|poll_briefly|wake_sleepers|futex_wake|futex_wait'
+WAIT_FUNCTIONS='wait_spinning|wait_slow|wait_blocked|poll_briefly|poll_wide|wake_sleepers|futex_wake|futex_wait'
 
 for tool in valgrind addr2line; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -143,7 +157,7 @@ measure_run() {
     --collect-atstart=no --toggle-collect=harness::measured_calls --dump-after=harness::measured_calls \
     --dump-instr=yes --compress-strings=no --compress-pos=no \
     --callgrind-out-file="$dir/cg.%q{SHMEM_RT_PE}" \
-    "$harness" "$calls" "${rows[@]}" >"$dir/log" 2>&1 || {
+    "$harness" --elems $((bytes / 8)) "$calls" "${rows[@]}" >"$dir/log" 2>&1 || {
     cat "$dir/log" >&2
     echo "instructions.sh: the harness failed" >&2
     return 1
@@ -189,7 +203,7 @@ measure_run() {
 
 declare -A count
 for run in $(seq 1 "$runs"); do
-  echo "instructions.sh: run $run of $runs (${#rows[@]} rows, $calls calls each, 2 PEs)" >&2
+  echo "instructions.sh: run $run of $runs (${#rows[@]} rows, $calls calls each, $bytes B, 2 PEs)" >&2
   measure_run "$work/run$run" >"$work/counts$run"
   while read -r row pe n; do
     count[$row,$pe,$run]=$n

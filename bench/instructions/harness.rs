@@ -3,9 +3,11 @@
 //! instructions callgrind collects; one profile dump per row), after warm-up calls that
 //! bring the row to its steady state.
 //!
-//! Usage (as PEs of a job, e.g. `shmemrun -n 2 -- valgrind … harness CALLS ROW…`):
-//! prints nothing; the rows' profiles come in the order of the arguments. With `--list`
-//! (outside a job) it prints the rows this build has, one a line.
+//! Usage (as PEs of a job, e.g. `shmemrun -n 2 -- valgrind … harness [--elems K] CALLS
+//! ROW…`): prints nothing; the rows' profiles come in the order of the arguments. Each
+//! PE's message is `K` elements of 8 bytes (default 1: the 8 B rows); put, get and
+//! fetch-add move one element whatever `K`. With `--list` (outside a job) it prints the
+//! rows this build has, one a line.
 //!
 //! The source compiles against the library of every commit the tool measures: the rows
 //! of operations an older library lacks sit behind the harness features `atomics` and
@@ -50,8 +52,8 @@ fn rows() -> Vec<String> {
     rows
 }
 
-/// The symmetric buffers of the rows: one element per message (`npes` in the collects'
-/// target).
+/// The symmetric buffers of the rows: `elems` elements per message (`npes` times that in
+/// the collects' target).
 struct Buffers {
     src: SymSlice<i64>,
     dst: SymSlice<i64>,
@@ -160,8 +162,16 @@ fn main() {
         }
         return;
     }
-    let usage = "usage: harness CALLS ROW... (as the PEs of a job) | harness --list";
-    let Some(n) = args.first().and_then(|a| a.parse::<usize>().ok()) else {
+    let usage = "usage: harness [--elems K] CALLS ROW... (as the PEs of a job) | harness --list";
+    let (elems, args) = match args.first().map(String::as_str) {
+        Some("--elems") => (
+            args.get(1).and_then(|a| a.parse::<usize>().ok()),
+            args.get(2..).unwrap_or(&[]),
+        ),
+        _ => (Some(1), &args[..]),
+    };
+    let (Some(elems @ 1..), Some(n)) = (elems, args.first().and_then(|a| a.parse::<usize>().ok()))
+    else {
         eprintln!("{usage}");
         std::process::exit(2)
     };
@@ -170,7 +180,7 @@ fn main() {
         std::process::exit(2)
     });
     let me = pe.my_pe();
-    let result = buffers(&mut pe)
+    let result = buffers(&mut pe, elems)
         .map_err(|e| e.to_string())
         .and_then(|mut b| {
             args[1..]
@@ -187,24 +197,27 @@ fn main() {
     }
 }
 
-/// Allocates the buffers (collective) and fills the sources.
-fn buffers(pe: &mut Pe) -> Result<Buffers, ShmemError> {
+/// Allocates the buffers (collective) of `elems` elements per message and fills the
+/// sources.
+fn buffers(pe: &mut Pe, elems: usize) -> Result<Buffers, ShmemError> {
     let npes = pe.n_pes();
     let me = pe.my_pe();
     let b = Buffers {
-        src: pe.alloc_slice(1)?,
-        dst: pe.alloc_slice(1)?,
-        dst_all: pe.alloc_slice(npes)?,
-        fsrc: pe.alloc_slice(1)?,
-        fdst: pe.alloc_slice(1)?,
+        src: pe.alloc_slice(elems)?,
+        dst: pe.alloc_slice(elems)?,
+        dst_all: pe.alloc_slice(npes * elems)?,
+        fsrc: pe.alloc_slice(elems)?,
+        fdst: pe.alloc_slice(elems)?,
         word: pe.alloc_slice(1)?,
         put_src: vec![me as i64; 1],
         get_dst: vec![0; 1],
         world: pe.world(),
         next: (me + 1) % npes,
     };
-    b.src.put(pe, me, &[me as i64 + 1])?;
-    b.fsrc.put(pe, me, &[me as f64 + 0.5])?;
+    let ints: Vec<i64> = (0..elems).map(|k| (me * elems + k) as i64 + 1).collect();
+    let floats: Vec<f64> = ints.iter().map(|&v| v as f64 + 0.5).collect();
+    b.src.put(pe, me, &ints)?;
+    b.fsrc.put(pe, me, &floats)?;
     pe.barrier_all()?;
     Ok(b)
 }

@@ -532,6 +532,102 @@ fn inline_data_past_the_first_64_bytes_is_never_read_stale(pe: &mut Pe) -> Resul
     Ok(())
 }
 
+/// Reductions of two members whose data travels inline (up to 64 bytes per PE), where
+/// each member reads its own source before the other's arrival and combines the two in
+/// member order: every operator on `i64` at 1-8 elements, a sum on `f64`, and an xor on
+/// `u8` at every length 1-64 (the copies of up to 16 bytes and of 17-64 bytes differ),
+/// into another target and in place, with new data at every call, checked element by
+/// element against the sequential oracle, and nothing past the result written.
+#[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0"])]
+fn two_member_reductions_of_inline_sizes_match_the_oracle(pe: &mut Pe) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let set = pe.world();
+    let src = pe.alloc_slice::<i64>(9)?;
+    let dst = pe.alloc_slice::<i64>(9)?;
+    let fsrc = pe.alloc_slice::<f64>(8)?;
+    let fdst = pe.alloc_slice::<f64>(8)?;
+    let bsrc = pe.alloc_slice::<u8>(65)?;
+    let bdst = pe.alloc_slice::<u8>(65)?;
+    let int = |round: u64, p: usize, i: usize| input(round, p, i) as i64 >> (round % 40);
+    const SENTINEL: i64 = -0x5A5A;
+    let mut checked = 0usize;
+    for round in 0..600u64 {
+        let len = 1 + round as usize % 8;
+        let in_place = round % 3 == 0;
+        let mine: Vec<i64> = (0..len).map(|i| int(round, me, i)).collect();
+        src.write_local(pe, &mine)?;
+        dst.write_local(pe, &[SENTINEL; 9])?;
+        let (s, d) = (src.range(..len)?, dst.range(..len)?);
+        let target = if in_place { &s } else { &d };
+        let fold = |f: fn(i64, i64) -> i64| -> Vec<i64> {
+            (0..len)
+                .map(|i| f(int(round, 0, i), int(round, 1, i)))
+                .collect()
+        };
+        let want = match round / 8 % 7 {
+            0 => {
+                reduce::<Xor, i64>(pe, &set, target, &s)?;
+                fold(|a, b| a ^ b)
+            }
+            1 => {
+                reduce::<And, i64>(pe, &set, target, &s)?;
+                fold(|a, b| a & b)
+            }
+            2 => {
+                reduce::<Or, i64>(pe, &set, target, &s)?;
+                fold(|a, b| a | b)
+            }
+            3 => {
+                reduce::<Max, i64>(pe, &set, target, &s)?;
+                fold(i64::max)
+            }
+            4 => {
+                reduce::<Min, i64>(pe, &set, target, &s)?;
+                fold(i64::min)
+            }
+            5 => {
+                reduce::<Sum, i64>(pe, &set, target, &s)?;
+                fold(i64::wrapping_add)
+            }
+            _ => {
+                reduce::<Prod, i64>(pe, &set, target, &s)?;
+                fold(i64::wrapping_mul)
+            }
+        };
+        let got = if in_place {
+            src.to_vec(pe)
+        } else {
+            dst.to_vec(pe)
+        };
+        assert_eq!(&got[..len], &want[..], "round {round}, {len} elements");
+        if !in_place {
+            assert!(got[len..].iter().all(|&v| v == SENTINEL), "round {round}");
+        }
+
+        let fmine: Vec<f64> = (0..len).map(|i| int(round, me, i) as f64 / 3.0).collect();
+        fsrc.write_local(pe, &fmine)?;
+        reduce::<Sum, f64>(pe, &set, &fdst.range(..len)?, &fsrc.range(..len)?)?;
+        let fwant: Vec<f64> = (0..len)
+            .map(|i| int(round, 0, i) as f64 / 3.0 + int(round, 1, i) as f64 / 3.0)
+            .collect();
+        assert_eq!(&fdst.to_vec(pe)[..len], &fwant[..], "round {round}");
+
+        let blen = 1 + round as usize % 64;
+        let byte = |p: usize, i: usize| input(round, p, i) as u8;
+        let bmine: Vec<u8> = (0..blen).map(|i| byte(me, i)).collect();
+        bsrc.write_local(pe, &bmine)?;
+        bdst.write_local(pe, &[0xA5; 65])?;
+        reduce::<Xor, u8>(pe, &set, &bdst.range(..blen)?, &bsrc.range(..blen)?)?;
+        let bgot = bdst.to_vec(pe);
+        let bwant: Vec<u8> = (0..blen).map(|i| byte(0, i) ^ byte(1, i)).collect();
+        assert_eq!(&bgot[..blen], &bwant[..], "round {round}, {blen} B");
+        assert!(bgot[blen..].iter().all(|&v| v == 0xA5), "round {round}");
+        checked += len + blen;
+    }
+    assert!(checked > 600 * 4, "only {checked} elements checked");
+    Ok(())
+}
+
 /// Fcollects of direct sizes whose own block is not a whole number of cache lines (bytes
 /// of `u8`), copied into the target and in place (the source is the member's own block),
 /// leave every block equal to its member's source and write nothing past the result.

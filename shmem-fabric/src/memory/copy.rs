@@ -4,14 +4,15 @@
 //! Other PEs may write symmetric memory at any time — a correct program does not while a
 //! call reads it, but a wrong one may, and safe code must not turn that into undefined
 //! behaviour. A plain `memcpy` or a `&[T]` over such memory would let the compiler assume
-//! nothing else writes it; this copy gives the compiler nothing to assume. Up to 64 bytes
+//! nothing else writes it; this copy gives the compiler nothing to assume. Up to 16 bytes
 //! the bytes move through volatile loads and stores of unaligned words (the accesses the
-//! language provides for memory that something outside the program changes), which cost
-//! what plain moves cost and leave the surrounding code free to be optimized; above, on
-//! x86-64, through inline assembly (an opaque instruction sequence, as for memory-mapped
-//! I/O), elsewhere (and under Miri, which runs no assembly) through relaxed atomic loads
-//! and stores. A racing write then yields
-//! bytes of either version — a torn value of a `Pod` type, never UB.
+//! language provides for memory that something outside the program changes), inlined
+//! into the caller; 17-64 bytes, out of line, through 16-byte moves of inline assembly
+//! on x86-64 (an unaligned volatile word of 16 bytes goes through the stack); above, on
+//! x86-64, through inline assembly too (an opaque instruction sequence, as for
+//! memory-mapped I/O), elsewhere (and under Miri, which runs no assembly) through
+//! volatile words (up to 64 bytes) and relaxed atomic loads and stores. A racing write
+//! then yields bytes of either version — a torn value of a `Pod` type, never UB.
 //!
 //! Speed: above 64 bytes, 16-byte SSE2 moves up to `REP_MOVSB_MIN`, then `rep movsb`,
 //! which matches `memcpy` at those sizes on current x86-64 processors (ERMSB/FSRM); the
@@ -34,9 +35,12 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     if len == 0 || std::ptr::eq(src, dst) {
         return;
     }
-    if len <= 64 {
-        // SAFETY: the caller's contract, passed on; `1 <= len <= 64`.
+    if len <= 16 {
+        // SAFETY: the caller's contract, passed on; `1 <= len <= 16`.
         unsafe { small(src, dst, len) }
+    } else if len <= 64 {
+        // SAFETY: the caller's contract, passed on; `17 <= len <= 64`.
+        unsafe { small_wide(src, dst, len) }
     } else {
         // SAFETY: the caller's contract, passed on; `len > 64`.
         unsafe { arch::copy(src, dst, len) }
@@ -61,12 +65,48 @@ unsafe fn move_word<W: Copy>(src: *const u8, dst: *mut u8) {
     unsafe { std::ptr::write_volatile(dst.cast::<Unaligned<W>>(), word) };
 }
 
-/// Copies `1..=64` bytes with overlapping unaligned volatile words: every move reads only
+/// Moves 16 bytes from `src` to `dst`: one unaligned SSE load into a register and one
+/// store from it, in inline assembly (as opaque to the compiler as the volatile
+/// accesses): a volatile access of an unaligned (packed) 16-byte word compiles to a copy
+/// through the stack, eight instructions for one move.
+///
+/// # Safety
+/// `src` and `dst` must be valid for 16 bytes.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+unsafe fn move_16(src: *const u8, dst: *mut u8) {
+    // SAFETY: reads 16 bytes at `src` and writes 16 at `dst` (valid by the caller's
+    // contract), with no alignment required; clobbers only the register named, touches
+    // no stack and no flags.
+    unsafe {
+        std::arch::asm!(
+            "movdqu {t}, xmmword ptr [{s}]",
+            "movdqu xmmword ptr [{d}], {t}",
+            s = in(reg) src,
+            d = in(reg) dst,
+            t = out(xmm_reg) _,
+            options(nostack, preserves_flags),
+        )
+    }
+}
+
+/// [`move_word`] of 16 bytes where there is no assembly (and under Miri).
+///
+/// # Safety
+/// `src` and `dst` must be valid for 16 bytes.
+#[cfg(any(not(target_arch = "x86_64"), miri))]
+#[inline(always)]
+unsafe fn move_16(src: *const u8, dst: *mut u8) {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { move_word::<u128>(src, dst) }
+}
+
+/// Copies `1..=16` bytes with overlapping unaligned words: every move reads only
 /// `src..src + len` and writes only `dst..dst + len`, and overlapping moves copy the same
 /// source bytes to the same destination bytes twice.
 ///
 /// # Safety
-/// As [`copy`], with `1 <= len <= 64`.
+/// As [`copy`], with `1 <= len <= 16`.
 #[inline(always)]
 unsafe fn small(src: *const u8, dst: *mut u8, len: usize) {
     // SAFETY: in every arm, every offset stays inside the ranges (`len - n >= 0` in the arm
@@ -85,20 +125,32 @@ unsafe fn small(src: *const u8, dst: *mut u8, len: usize) {
             8 => {
                 move_word::<u64>(src, dst);
             }
-            9..=16 => {
+            _ => {
                 move_word::<u64>(src, dst);
                 move_word::<u64>(src.add(len - 8), dst.add(len - 8));
             }
-            17..=32 => {
-                move_word::<u128>(src, dst);
-                move_word::<u128>(src.add(len - 16), dst.add(len - 16));
-            }
-            _ => {
-                move_word::<u128>(src, dst);
-                move_word::<u128>(src.add(16), dst.add(16));
-                move_word::<u128>(src.add(len - 32), dst.add(len - 32));
-                move_word::<u128>(src.add(len - 16), dst.add(len - 16));
-            }
+        }
+    }
+}
+
+/// Copies `17..=64` bytes with two or four overlapping unaligned 16-byte words, as
+/// [`small`] does shorter lengths. Out of line: the 16-byte moves (inline assembly on
+/// x86-64) would otherwise sit in every caller, changing its register use and inlining
+/// for every length (measured: a few more instructions in the 8-byte calls of the
+/// collectives); a call costs fewer than it saves over the volatile form.
+///
+/// # Safety
+/// As [`copy`], with `17 <= len <= 64`.
+#[inline(never)]
+unsafe fn small_wide(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: every offset stays inside the ranges (`len >= 17`; `len >= 33` where 32 is
+    // subtracted), which the caller guarantees valid.
+    unsafe {
+        move_16(src, dst);
+        move_16(src.add(len - 16), dst.add(len - 16));
+        if len > 32 {
+            move_16(src.add(16), dst.add(16));
+            move_16(src.add(len - 32), dst.add(len - 32));
         }
     }
 }
@@ -175,7 +227,7 @@ mod arch {
                         options(nostack),
                     );
                     if len % 64 != 0 {
-                        super::small(src.add(len - 64), dst.add(len - 64), 64);
+                        super::small_wide(src.add(len - 64), dst.add(len - 64), 64);
                     }
                 }
                 _ => asm!(

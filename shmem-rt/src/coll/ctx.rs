@@ -53,6 +53,13 @@ const WAKE_AFTER_POLLS: u32 = 64;
 /// line waits to see freed (see [`SetCtx::wait_until_safe_to_publish`]).
 const REFILL_LINES: u64 = ARRIVAL_LINES as u64 / 2;
 
+/// Polls a wait for a wide arrival (see [`SetCtx::wait_blocked`]) makes for the second
+/// 64 bytes' copy of the epoch once the epoch itself shows the call. The copy is stored
+/// before the epoch (release), so the first poll after the epoch was seen (acquire) sees
+/// it; the bound is for a line whose hot words and copy disagree, and keeps a wait in its
+/// sleeping phase (one poll per slice) from lasting longer for it.
+const WIDE_GRACE_POLLS: u32 = 2;
+
 /// How many of a root's next arrival lines a broadcast reader prefetches.
 const PREFETCH_AHEAD: u64 = 2;
 
@@ -427,7 +434,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         if self.t.load(place) >= at_least {
             return Ok(());
         }
-        self.wait_blocked(writer, rel, place, at_least)
+        self.wait_blocked(writer, rel, place, at_least, false)
     }
 
     /// Polls the word at `place` until it reaches `at_least`, at most the policy's
@@ -449,20 +456,31 @@ impl<'a, T: Transport> SetCtx<'a, T> {
     /// Out of line: the calls of one line's data do not pay for its code.
     #[inline(never)]
     fn poll_wide(&self, at: T::Place, at_least: u64) -> bool {
-        const WIDE: usize = sync::wide_epoch(0) - sync::epoch(0);
-        const HOT: usize = sync::hot(0, 0) - sync::epoch(0);
-        let second = T::advance(at, WIDE);
-        (0..self.env.policy.free_polls()).any(|_| {
-            let second_in = self.t.load_relaxed(second) >= at_least;
-            self.t.load(at) >= at_least
-                && (second_in || {
-                    let hot =
-                        std::array::from_fn(|w| self.t.load_relaxed(T::advance(at, HOT + 8 * w)));
-                    Descriptor::hot_inline_bytes(&hot) <= INLINE_HOT_BYTES as u64
-                })
-        })
+        (0..self.env.policy.free_polls()).any(|_| self.wide_arrived(at, at_least))
     }
 
+    /// One poll of [`SetCtx::poll_wide`]: whether the epoch at `at` (acquire) and its copy
+    /// in the second 64 bytes both show call `at_least`, or the epoch does and the
+    /// member's inline data fits the first 64 bytes.
+    #[inline(always)]
+    fn wide_arrived(&self, at: T::Place, at_least: u64) -> bool {
+        const WIDE: usize = sync::wide_epoch(0) - sync::epoch(0);
+        const HOT: usize = sync::hot(0, 0) - sync::epoch(0);
+        let second_in = self.t.load_relaxed(T::advance(at, WIDE)) >= at_least;
+        self.t.load(at) >= at_least
+            && (second_in || {
+                let hot = std::array::from_fn(|w| self.t.load_relaxed(T::advance(at, HOT + 8 * w)));
+                Descriptor::hot_inline_bytes(&hot) <= INLINE_HOT_BYTES as u64
+            })
+    }
+
+    /// The slow half of a wait for member `writer`'s word at `rel` (at `place`) to reach
+    /// `at_least`, with the cycle watch. With `wide`, the word is the epoch of an arrival
+    /// line whose data reaches past its first 64 bytes: each poll is
+    /// [`SetCtx::wide_arrived`]'s, so that the second 64 bytes keep being asked for with
+    /// the first however long the wait (a wait that polled the epoch alone would fetch
+    /// them only after it, one transfer after the other); once the epoch shows the call,
+    /// at most [`WIDE_GRACE_POLLS`] more polls look for the copy.
     #[cold]
     #[inline(never)]
     fn wait_blocked(
@@ -471,6 +489,7 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         rel: usize,
         place: T::Place,
         at_least: u64,
+        wide: bool,
     ) -> RtResult<()> {
         let pe = self.set.member(writer);
         let awaited = Awaited::Word {
@@ -481,13 +500,24 @@ impl<'a, T: Transport> SetCtx<'a, T> {
         let mut watch = Watch::new(self.t, self.during, self.site(), awaited);
         let mut cycle = None;
         let mut polls = 0u32;
+        let mut grace = 0u32;
         let waited = wait::wait_for(
             self.t,
             self.env.policy,
             Blocker::Pe(pe),
             self.during,
             || {
-                if self.t.load(place) >= at_least {
+                if wide {
+                    if self.wide_arrived(place, at_least) {
+                        return true;
+                    }
+                    if self.t.load(place) >= at_least {
+                        grace += 1;
+                        if grace >= WIDE_GRACE_POLLS {
+                            return true;
+                        }
+                    }
+                } else if self.t.load(place) >= at_least {
                     return true;
                 }
                 polls += 1;
@@ -811,7 +841,11 @@ impl<'a, T: Transport> SetCtx<'a, T> {
             self.poll_briefly(at, self.epoch);
         }
         if self.t.load(at) < self.epoch {
-            self.wait_blocked(index, rel, at, self.epoch)?;
+            // A member whose arrival is due (`poll`: every member waits for every other)
+            // keeps asking for both halves of a wide line; a broadcast reader, whose root
+            // runs ahead and is not waited for, leaves the root's second 64 bytes alone
+            // while it writes them.
+            self.wait_blocked(index, rel, at, self.epoch, poll && self.wide.get())?;
         }
         let desc = self.desc_at(at, Self::line_index(self.epoch));
         if desc.fault_epoch() > self.fault_known() {

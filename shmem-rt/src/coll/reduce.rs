@@ -23,7 +23,7 @@ use super::ctx::SetCtx;
 use super::select::{Carrier, ReducePlan};
 use super::{contribution, fail, place_contribution, publish_or_fail, Span};
 use crate::error::{CollectiveError, Operation, ReduceOp, RtResult, Unable};
-use crate::memory::layout::sync;
+use crate::memory::layout::{sync, INLINE_BYTES};
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType, Location};
 
@@ -147,6 +147,19 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
     // Results of a scatter-gather go through the staging buffer when a chunk fits.
     let staged = mine.is_at(Location::Staged) || chunks.in_stage;
     publish_or_fail(ctx, &mut mine, source, staged)?;
+    // A one-shot inline reduction of two members reads this PE's own source into
+    // private scratch now, while the other's arrival is on its way, rather than after it
+    // arrives: the copy is then off the path from its arrival to the result.
+    let mut own = Block::<INLINE_BYTES>::new();
+    let pair = n == 2 && plan == ReducePlan::OneShot(Carrier::Inline) && !mine.is_fault();
+    if pair {
+        // SAFETY: the source is this PE's own checked buffer of `count` elements, which
+        // a one-shot inline plan holds to at most `INLINE_BYTES` (the scratch's size).
+        unsafe {
+            ctx.t
+                .get(ctx.own_data(source.off), own.0.as_mut_ptr().cast(), bytes)
+        };
+    }
     let exposed = (plan == ReducePlan::ScatterGather).then_some(&mine);
     let mut first = None;
     for i in ctx.others() {
@@ -173,6 +186,22 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
             Carrier::Inline => ctx.inline_rel(),
             _ => ctx.stage_rel(),
         };
+        if pair {
+            // SAFETY: `own` holds this PE's `count` elements (read above) and the other
+            // member's inline contribution holds as many (validated); the target holds
+            // them (checked) and only this PE writes it.
+            unsafe {
+                combine_pair::<T, C>(
+                    ctx.t,
+                    dst,
+                    count,
+                    ctx.index,
+                    &own,
+                    ctx.word(1 - ctx.index, rel),
+                )
+            };
+            return ctx.finish(());
+        }
         let from = |i: usize| {
             if i == ctx.index {
                 my_src
@@ -367,6 +396,48 @@ pub(super) unsafe fn combine_into<T: Transport, C: Combine>(
     } else {
         // SAFETY: the caller's contract, passed on.
         unsafe { combine_large::<T, C>(t, dst, count, n, &src) };
+    }
+}
+
+/// `dst[0..count] = src(0) ⊕ src(1)` of a two-member one-shot inline reduction, in member
+/// order, where this member (`me`) has read its own contribution into `own` already and
+/// the other's lies at `theirs`: one copy in (race-tolerant), one combine, one copy out.
+///
+/// # Safety
+/// `own` must hold `count` elements (at most [`INLINE_BYTES`] bytes), `theirs` as many,
+/// `dst` room for them; as [`combine_into`] for who else writes them.
+#[inline(always)]
+unsafe fn combine_pair<T: Transport, C: Combine>(
+    t: &T,
+    dst: T::Place,
+    count: usize,
+    me: usize,
+    own: &Block<INLINE_BYTES>,
+    theirs: T::Place,
+) {
+    let bytes = count * size_of::<C::Elem>();
+    let mut other = Block::<INLINE_BYTES>::new();
+    let mut acc = Block::<INLINE_BYTES>::new();
+    // SAFETY: the blocks are private, 64-aligned (≥ align_of::<C::Elem>()) and hold
+    // `INLINE_BYTES >= bytes`; `own` and `other` are fully written for `count` elements
+    // before they are viewed as elements, `acc` by the combine before it is copied out.
+    // Every bit pattern is an element (`Combine`'s contract).
+    unsafe {
+        t.get(theirs, other.0.as_mut_ptr().cast(), bytes);
+        let view = |b: &Block<INLINE_BYTES>| {
+            std::slice::from_raw_parts(b.0.as_ptr().cast::<C::Elem>(), count)
+        };
+        let (first, second) = if me == 0 {
+            (own, &other)
+        } else {
+            (&other, own)
+        };
+        C::combine(
+            std::slice::from_raw_parts_mut(acc.0.as_mut_ptr().cast::<C::Elem>(), count),
+            view(first),
+            view(second),
+        );
+        t.put(acc.0.as_ptr().cast(), dst, bytes);
     }
 }
 
