@@ -286,8 +286,8 @@ fn checked_wide_fcollect(pe: &mut Pe, set: &ActiveSet, tag: u64) -> Result<(), S
 /// that member, which waits there for PE 0), so its first call on the team {0, 3}, which
 /// PE 3 enters once PE 0 tells it that it holds both pairs, is refused — `TooManySets` on
 /// PE 3 too, which waits for PE 0's claim. After a world call PE 0 claims {0, 4} (any
-/// later claim of PE 0 withdraws its refusal, see
-/// [`a_retry_right_after_a_refused_claim_is_refused_again`]), and after another the
+/// retry right after the refusal works too, see
+/// [`a_retry_right_after_a_refused_claim_succeeds`]), and after another the
 /// team's call succeeds (taking a slot back); in the next round the pairs go on where
 /// they stopped. Every call that succeeds moves 40 B per member, checked.
 #[test]
@@ -296,15 +296,12 @@ fn a_refused_claim_then_every_set_goes_on_for_50_rounds() {
 }
 
 /// The same rounds with the team's call retried right after the world call: PE 3 enters
-/// it while PE 0 (held back 50 ms) has not yet, sees PE 0's refusal of the earlier call,
-/// and fails with `TooManySets` naming PE 0 although PE 0 then has a slot to give (its
-/// pairs are no longer in use); PE 0's retry then waits for PE 3, which has moved on, and
-/// fails as a cycle of waits: the PEs are out of step and the job ends. A refusal carries
-/// the set but not the call it refused, so a member cannot tell a refusal of its own
-/// call from one of the call before; PE 0 withdraws it only at its next claim.
+/// it while PE 0 (held back 50 ms) has not yet, and PE 0's refusal of the earlier call
+/// still stands; the refusal names the call it refused (PE 0's count of refused calls on
+/// the team, which PE 3 counts alike), so PE 3 waits for PE 0's claim, and the retry
+/// succeeds on both (PE 0 then has a slot to give: its pairs are no longer in use).
 #[test]
-#[ignore = "a retry right after a refused claim fails again on every member (a refusal names the set, not the call): sets::refused"]
-fn a_retry_right_after_a_refused_claim_is_refused_again() {
+fn a_retry_right_after_a_refused_claim_succeeds() {
     refused_claims(shmem_testkit::test_name!(), true);
 }
 
