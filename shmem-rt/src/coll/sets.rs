@@ -499,8 +499,8 @@ fn recorded_refusals<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
     })
 }
 
-/// Whether PE `pe` refused the call on the set with key `key` that this PE is at, this
-/// PE having counted `refused` refused calls on the set before it; `slot`: `pe`'s slot
+/// Whether the call on the set with key `key` that this PE is at was refused, as PE
+/// `pe`'s words say, this PE having counted `refused` refused calls on the set before it; `slot`: `pe`'s slot
 /// for the set, if [`find`] found one (and the set is this PE's current one, so the
 /// slot stays the set's).
 ///
@@ -508,14 +508,15 @@ fn recorded_refusals<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
 /// `TooManySets` (its own refusal or another member's), so members in step have equal
 /// counts, whatever sets they used and freed since; a refused call does not count as a
 /// call on the set's words, so a retry is the same call there. `pe`'s count is above
-/// this PE's exactly when `pe` refused this call (or this one and later retries, if
-/// this PE is late): it reads so in `pe`'s refusal record until `pe`'s next refusal,
-/// and in the slot `pe` installs for the set afterwards (see [`install`]), so a member
-/// late at a refused call fails it even after `pe` retried; a retry is not refused by
-/// an older refusal. `pe` can refuse a call again only once it moved on: its count grows.
-/// Not covered: a member late at a call that `pe` refused, when `pe` refused another set
-/// since and never calls on this one again — that member waits for `pe`'s claim and the
-/// deadlock watch ends the job.
+/// this PE's exactly when this call was refused (and later retries too, if this PE is
+/// late): a refusal of `pe`'s own reads so in its refusal record until its next
+/// refusal, and any refused call in the slot `pe` installs for the set afterwards (see
+/// [`install`]), so a member late at a refused call fails it even after `pe` retried; a
+/// retry is not refused by an older refusal. (Found in the slot, the refusal may have
+/// been another member's: the error names `pe`.) Not covered: a member late at a call
+/// that `pe` refused, when `pe` refused another set since and never calls on this one
+/// again — that member waits for `pe`'s claim and the deadlock watch ends the job.
+///
 /// `None`: `pe` is rewriting its refusal record; ask again.
 pub(crate) fn refused<T: Transport>(
     t: &T,
