@@ -25,7 +25,7 @@ static DST: [u64; 1] = [0];
 static WIDE_SRC: [u64; 5] = [0; 5];
 #[symmetric]
 static WIDE_DST: [u64; 10] = [0; 10];
-/// PE 3's go-ahead: the round whose pairs PE 0 has entered, plus one.
+/// A go-ahead from PE 0: a round number.
 #[symmetric]
 static GO: u64 = 0;
 
@@ -133,6 +133,89 @@ fn a_refused_claim_fails_every_member_of_the_set() {
             world_fcollect(pe, 8_000)?;
             BODY_DONE.store(true, std::sync::atomic::Ordering::Release);
             world_fcollect(pe, 9_000)
+        },
+    );
+}
+
+/// PE 1's word to PE 0: the round whose call on {1, 3} it has made.
+#[symmetric]
+static MOVED_ON: u64 = 0;
+
+/// Sets `word` on PE `to` to `round`.
+fn signal(pe: &mut Pe, word: &Symmetric<u64>, to: usize, round: u64) -> Result<(), ShmemError> {
+    word.put_value(pe, to, &round)?;
+    pe.quiet();
+    Ok(())
+}
+
+/// 5 PEs, 2 slots each, 20 rounds: PE 0 holds the world (PE 2's latest set) and
+/// {0, 1} (PE 1's), both in use, so it refuses {0, 2} and then {0, 4} (PE 4 fails the
+/// latter with it). Once PE 1 has moved on to {1, 3} (which PE 3 enters only after PE
+/// 0's refusals, so as not to keep it in use), PE 0 retries {0, 2}, taking back
+/// the slot of {0, 1}; PE 2 enters the refused call only then (held back 50 ms after PE
+/// 0's word), when PE 0's refusal record names {0, 4}: it still fails the refused call
+/// (PE 0's slot for {0, 2} carries PE 0's count of refused calls on it), and its retry
+/// meets PE 0's. Every call that succeeds is a checked sum.
+#[test]
+fn a_member_late_at_a_refused_call_fails_it_after_the_refusing_pe_retried() {
+    shmem_testkit::run_on_pes(
+        shmem_testkit::test_name!(),
+        5,
+        &[("SHMEM_ACTIVE_SETS", "2")],
+        |pe| {
+            watchdog(
+                &BODY_DONE,
+                Duration::from_secs(60),
+                "a late member (a hang)",
+            );
+            let me = pe.my_pe();
+            let a = ActiveSet::new(0, 0, 2)?;
+            let b = ActiveSet::new(0, 1, 2)?;
+            let c = ActiveSet::new(1, 1, 2)?;
+            let d = ActiveSet::new(0, 2, 2)?;
+            let refused = |pe: &mut Pe, set: &ActiveSet, tag: u64| match checked_sum(pe, set, tag) {
+                Err(e) if is_too_many_sets(&e, 0) => Ok(()),
+                other => Err(format!(
+                    "PE {}: {set} with every slot in use: {other:?}",
+                    pe.my_pe()
+                )),
+            };
+            world_fcollect(pe, 1)?;
+            for round in 1..=20u64 {
+                let tag = 100 * round;
+                match me {
+                    0 => {
+                        checked_sum(pe, &a, tag)?;
+                        refused(pe, &b, tag + 1).unwrap();
+                        refused(pe, &d, tag + 2).unwrap();
+                        signal(pe, &GO, 1, round)?;
+                        signal(pe, &GO, 3, round)?;
+                        pe.wait_until(&MOVED_ON, Cmp::Ge, round)?;
+                        signal(pe, &GO, 2, round)?;
+                        checked_sum(pe, &b, tag + 3)?;
+                    }
+                    1 => {
+                        checked_sum(pe, &a, tag)?;
+                        pe.wait_until(&GO, Cmp::Ge, round)?;
+                        checked_sum(pe, &c, tag + 4)?;
+                        signal(pe, &MOVED_ON, 0, round)?;
+                    }
+                    2 => {
+                        pe.wait_until(&GO, Cmp::Ge, round)?;
+                        std::thread::sleep(Duration::from_millis(50));
+                        refused(pe, &b, tag + 1).unwrap();
+                        checked_sum(pe, &b, tag + 3)?;
+                    }
+                    3 => {
+                        pe.wait_until(&GO, Cmp::Ge, round)?;
+                        checked_sum(pe, &c, tag + 4)?;
+                    }
+                    _ => refused(pe, &d, tag + 2).unwrap(),
+                }
+                world_fcollect(pe, tag + 5)?;
+            }
+            BODY_DONE.store(true, std::sync::atomic::Ordering::Release);
+            world_fcollect(pe, 2)
         },
     );
 }
@@ -286,32 +369,38 @@ fn checked_wide_fcollect(pe: &mut Pe, set: &ActiveSet, tag: u64) -> Result<(), S
 /// that member, which waits there for PE 0), so its first call on the team {0, 3}, which
 /// PE 3 enters once PE 0 tells it that it holds both pairs, is refused — `TooManySets` on
 /// PE 3 too, which waits for PE 0's claim. After a world call PE 0 claims {0, 4} (any
-/// later claim of PE 0 withdraws its refusal, see
-/// [`a_retry_right_after_a_refused_claim_is_refused_again`]), and after another the
+/// retry right after the refusal works too, see
+/// [`a_retry_right_after_a_refused_claim_succeeds`]), and after another the
 /// team's call succeeds (taking a slot back); in the next round the pairs go on where
 /// they stopped. Every call that succeeds moves 40 B per member, checked.
 #[test]
 fn a_refused_claim_then_every_set_goes_on_for_50_rounds() {
-    refused_claims(shmem_testkit::test_name!(), false);
+    refused_claims(shmem_testkit::test_name!(), false, false);
 }
 
 /// The same rounds with the team's call retried right after the world call: PE 3 enters
-/// it while PE 0 (held back 50 ms) has not yet, sees PE 0's refusal of the earlier call,
-/// and fails with `TooManySets` naming PE 0 although PE 0 then has a slot to give (its
-/// pairs are no longer in use); PE 0's retry then waits for PE 3, which has moved on, and
-/// fails as a cycle of waits: the PEs are out of step and the job ends. A refusal carries
-/// the set but not the call it refused, so a member cannot tell a refusal of its own
-/// call from one of the call before; PE 0 withdraws it only at its next claim.
+/// it while PE 0 (held back 50 ms) has not yet, and PE 0's refusal of the earlier call
+/// still stands; the refusal names the call it refused (PE 0's count of refused calls on
+/// the team, which PE 3 counts alike), so PE 3 waits for PE 0's claim, and the retry
+/// succeeds on both (PE 0 then has a slot to give: its pairs are no longer in use).
 #[test]
-#[ignore = "a retry right after a refused claim fails again on every member (a refusal names the set, not the call): sets::refused"]
-fn a_retry_right_after_a_refused_claim_is_refused_again() {
-    refused_claims(shmem_testkit::test_name!(), true);
+fn a_retry_right_after_a_refused_claim_succeeds() {
+    refused_claims(shmem_testkit::test_name!(), true, false);
+}
+
+/// The same with the team destroyed and made again at the start of every round: the
+/// new team is the same set (the same key), and its members' counts of refused calls on
+/// it go on from the old team's, alike.
+#[test]
+fn a_retry_on_a_team_made_again_each_round_succeeds() {
+    refused_claims(shmem_testkit::test_name!(), true, true);
 }
 
 /// The rounds of [`a_refused_claim_then_every_set_goes_on_for_50_rounds`]; `retry_at_once`:
 /// without PE 0's claim of {0, 4} before the retry, and with PE 0 entering the retry 50
-/// ms after PE 3. `name`: the test's.
-fn refused_claims(name: String, retry_at_once: bool) {
+/// ms after PE 3; `team_each_round`: the team destroyed and made again before each
+/// round. `name`: the test's.
+fn refused_claims(name: String, retry_at_once: bool, team_each_round: bool) {
     shmem_testkit::run_on_pes(name, 5, &[("SHMEM_ACTIVE_SETS", "3")], |pe| {
         watchdog(
             &BODY_DONE,
@@ -323,7 +412,7 @@ fn refused_claims(name: String, retry_at_once: bool) {
         let b = ActiveSet::new(0, 1, 2)?;
         let e = ActiveSet::new(0, 2, 2)?;
         // {0, 3}: a stride of 3 is a team's, not an active set's.
-        let team = pe.team_world().split_strided(pe, 0, 3, 2)?;
+        let mut team = pe.team_world().split_strided(pe, 0, 3, 2)?;
         let team_fcollect = |pe: &mut Pe, team: &Team, tag: u64| {
             let me = pe.my_pe() as u64;
             WIDE_SRC.write(pe, std::array::from_fn(|i| tag << 16 | me << 8 | i as u64));
@@ -344,6 +433,12 @@ fn refused_claims(name: String, retry_at_once: bool) {
         world_fcollect(pe, 1)?;
         for round in 0..50u64 {
             let tag = 10 * round + 10;
+            if team_each_round && round > 0 {
+                if let Some(old) = team.take() {
+                    old.destroy();
+                }
+                team = pe.team_world().split_strided(pe, 0, 3, 2)?;
+            }
             let pairs: &[(u64, &ActiveSet)] = match me {
                 0 => &[(0, &a), (1, &b)],
                 1 => &[(0, &a)],

@@ -123,6 +123,9 @@ pub(crate) struct OwnerLine {
     /// slot (unique per owner), so that a member tells a slot given back to the same set
     /// from one the set kept (`coll::sets`).
     pub install: u64,
+    /// Runtime set slots: the owner's count of refused calls on the set when it
+    /// installed it here (`coll::sets`).
+    pub refused: u64,
 }
 
 /// A failure this PE found (or learned of) on these sync words, so that members that
@@ -202,9 +205,15 @@ pub struct ControlLine {
     /// Key of the set of the PE's latest collective call on runtime set slots (0: none
     /// yet): the one set whose slots it may read without looking again (`coll::sets`).
     pub current_set: u64,
-    /// Key of the last set the PE could not claim a slot for (0: none since its last
-    /// claim), so that the members waiting for its claim fail instead of waiting.
+    /// Sequence lock word of `refused_set` and `refused_calls` (odd while the PE
+    /// rewrites them).
+    pub refusal_seq: u64,
+    /// Key of the last set the PE could not claim a slot for (0: none yet), so that the
+    /// members waiting for its claim fail instead of waiting.
     pub refused_set: u64,
+    /// The PE's count of refused calls on that set, the refused call included: a member
+    /// whose own count is lower is at that call or before it (`coll::sets`).
+    pub refused_calls: u64,
     /// Non-zero once a PE has printed the table of where every PE is (meaningful in PE
     /// 0's partition): it is printed once per job.
     pub table_shown: u64,
@@ -419,6 +428,8 @@ pub mod sync {
     pub const OWNER_AGREED: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, agreed);
     /// Owner line: the installation number of a runtime slot.
     pub const OWNER_INSTALL: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, install);
+    /// Owner line: the refused calls on the set before a runtime slot's installation.
+    pub const OWNER_REFUSED: usize = offset_of!(SyncWords, owner) + offset_of!(OwnerLine, refused);
     /// The fault record that holds call `call`'s failure.
     #[inline]
     const fn fault_record(call: u64) -> usize {

@@ -262,7 +262,8 @@ pub(crate) fn entry<T: Transport>(t: &T, slot: usize) -> Option<u64> {
 /// Gives this PE's slot `slot` (free, or taken back by [`try_reclaim`]) to the set
 /// with key `key` as its installation number `number` (never 0, unique on this PE):
 /// fresh words (`fresh`: never used, so still zero), or the words `saved` when the set
-/// was here before. Release: a member that finds the key also sees the words.
+/// was here before; `refused`: this PE's count of refused calls on the set so far (see
+/// [`refused`]). Release: a member that finds the key also sees the words.
 pub(crate) fn install<T: Transport>(
     t: &T,
     slot: usize,
@@ -270,6 +271,7 @@ pub(crate) fn install<T: Transport>(
     number: u64,
     fresh: bool,
     saved: Option<&SavedWords>,
+    refused: u64,
 ) {
     let region = t.region();
     let words = region.slot(slot);
@@ -280,6 +282,7 @@ pub(crate) fn install<T: Transport>(
         saved.restore(t, words);
     }
     t.store_relaxed(t.place(t.me(), words + sync::OWNER_INSTALL), number);
+    t.store_relaxed(t.place(t.me(), words + sync::OWNER_REFUSED), refused);
     // Only this PE writes its directory: no race to claim an entry.
     t.store(t.place(t.me(), region.directory(slot)), key);
 }
@@ -465,26 +468,67 @@ impl SavedWords {
     }
 }
 
-/// Publishes that this PE could not claim a slot for the set with key `key`, so that
-/// members waiting for its claim fail (see [`refused`]), and wakes them.
-pub(crate) fn refuse<T: Transport>(t: &T, set: &SetSpec) {
-    t.store(t.place(t.me(), control!(refused_set)), set.key());
-    crate::sync::notify::notify_each(t, set.members().filter(|&pe| pe != t.me()));
+/// Publishes that this PE could not claim a slot for `set` at its call there after
+/// `refused` refused calls on it (its count of them, this one included), so that the
+/// members waiting for its claim fail (see [`refused`]), and wakes them. The record
+/// stands until this PE's next refusal.
+pub(crate) fn refuse<T: Transport>(t: &T, set: &SetSpec, refused: u64) {
+    let me = t.me();
+    let seq = t.load_relaxed(t.place(me, control!(refusal_seq)));
+    t.store_relaxed(t.place(me, control!(refusal_seq)), seq | 1);
+    t.store_load_fence();
+    t.store_relaxed(t.place(me, control!(refused_set)), set.key());
+    t.store_relaxed(t.place(me, control!(refused_calls)), refused);
+    t.store(t.place(me, control!(refusal_seq)), (seq | 1) + 1);
+    crate::sync::notify::notify_each(t, set.members().filter(|&pe| pe != me));
 }
 
-/// Withdraws this PE's last refusal (at its next claim).
-pub(crate) fn withdraw_refusal<T: Transport>(t: &T) {
-    t.store_relaxed(t.place(t.me(), control!(refused_set)), 0);
+/// PE `pe`'s count of refused calls on the set with key `key` as its refusal record
+/// says (0 if its latest refusal is of another set); `None` while `pe` rewrites it.
+fn recorded_refusals<T: Transport>(t: &T, pe: usize, key: u64) -> Option<u64> {
+    let before = t.load(t.place(pe, control!(refusal_seq)));
+    if before & 1 == 1 {
+        return None;
+    }
+    let set = t.load(t.place(pe, control!(refused_set)));
+    let calls = t.load(t.place(pe, control!(refused_calls)));
+    (t.load(t.place(pe, control!(refusal_seq))) == before).then_some(if set == key {
+        calls
+    } else {
+        0
+    })
 }
 
-/// Whether PE `pe` could not claim a slot for the set with key `key` at its last try
-/// and has moved on from it (while it tries again, the set is its current one). A
-/// member that tries the set again before `pe` does may see the old refusal: its call
-/// fails too, and `pe`, which waits for it in the set, learns of that as of any member
-/// that made another call.
-pub(crate) fn refused<T: Transport>(t: &T, pe: usize, key: u64) -> bool {
-    t.load(t.place(pe, control!(refused_set))) == key
-        && t.load(t.place(pe, control!(current_set))) != key
+/// Whether the call on the set with key `key` that this PE is at was refused, as PE
+/// `pe`'s words say, this PE having counted `refused` refused calls on the set before it; `slot`: `pe`'s slot
+/// for the set, if [`find`] found one (and the set is this PE's current one, so the
+/// slot stays the set's).
+///
+/// Invariant: every member of a set counts the calls on it that failed with
+/// `TooManySets` (its own refusal or another member's), so members in step have equal
+/// counts, whatever sets they used and freed since; a refused call does not count as a
+/// call on the set's words, so a retry is the same call there. `pe`'s count is above
+/// this PE's exactly when this call was refused (and later retries too, if this PE is
+/// late): a refusal of `pe`'s own reads so in its refusal record until its next
+/// refusal, and any refused call in the slot `pe` installs for the set afterwards (see
+/// [`install`]), so a member late at a refused call fails it even after `pe` retried; a
+/// retry is not refused by an older refusal. (Found in the slot, the refusal may have
+/// been another member's: the error names `pe`.) Not covered: a member late at a call
+/// that `pe` refused, when `pe` refused another set since and never calls on this one
+/// again — that member waits for `pe`'s claim and the deadlock watch ends the job.
+///
+/// `None`: `pe` is rewriting its refusal record; ask again.
+pub(crate) fn refused<T: Transport>(
+    t: &T,
+    pe: usize,
+    key: u64,
+    refused: u64,
+    slot: Option<usize>,
+) -> Option<bool> {
+    let in_slot = slot.map_or(0, |slot| {
+        t.load(t.place(pe, t.region().slot(slot) + sync::OWNER_REFUSED))
+    });
+    Some(in_slot.max(recorded_refusals(t, pe, key)?) > refused)
 }
 
 /// The slot PE `pe` claimed for the set with key `key`, if it has claimed one yet.

@@ -118,6 +118,9 @@ pub(super) struct SetTable {
     saved: HashMap<u64, sets::SavedWords>,
     /// Installations of sets in this PE's slots so far (the last one's number).
     installs: u64,
+    /// Calls that failed with `TooManySets` here, by set key (equal on every member of
+    /// a set: see `coll::sets::refused`).
+    refused: HashMap<u64, u64>,
     /// Sets forgotten (their slots went, here or on another member) whose network
     /// communicator, if any, this PE has not released yet.
     forgotten: Vec<u64>,
@@ -156,6 +159,7 @@ impl SetTable {
             tick: 0,
             saved: HashMap::new(),
             installs: 0,
+            refused: HashMap::new(),
             forgotten: Vec::new(),
             panic_at_switch: panic_at_switch(me),
         }
@@ -598,22 +602,29 @@ impl Runtime {
         during: &'static str,
     ) -> RtResult<usize> {
         let key = set.key();
-        let mine = self.claim_slot(set)?;
-        let (slots, installs) = with_transport!(&self.transport, t => {
-            let mut slots = vec![0u32; set.size()];
-            slots[index] = mine as u32;
-            for (i, slot) in slots.iter_mut().enumerate() {
-                if i != index {
-                    *slot = resolve_slot(t, &self.env, set.member(i), key, during)? as u32;
+        let refused = self.sets.refused.get(&key).copied().unwrap_or(0);
+        let joined = self.claim_slot(set, refused).and_then(|mine| {
+            with_transport!(&self.transport, t => {
+                let mut slots = vec![0u32; set.size()];
+                slots[index] = mine as u32;
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    if i != index {
+                        let pe = set.member(i);
+                        *slot = resolve_slot(t, &self.env, pe, key, refused, during)? as u32;
+                    }
                 }
-            }
-            let installs = set
-                .members()
-                .zip(&slots)
-                .map(|(pe, &slot)| sets::installed(t, pe, slot as usize))
-                .collect::<Box<[u64]>>();
-            RtResult::Ok((slots, installs))
-        })?;
+                let installs = set
+                    .members()
+                    .zip(&slots)
+                    .map(|(pe, &slot)| sets::installed(t, pe, slot as usize))
+                    .collect::<Box<[u64]>>();
+                RtResult::Ok((slots, installs))
+            })
+        });
+        if let Err(RtError::TooManySets { .. }) = joined {
+            self.sets.refused.insert(key, refused + 1);
+        }
+        let (slots, installs) = joined?;
         let i = self.sets.states.len();
         let uniform = slots.iter().all(|&s| s == slots[0]);
         self.sets.states.push(SetState {
@@ -632,27 +643,27 @@ impl Runtime {
     /// This PE's slot for `set`: the one it holds, a free one, or, when every slot holds
     /// another set, the slot of the least recently used set that is not in use (see
     /// `coll::sets`). Fails when every set that holds a slot is in use, after telling the
-    /// members waiting for this PE's claim.
-    fn claim_slot(&mut self, set: &SetSpec) -> RtResult<usize> {
+    /// members waiting for this PE's claim. `refused`: this PE's count of refused calls
+    /// on the set so far.
+    fn claim_slot(&mut self, set: &SetSpec, refused: u64) -> RtResult<usize> {
         let key = set.key();
         let table = &mut self.sets;
         with_transport!(&self.transport, t => {
-            sets::withdraw_refusal(t);
             let slot = match sets::lookup(t, key) {
                 sets::Entry::Held(slot) => return Ok(slot),
                 sets::Entry::Free(slot) => {
                     table.installs += 1;
-                    sets::install(t, slot, key, table.installs, true, table.saved.get(&key));
+                    sets::install(t, slot, key, table.installs, true, table.saved.get(&key), refused);
                     slot
                 }
                 sets::Entry::Full => match reclaim_one(t, table, key) {
                     Some(slot) => {
                         table.installs += 1;
-                        sets::install(t, slot, key, table.installs, false, table.saved.get(&key));
+                        sets::install(t, slot, key, table.installs, false, table.saved.get(&key), refused);
                         slot
                     }
                     None => {
-                        sets::refuse(t, set);
+                        sets::refuse(t, set, refused + 1);
                         return Err(RtError::TooManySets {
                             pe: t.me(),
                             max: t.region().sets(),
@@ -1025,52 +1036,58 @@ fn check_combine<C: Combine>(op: &str, elem: ElemType) -> RtResult<()> {
 }
 
 /// Waits until PE `pe` has claimed a slot for the set with key `key` (it does at its
-/// first call on the set) and returns it. A wait that can never end — `pe` calls on
-/// another set that waits for this PE — is found by the deadlock detector.
+/// first call on the set) and returns it; fails if `pe` refused this PE's call on the
+/// set, this PE having counted `refused` refused calls on it before (see
+/// `coll::sets::refused`). A wait that can never end — `pe` calls on another set that
+/// waits for this PE — is found by the deadlock detector.
 fn resolve_slot<T: Transport>(
     t: &T,
     env: &CallEnv,
     pe: usize,
     key: u64,
+    refused: u64,
     during: &'static str,
 ) -> RtResult<usize> {
-    if let Some(slot) = sets::find(t, pe, key) {
-        return Ok(slot);
-    }
-    let site = WaitSite {
-        name: during,
-        set_key: key,
-        sync: 0,
-        epoch: 1,
-        runtime_owned: true,
+    // `Some(Ok(slot))`: claimed; `Some(Err(()))`: refused; `None`: not yet.
+    let decided = || {
+        let found = sets::find(t, pe, key);
+        match sets::refused(t, pe, key, refused, found)? {
+            true => Some(Err(())),
+            false => found.map(Ok),
+        }
     };
-    let mut watch = Watch::new(t, during, site, Awaited::Claim { pe, key });
-    let mut found = None;
-    let mut cycle = None;
-    let mut refused = false;
-    let waited = wait::wait_for(t, env.policy, Blocker::Pe(pe), during, || {
-        found = sets::find(t, pe, key);
-        if found.is_some() {
-            return true;
+    let mut outcome = decided();
+    if outcome.is_none() {
+        let site = WaitSite {
+            name: during,
+            set_key: key,
+            sync: 0,
+            epoch: 1,
+            runtime_owned: true,
+        };
+        let mut watch = Watch::new(t, during, site, Awaited::Claim { pe, key });
+        let mut cycle = None;
+        let waited = wait::wait_for(t, env.policy, Blocker::Pe(pe), during, || {
+            outcome = decided();
+            if outcome.is_some() {
+                return true;
+            }
+            cycle = watch.poll();
+            cycle.is_some()
+        });
+        if let Some(err) = cycle.or(watch.finish()) {
+            return Err(err.into());
         }
-        refused = sets::refused(t, pe, key);
-        if refused {
-            return true;
-        }
-        cycle = watch.poll();
-        cycle.is_some()
-    });
-    if let Some(err) = cycle.or(watch.finish()) {
-        return Err(err.into());
+        waited?;
     }
-    if refused {
-        return Err(RtError::TooManySets {
+    match outcome {
+        Some(Ok(slot)) => Ok(slot),
+        Some(Err(())) => Err(RtError::TooManySets {
             pe,
             max: t.region().sets(),
-        });
+        }),
+        None => Err(RtError::Config("set slot not found after the wait".into())),
     }
-    waited?;
-    found.ok_or_else(|| RtError::Config("set slot not found after the wait".into()))
 }
 
 /// Whether every member of `state`'s set still holds the slot found for it, in the
