@@ -379,8 +379,12 @@ impl Elements {
     /// after its head.
     fn data(&self, m: usize, bytes: usize) -> Option<*const u8> {
         let got = self.lens[m] as usize;
-        (got >= HEAD_BYTES && got - HEAD_BYTES == bytes)
-            .then(|| self.slots.as_ptr().cast::<u8>().wrapping_add(m * self.slot + HEAD_BYTES))
+        (got >= HEAD_BYTES && got - HEAD_BYTES == bytes).then(|| {
+            self.slots
+                .as_ptr()
+                .cast::<u8>()
+                .wrapping_add(m * self.slot + HEAD_BYTES)
+        })
     }
 
     /// Whether every member's check equals `check` and, for a collect, the least
@@ -398,9 +402,15 @@ impl Elements {
 
     /// Judges the descriptors the members' heads carry (member order), as member `index`
     /// of `set` during `during`.
-    fn judge(&self, during: &'static str, set: &SetSpec, index: usize) -> Result<(), CollectiveError> {
-        let descs: Vec<Descriptor> =
-            (0..self.lens.len()).map(|m| descriptor_of(&self.head(m))).collect();
+    fn judge(
+        &self,
+        during: &'static str,
+        set: &SetSpec,
+        index: usize,
+    ) -> Result<(), CollectiveError> {
+        let descs: Vec<Descriptor> = (0..self.lens.len())
+            .map(|m| descriptor_of(&self.head(m)))
+            .collect();
         judge(during, set, index, &descs)
     }
 }
@@ -531,7 +541,12 @@ unsafe fn combine_bytes<C: Combine>(input: *const u8, inout: *mut u8, elems: usi
 /// # Safety
 /// `a` and `b` must hold `elems` elements each and `out` room for them; `out` may equal
 /// `a` or `b` but not overlap either otherwise.
-unsafe fn combine_into<C: Combine>(a_at: *const u8, b_at: *const u8, out_at: *mut u8, elems: usize) {
+unsafe fn combine_into<C: Combine>(
+    a_at: *const u8,
+    b_at: *const u8,
+    out_at: *mut u8,
+    elems: usize,
+) {
     const {
         assert!(align_of::<C::Elem>() <= align_of::<Unit>());
         assert!(size_of::<C::Elem>() <= SCRATCH_UNITS * size_of::<Unit>());
@@ -883,7 +898,10 @@ impl<T: Transport> Call<'_, T> {
 
     /// Member `m`'s `bytes` of data from the latest exchange.
     fn carried(&self, m: usize, bytes: usize) -> RtResult<*const u8> {
-        self.comms.elems.data(m, bytes).ok_or_else(|| self.carried_wrong(m, bytes))
+        self.comms
+            .elems
+            .data(m, bytes)
+            .ok_or_else(|| self.carried_wrong(m, bytes))
     }
 
     /// Settles this set's deferred agreements (broadcasts this PE was the root of and
@@ -1335,7 +1353,11 @@ impl<T: Transport> Call<'_, T> {
             // SAFETY: `bytes` of this PE's own source into `mine`'s `inline >= bytes` bytes
             // after its count.
             unsafe {
-                crate::memory::copy::copy(self.local(source.off), mine[1..].as_mut_ptr().cast(), bytes)
+                crate::memory::copy::copy(
+                    self.local(source.off),
+                    mine[1..].as_mut_ptr().cast(),
+                    bytes,
+                )
             };
         }
         let blocks = self.allgather_words(comm, call, &mine)?;
@@ -1348,7 +1370,9 @@ impl<T: Transport> Call<'_, T> {
                 // SAFETY: each member's `count` bytes came with its count, after it in
                 // `block`; the target holds the total (checked by the agreement) and is
                 // this PE's own partition.
-                unsafe { crate::memory::copy::copy(block[1..].as_ptr().cast(), recv.add(at), count) };
+                unsafe {
+                    crate::memory::copy::copy(block[1..].as_ptr().cast(), recv.add(at), count)
+                };
                 at += count;
             }
             return Ok(total);
@@ -1426,7 +1450,11 @@ impl<T: Transport> Call<'_, T> {
         }
         let mut at = 0;
         for (m, &count) in counts.iter().enumerate() {
-            let data = if m == self.index { own } else { self.carried(m, count)? };
+            let data = if m == self.index {
+                own
+            } else {
+                self.carried(m, count)?
+            };
             // SAFETY: member `m`'s `count` bytes (this PE's own source, or its message);
             // the target holds the total (agreed) and is this PE's own partition, apart
             // from the source (an overlap is a fault the agreement refused).
@@ -1475,7 +1503,11 @@ impl<T: Transport> Call<'_, T> {
                     if m == self.index && in_place {
                         continue;
                     }
-                    let data = if m == self.index { own } else { self.carried(m, len)? };
+                    let data = if m == self.index {
+                        own
+                    } else {
+                        self.carried(m, len)?
+                    };
                     // SAFETY: member `m`'s `len` bytes (this PE's own source, or its
                     // message: the agreement checked the counts); the target holds `n *
                     // len` (checked) and is this PE's own, apart from the source unless in
@@ -1576,7 +1608,14 @@ impl<T: Transport> Call<'_, T> {
             // SAFETY: this PE's own source holds `n` blocks at its stride (no fault in
             // its descriptor), packed into `scratch`, which holds `n · block_bytes`.
             unsafe {
-                copy_strided(from, src_step, scratch.as_mut_ptr().cast(), size, n * blocks.nelems, size)
+                copy_strided(
+                    from,
+                    src_step,
+                    scratch.as_mut_ptr().cast(),
+                    size,
+                    n * blocks.nelems,
+                    size,
+                )
             };
             scratch.as_ptr().cast()
         };
