@@ -3,23 +3,39 @@
 //! `select::path` chooses it. One communicator per set of PEs (created at the set's
 //! first call, cached), and every call in two steps.
 //!
-//! 1. **Agreement.** Every member contributes one element of the same shape to one
-//!    non-blocking reduction (on sets of up to `select::AGREE_GATHER_MAX` members, an
-//!    allgather of the elements that every member reduces itself: one round instead of
-//!    a reduction's two), waited for as every other wait (a failed job ends it): the
-//!    *check* — the arguments every member must pass alike ([`Descriptor::agreed`]) and
-//!    whether its own arguments are at fault, then their complements, combined with a
-//!    bitwise and — and [`AGREE_INLINE`] bytes of data the call may carry. A member's
-//!    check comes back unchanged exactly when every member's equals it, so every member
-//!    learns alike whether all agree, from O(1) bytes whatever the set's size. When they
-//!    do not, or someone's arguments are at fault, the members exchange their exact
-//!    descriptors and judge them all ([`judge`]): every member reaches the same verdict,
-//!    an error on every member, and no target is written.
-//! 2. **Data.** Small data travels in the agreement itself: a reduction's sources
-//!    combined by the operator (or each at its place), a broadcast root's source or the
-//!    fcollect members' parts (each at its place, the others' zeros) combined by a
-//!    bitwise or — one collective of the network for the whole call. Otherwise it moves
-//!    straight between the members' symmetric buffers: broadcast — the network's bcast;
+//! 1. **Agreement.** On sets of up to `select::AGREE_GATHER_MAX` members (*gathered*
+//!    sets) every member sends every other one message, point to point
+//!    ([`GroupCollectives::start_exchange`]: `MPI_Isend`/`MPI_Irecv` on a tag of their
+//!    own; MPI keeps the messages of a pair in order, so calls stay in sequence), and
+//!    receives one from each: a head of [`HEAD_BYTES`] — the *check* (the arguments
+//!    every member must pass alike, [`Descriptor::agreed`], and whether its own
+//!    arguments are at fault, then their complements), a collect's count and capacity,
+//!    the member's whole descriptor — followed by only the data the call carries there
+//!    (none for a barrier; at most [`carry_max`]`(n)`, the same on every member). Every
+//!    member receives into a slot of head + `carry_max(n)` per member, the most any
+//!    member sends, so a member that made another call (a barrier against a broadcast, a
+//!    count that differs) still meets the others in the same exchange and its message,
+//!    longer or shorter, is never a truncation; bytes of a slot past what arrived are
+//!    never read ([`Elements`]). Every member then holds every member's head: when the
+//!    checks all equal its own, nobody is at fault and a collect's capacities hold the
+//!    counts, the call goes on; else every member judges the descriptors alike
+//!    ([`judge`]): an error on every member, and no target is written. On larger sets
+//!    every member contributes one element of one shape to one non-blocking reduction:
+//!    the check combined with a bitwise and (a member's check comes back unchanged
+//!    exactly when every member's equals it: O(1) bytes whatever the set's size) and
+//!    [`AGREE_INLINE`] bytes of data; when they differ the members exchange their exact
+//!    descriptors and judge them. Either way the exchange is waited for as every other
+//!    wait (a failed job ends it).
+//! 2. **Data.** Data that fits travels in the agreement itself, one exchange for the
+//!    whole call. On gathered sets: a broadcast root's source in its messages; each
+//!    member's fcollect or collect part in its messages; block `j` of an alltoall in the
+//!    message to member `j`; a reduction's source in its messages, every member
+//!    combining all of them left to right in member order (the runtime's own result,
+//!    bit for bit, whatever the operator), writing its target only once the checks
+//!    agree. On larger sets: a reduction's sources combined by the operator (or each at
+//!    its place), a broadcast root's source or the fcollect members' parts (each at its
+//!    place, the others' zeros) combined by a bitwise or. Otherwise it moves straight
+//!    between the members' symmetric buffers: broadcast — the network's bcast;
 //!    fcollect — its allgather (in place when the source is this member's block);
 //!    reductions — its allreduce with the runtime's own operator, or its alltoall and
 //!    allgather (below); alltoall(s) — its alltoall (strided blocks as vector
@@ -27,21 +43,16 @@
 //!    the network: no type or operator needs a counterpart there, and the built-in
 //!    operators' bugs stay out (Open MPI 4.1.4 saturates 8- and 16-bit sums,
 //!    open-mpi/ompi#8045; it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong, ompi#10648,
-//!    pmodels/mpich#6083). Collect: each element also carries the member's count and
-//!    target capacity, combined as their sum and their least, so the agreement checks
-//!    that every target holds the result (else the descriptors are exchanged and
-//!    judged). On gathered sets each member's data comes in its own element when every
-//!    member's fits (one collective for the call), else the gathered counts drive the
-//!    network's allgatherv; on larger sets of up to `select::COLLECT_COUNTS_MAX`
-//!    members the members then gather their counts only (with the data when every
-//!    member's fits a share of 8 KiB), then allgatherv; on larger ones no member learns
-//!    the others' counts: an exclusive scan places each member's data and O(log n)
-//!    rounds exchange runs of the target that carry their own lengths
-//!    (`GroupCollectives::allgather_runs`).
-//!    Alltoall(s): on gathered sets each member's whole source (its blocks packed) comes
-//!    in its own element when it fits, and each member takes its block from every
-//!    element (one collective for the call). Barrier needs nothing more (the agreement
-//!    is one).
+//!    pmodels/mpich#6083). Collect: each head also carries the member's count and
+//!    target capacity, so the agreement checks that every target holds the result (else
+//!    the descriptors are judged). On gathered sets, when some member's part did not fit
+//!    a message, the counts from the heads drive the network's allgatherv; on larger
+//!    sets of up to `select::COLLECT_COUNTS_MAX` members the members then gather their
+//!    counts only (with the data when every member's fits a share of 8 KiB), then
+//!    allgatherv; on larger ones no member learns the others' counts: an exclusive scan
+//!    places each member's data and O(log n) rounds exchange runs of the target that
+//!    carry their own lengths (`GroupCollectives::allgather_runs`). Barrier needs
+//!    nothing more (the agreement is one).
 //!
 //! Reductions whose operator gives the same bits in any order (the integer ones) let the
 //! network combine in any order. The others (floating point) give bit for bit the
@@ -53,17 +64,15 @@
 //! its commutative one 31 µs and this reduce-scatter 33 µs (its chunks stay under TCP's
 //! eager limit of 64 KiB).
 //!
-//! What a call above the inline size costs beyond MPI's own is the agreement: one
-//! exchange that must complete before any collective whose count depends on the
-//! arguments starts (else a member that passed another count would make MPI's
-//! collectives mismatch). Measured at 2 ranks over TCP in one run (Open MPI 4.1.4,
-//! least / first quartile of 41 batches): the agreement's `MPI_Iallgather` 7.5 / 7.7 µs;
-//! `MPI_Allreduce` of 64 KiB with a built-in operator 22.1 / 24.2 µs, with the runtime's
-//! as a user-defined one 22.9 / 24.3 µs (no dearer); the ordered reduce-scatter 24.4 /
-//! 26.0 µs; both steps in a row 30.5 / 35.6 µs, 1.4-1.5× the allreduce alone. An
-//! `MPI_Iallreduce` started beside the agreement would overlap it, but took 43.7 / 45.5
-//! µs alone (the non-blocking algorithms are slower), and a mismatch would then be in
-//! MPI's hands.
+//! What a call whose data does not travel in the agreement costs beyond MPI's own is
+//! the agreement: one exchange that must complete before any collective whose count
+//! depends on the arguments starts (else a member that passed another count would make
+//! MPI's collectives mismatch). On gathered sets that is a message of [`HEAD_BYTES`] per
+//! pair, and data up to `carry_max(n)` (64 KiB on 2 members) rides in it: a 64 KiB
+//! reduction on 2 members is one exchange of the two sources (under TCP's eager limit
+//! of 64 KiB with the head, a rendezvous), where the agreement then `MPI_Allreduce`
+//! took 30.5 µs against 22.1 µs for the allreduce alone (Open MPI 4.1.4, 2 ranks over
+//! TCP, least of 41 batches).
 //!
 //! A program's work array is accepted (checked, then not needed). Scans keep the
 //! runtime's protocol after the agreement step ([`Call::agree_on_kind`]); so does a data
@@ -124,7 +133,9 @@ const HEAD_WORDS: usize = DESC_AT + DESC_WORDS;
 const AGREE_WORDS: usize = HEAD_WORDS + AGREE_INLINE / 8;
 
 /// Deferred agreements a broadcast root keeps in flight per set (see [`Call::settle`]):
-/// how far it may run ahead of its slowest reader.
+/// how far it may run ahead of its slowest reader. Each holds its receive slots (n ×
+/// [`slot_bytes`], about 128 KiB on 2 members), kept for reuse once settled: at most
+/// this many sets of them per PE and set.
 const DEFER_DEPTH: usize = 64;
 
 /// Polls of the agreement between looks at the members' states (remote loads), when
@@ -970,9 +981,9 @@ impl<T: Transport> Call<'_, T> {
         }
     }
 
-    /// A broadcast root's agreement step when its data travels with it (`send`'s data)
-    /// and its set gathers: started and not waited for, so the root returns while its
-    /// element is on its way. Settled by the root's next call on the set (or finalize),
+    /// A broadcast root's agreement step when its `bytes` at `source` travel with it and
+    /// its set gathers: its messages (carrying a copy of the data) started and not
+    /// waited for, so the root returns while they are on their way. Settled by the root's next call on the set (or finalize),
     /// which reports the readers' verdict if it is a failure ([`Call::settle`]).
     fn defer(&mut self, mine: &Descriptor, source: *const u8, bytes: usize) -> RtResult<()> {
         self.settle(false)?;
