@@ -39,7 +39,7 @@ fi
 
 # Every typed suite but pe_death_in_collectives (whose jobs are watched from outside by the
 # supervisor's fault injection, not started by mpirun).
-SUITES=(alltoall atomics collectives collectives_errors collectives_props collective_errors_every_size
+SUITES=(agreement_lengths alltoall atomics collectives collectives_errors collectives_props collective_errors_every_size
   random_collectives_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
   overflow_props panics rma failed_free_and_set_barrier soundness statics teams team_hand_overs wait_family
   scans lock_arrays local_collectives transport_contract polling_progress strided_and_nbi contexts
@@ -160,7 +160,8 @@ mpich() {
   SHMEM_TEST_MPIRUN=mpiexec.mpich SHMEM_TEST_TRANSPORT=mpi SHMEM_MPI_ONNODE=0 \
     SHMEM_TEST_MPI_TIMEOUT=60 timeout 600 \
     cargo test --release -p shmem-typed --features shmem-typed/mpi --test collectives \
-    --test collectives_errors --test collective_errors_every_size --test alltoall -- \
+    --test collectives_errors --test collective_errors_every_size --test alltoall \
+    --test agreement_lengths -- \
     --skip back_to_back_broadcasts_let_the_root_run_ahead \
     --skip readers_at_different_paces_see_every_call \
     --skip ten_thousand_back_to_back_mixed_collectives \

@@ -18,7 +18,27 @@
 /// aligned to 64 bytes).
 pub(crate) const AGREE_BYTES: f64 = 1152.0;
 
-/// Data a call carries inside its agreement (`AGREE_INLINE`).
+/// Bytes of an agreement element's head: the check words, a collect's count and
+/// capacity, the descriptor (`HEAD_BYTES`): a gathered set's messages carry it before
+/// their data.
+pub(crate) const HEAD_BYTES: f64 = 128.0;
+
+/// Data one member's messages of a gathered set's exchange carry in all, at most
+/// (`CARRY_TOTAL`).
+pub(crate) const CARRY_TOTAL: f64 = 65536.0;
+
+/// Data one message of a gathered set's exchange among `n` members may carry
+/// (`carry_max`).
+pub(crate) fn carry_max(n: f64) -> f64 {
+    let each = (CARRY_TOTAL / (n - 1.0).max(1.0)).floor() as u64;
+    (each & !63) as f64
+}
+
+/// A reduction's data carried in a gathered set's exchange at most (`REDUCE_CARRY_MAX`).
+pub(crate) const REDUCE_CARRY_MAX: f64 = 32768.0;
+
+/// Data a call carries inside its agreement on sets that agree by an allreduce
+/// (`AGREE_INLINE`).
 pub(crate) const AGREE_INLINE: f64 = 1024.0;
 
 /// Sets up to this many members agree by an allgather (`AGREE_GATHER_MAX`).
@@ -443,43 +463,67 @@ impl Coll {
     /// takes for this size and member count.
     pub(crate) fn ours(self, p: &Params, n: f64, m: f64) -> Cost {
         let agree = agreement(p, n);
-        let gathered = n <= AGREE_GATHER_MAX;
         let one = p.calls(1.0);
+        if n <= AGREE_GATHER_MAX {
+            // The data travels in the exchange when it fits a message.
+            let reduces = matches!(self, Coll::ReduceInt | Coll::ReduceFloat);
+            if m <= carry_max(n) && !(reduces && m > REDUCE_CARRY_MAX) {
+                let carried = if self == Coll::Barrier { 0.0 } else { m };
+                let combine = match self {
+                    Coll::ReduceInt | Coll::ReduceFloat => {
+                        Cost::time(p.combine(n, n * m)).with_mem(m)
+                    }
+                    _ => Cost::default(),
+                };
+                return agreement_carrying(p, n, carried) + combine;
+            }
+            return agree
+                + one
+                + match self {
+                    Coll::Barrier => Cost::default(),
+                    Coll::Broadcast => mpi::bcast(p, n, m),
+                    Coll::Fcollect | Coll::Collect => mpi::allgather(p, n, m),
+                    Coll::ReduceInt => mpi::allreduce(p, n, m),
+                    Coll::ReduceFloat => return agree + reduce_scattered(p, n, m),
+                    Coll::Alltoall => mpi::alltoall(p, n, m),
+                };
+        }
         let data = match self {
             Coll::Barrier => Cost::default(),
             Coll::Broadcast if m <= AGREE_INLINE => Cost::default(),
             Coll::Broadcast => one + mpi::bcast(p, n, m),
-            Coll::Fcollect if (gathered && m <= AGREE_INLINE) || n * m <= AGREE_INLINE => {
-                Cost::default()
-            }
+            Coll::Fcollect if n * m <= AGREE_INLINE => Cost::default(),
             Coll::Fcollect => one + mpi::allgather(p, n, m),
-            Coll::Collect if gathered && m <= AGREE_INLINE => Cost::default(),
-            Coll::Collect if gathered => one + mpi::allgather(p, n, m),
             Coll::Collect if n > COLLECT_COUNTS_MAX => one + collect_runs(p, n, m),
             Coll::Collect => collect_counts(p, n, m),
             Coll::ReduceInt if m <= AGREE_INLINE => Cost::default(),
             Coll::ReduceInt => one + mpi::allreduce(p, n, m),
-            Coll::ReduceFloat if gathered && m <= AGREE_INLINE => Cost::default(),
             Coll::ReduceFloat if n * m <= AGREE_INLINE => {
                 Cost::time(p.combine(n, n * m)).with_mem((n + 2.0) * m)
             }
             Coll::ReduceFloat => reduce_scattered(p, n, m),
-            Coll::Alltoall if gathered && n * m <= AGREE_INLINE => Cost::default(),
             Coll::Alltoall => one + mpi::alltoall(p, n, m),
         };
         agree + data
     }
 }
 
-/// The agreement every offloaded call starts with: on sets of up to 8 members an
-/// `MPI_Iallgather` of one element each, folded by every member; on larger ones an
+/// The agreement every offloaded call starts with, carrying no data: on sets of up to
+/// 8 members a head from every member to every other, point to point; on larger ones an
 /// `MPI_Iallreduce` of one element with the runtime's operator; and the runtime's own
 /// time per call.
 pub(crate) fn agreement(p: &Params, n: f64) -> Cost {
+    agreement_carrying(p, n, 0.0)
+}
+
+/// The agreement with `m` bytes of data after the head of each message (gathered sets;
+/// larger ones carry none this way): every member posts its n − 1 sends and n − 1
+/// receives at once, as libnbc's linear allgather does, into a receive slot of
+/// [`HEAD_BYTES`] + [`carry_max`] per member.
+pub(crate) fn agreement_carrying(p: &Params, n: f64, m: f64) -> Cost {
     let p = &p.waited();
     let exchange = if n <= AGREE_GATHER_MAX {
-        mpi::iallgather(p, n, AGREE_BYTES).with_mem((n + 2.0) * AGREE_BYTES)
-            + Cost::time(p.combine(n, n * AGREE_BYTES))
+        mpi::iallgather(p, n, HEAD_BYTES + m).with_mem(n * (HEAD_BYTES + carry_max(n)))
     } else {
         mpi::iallreduce(p, n, AGREE_BYTES).with_mem(3.0 * AGREE_BYTES)
     };
@@ -586,9 +630,13 @@ mod tests {
     }
 
     #[test]
-    fn the_agreement_gathers_up_to_eight_members_then_reduces_in_log_rounds() {
+    fn the_agreement_sends_heads_up_to_eight_members_then_reduces_in_log_rounds() {
         let eight = agreement(&P, 8.0);
-        assert_eq!(eight.bytes, 7.0 * AGREE_BYTES);
+        assert_eq!(eight.bytes, 7.0 * HEAD_BYTES);
+        assert_eq!(
+            agreement_carrying(&P, 8.0, 64.0).bytes,
+            7.0 * (HEAD_BYTES + 64.0)
+        );
         let big = agreement(&P, 1_048_576.0);
         assert_eq!(
             big.bytes,
@@ -599,11 +647,19 @@ mod tests {
     }
 
     #[test]
-    fn small_data_rides_in_the_agreement() {
-        for coll in [Coll::Broadcast, Coll::ReduceInt, Coll::Fcollect] {
-            assert_eq!(coll.ours(&P, 4.0, 8.0), agreement(&P, 4.0), "{coll:?}");
+    fn data_up_to_a_message_rides_in_the_agreement() {
+        for coll in [Coll::Broadcast, Coll::Fcollect, Coll::Alltoall] {
+            for m in [8.0, carry_max(4.0)] {
+                assert_eq!(
+                    coll.ours(&P, 4.0, m),
+                    agreement_carrying(&P, 4.0, m),
+                    "{coll:?}"
+                );
+            }
         }
-        assert!(Coll::Broadcast.ours(&P, 4.0, 4096.0).us > agreement(&P, 4.0).us);
+        assert_eq!(carry_max(2.0), 65536.0);
+        let past = 2.0 * carry_max(4.0);
+        assert!(Coll::Broadcast.ours(&P, 4.0, past).us > agreement_carrying(&P, 4.0, 0.0).us);
     }
 
     #[test]

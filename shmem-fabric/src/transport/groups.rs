@@ -12,6 +12,8 @@ use crate::error::RtResult;
 pub enum GroupOp {
     /// [`GroupCollectives::start_allgather`] and [`GroupCollectives::test`].
     Iallgather,
+    /// [`GroupCollectives::start_exchange`].
+    Exchange,
     /// [`GroupCollectives::allgather`].
     Allgather,
     /// [`GroupCollectives::allgatherv`].
@@ -58,6 +60,34 @@ pub struct BlockShape {
     pub target_stride: usize,
 }
 
+/// One member's part of a point-to-point exchange
+/// ([`GroupCollectives::start_exchange`]): one message to every other member, one from
+/// each.
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// This member's index in the communicator.
+    pub me: usize,
+    /// The communicator's members.
+    pub n: usize,
+    /// The bytes every message of this member starts with (copied at the start).
+    pub head: &'a [u8],
+    /// The bytes after the head in the message to member `m`: `data_len` bytes at
+    /// `data + m · data_step`.
+    pub data: *const u8,
+    /// See `data`.
+    pub data_step: usize,
+    /// See `data`.
+    pub data_len: usize,
+    /// Where the message from member `m` lands: `recv + m · cap`, at most `cap` bytes
+    /// (no member sends more).
+    pub recv: *mut u8,
+    /// See `recv`.
+    pub cap: usize,
+    /// The bytes received from each member (`n` of them; this member's untouched),
+    /// written when the exchange completes.
+    pub lens: *mut i32,
+}
+
 /// A communicator: a group of PEs, named by the capability that made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Comm(pub(crate) i64);
@@ -94,6 +124,18 @@ pub trait GroupCollectives {
         send: &[u8],
         recv: *mut u8,
     ) -> RtResult<Self::Request>;
+
+    /// Starts this member's part of `x`: its message (head, then its data for the
+    /// member) to every other member of `comm`, and a receive of each one's, point to
+    /// point on a tag of its own (never matched by a collective or another exchange's
+    /// tag). The messages between two members arrive in the order they were sent.
+    ///
+    /// # Safety
+    /// `x`'s data must be valid for its length at each member's place, `recv` for `cap`
+    /// bytes per member, `lens` for `n` counts, and all stay valid and untouched until
+    /// [`GroupCollectives::test`] says the exchange is complete; `head.len() +
+    /// data_len <= cap` on every member.
+    unsafe fn start_exchange(&self, comm: Comm, x: Exchange<'_>) -> RtResult<Self::Request>;
 
     /// Whether the exchange has completed (then `request` is spent).
     fn test(&self, request: &mut Self::Request) -> RtResult<bool>;
@@ -225,6 +267,9 @@ impl GroupCollectives for NoGroups {
         match *self {}
     }
     unsafe fn start_allgather(&self, _: Comm, _: &[u8], _: *mut u8) -> RtResult<NoGroups> {
+        match *self {}
+    }
+    unsafe fn start_exchange(&self, _: Comm, _: Exchange<'_>) -> RtResult<NoGroups> {
         match *self {}
     }
     fn test(&self, _request: &mut NoGroups) -> RtResult<bool> {

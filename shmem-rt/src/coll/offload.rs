@@ -3,23 +3,40 @@
 //! `select::path` chooses it. One communicator per set of PEs (created at the set's
 //! first call, cached), and every call in two steps.
 //!
-//! 1. **Agreement.** Every member contributes one element of the same shape to one
-//!    non-blocking reduction (on sets of up to `select::AGREE_GATHER_MAX` members, an
-//!    allgather of the elements that every member reduces itself: one round instead of
-//!    a reduction's two), waited for as every other wait (a failed job ends it): the
-//!    *check* — the arguments every member must pass alike ([`Descriptor::agreed`]) and
-//!    whether its own arguments are at fault, then their complements, combined with a
-//!    bitwise and — and [`AGREE_INLINE`] bytes of data the call may carry. A member's
-//!    check comes back unchanged exactly when every member's equals it, so every member
-//!    learns alike whether all agree, from O(1) bytes whatever the set's size. When they
-//!    do not, or someone's arguments are at fault, the members exchange their exact
-//!    descriptors and judge them all ([`judge`]): every member reaches the same verdict,
-//!    an error on every member, and no target is written.
-//! 2. **Data.** Small data travels in the agreement itself: a reduction's sources
-//!    combined by the operator (or each at its place), a broadcast root's source or the
-//!    fcollect members' parts (each at its place, the others' zeros) combined by a
-//!    bitwise or — one collective of the network for the whole call. Otherwise it moves
-//!    straight between the members' symmetric buffers: broadcast — the network's bcast;
+//! 1. **Agreement.** On sets of up to `select::AGREE_GATHER_MAX` members (*gathered*
+//!    sets) every member sends every other one message, point to point
+//!    ([`GroupCollectives::start_exchange`]: `MPI_Isend`/`MPI_Irecv` on a tag of their
+//!    own; MPI keeps the messages of a pair in order, so calls stay in sequence), and
+//!    receives one from each: a head of [`HEAD_BYTES`] — the *check* (the arguments
+//!    every member must pass alike, [`Descriptor::agreed`], and whether its own
+//!    arguments are at fault, then their complements), a collect's count and capacity,
+//!    the member's whole descriptor — followed by only the data the call carries there
+//!    (none for a barrier; at most [`carry_max`]`(n)`, the same on every member). Every
+//!    member receives into a slot of head + `carry_max(n)` per member, the most any
+//!    member sends, so a member that made another call (a barrier against a broadcast, a
+//!    count that differs) still meets the others in the same exchange and its message,
+//!    longer or shorter, is never a truncation; bytes of a slot past what arrived are
+//!    never read ([`Elements`]). Every member then holds every member's head: when the
+//!    checks all equal its own, nobody is at fault and a collect's capacities hold the
+//!    counts, the call goes on; else every member judges the descriptors alike
+//!    ([`judge`]): an error on every member, and no target is written. On larger sets
+//!    every member contributes one element of one shape to one non-blocking reduction:
+//!    the check combined with a bitwise and (a member's check comes back unchanged
+//!    exactly when every member's equals it: O(1) bytes whatever the set's size) and
+//!    [`AGREE_INLINE`] bytes of data; when they differ the members exchange their exact
+//!    descriptors and judge them. Either way the exchange is waited for as every other
+//!    wait (a failed job ends it).
+//! 2. **Data.** Data that fits travels in the agreement itself, one exchange for the
+//!    whole call. On gathered sets: a broadcast root's source in its messages; each
+//!    member's fcollect or collect part in its messages; block `j` of an alltoall in the
+//!    message to member `j`; a reduction's source (up to 32 KiB,
+//!    [`REDUCE_CARRY_MAX`]) in its messages, every member
+//!    combining all of them left to right in member order (the runtime's own result,
+//!    bit for bit, whatever the operator), writing its target only once the checks
+//!    agree. On larger sets: a reduction's sources combined by the operator (or each at
+//!    its place), a broadcast root's source or the fcollect members' parts (each at its
+//!    place, the others' zeros) combined by a bitwise or. Otherwise it moves straight
+//!    between the members' symmetric buffers: broadcast — the network's bcast;
 //!    fcollect — its allgather (in place when the source is this member's block);
 //!    reductions — its allreduce with the runtime's own operator, or its alltoall and
 //!    allgather (below); alltoall(s) — its alltoall (strided blocks as vector
@@ -27,21 +44,16 @@
 //!    the network: no type or operator needs a counterpart there, and the built-in
 //!    operators' bugs stay out (Open MPI 4.1.4 saturates 8- and 16-bit sums,
 //!    open-mpi/ompi#8045; it and MPICH 4.0.2 get unsigned `MPI_MIN` wrong, ompi#10648,
-//!    pmodels/mpich#6083). Collect: each element also carries the member's count and
-//!    target capacity, combined as their sum and their least, so the agreement checks
-//!    that every target holds the result (else the descriptors are exchanged and
-//!    judged). On gathered sets each member's data comes in its own element when every
-//!    member's fits (one collective for the call), else the gathered counts drive the
-//!    network's allgatherv; on larger sets of up to `select::COLLECT_COUNTS_MAX`
-//!    members the members then gather their counts only (with the data when every
-//!    member's fits a share of 8 KiB), then allgatherv; on larger ones no member learns
-//!    the others' counts: an exclusive scan places each member's data and O(log n)
-//!    rounds exchange runs of the target that carry their own lengths
-//!    (`GroupCollectives::allgather_runs`).
-//!    Alltoall(s): on gathered sets each member's whole source (its blocks packed) comes
-//!    in its own element when it fits, and each member takes its block from every
-//!    element (one collective for the call). Barrier needs nothing more (the agreement
-//!    is one).
+//!    pmodels/mpich#6083). Collect: each head also carries the member's count and
+//!    target capacity, so the agreement checks that every target holds the result (else
+//!    the descriptors are judged). On gathered sets, when some member's part did not fit
+//!    a message, the counts from the heads drive the network's allgatherv; on larger
+//!    sets of up to `select::COLLECT_COUNTS_MAX` members the members then gather their
+//!    counts only (with the data when every member's fits a share of 8 KiB), then
+//!    allgatherv; on larger ones no member learns the others' counts: an exclusive scan
+//!    places each member's data and O(log n) rounds exchange runs of the target that
+//!    carry their own lengths (`GroupCollectives::allgather_runs`). Barrier needs
+//!    nothing more (the agreement is one).
 //!
 //! Reductions whose operator gives the same bits in any order (the integer ones) let the
 //! network combine in any order. The others (floating point) give bit for bit the
@@ -53,17 +65,16 @@
 //! its commutative one 31 µs and this reduce-scatter 33 µs (its chunks stay under TCP's
 //! eager limit of 64 KiB).
 //!
-//! What a call above the inline size costs beyond MPI's own is the agreement: one
-//! exchange that must complete before any collective whose count depends on the
-//! arguments starts (else a member that passed another count would make MPI's
-//! collectives mismatch). Measured at 2 ranks over TCP in one run (Open MPI 4.1.4,
-//! least / first quartile of 41 batches): the agreement's `MPI_Iallgather` 7.5 / 7.7 µs;
-//! `MPI_Allreduce` of 64 KiB with a built-in operator 22.1 / 24.2 µs, with the runtime's
-//! as a user-defined one 22.9 / 24.3 µs (no dearer); the ordered reduce-scatter 24.4 /
-//! 26.0 µs; both steps in a row 30.5 / 35.6 µs, 1.4-1.5× the allreduce alone. An
-//! `MPI_Iallreduce` started beside the agreement would overlap it, but took 43.7 / 45.5
-//! µs alone (the non-blocking algorithms are slower), and a mismatch would then be in
-//! MPI's hands.
+//! What a call whose data does not travel in the agreement costs beyond MPI's own is
+//! the agreement: one exchange that must complete before any collective whose count
+//! depends on the arguments starts (else a member that passed another count would make
+//! MPI's collectives mismatch). On gathered sets that is a message of [`HEAD_BYTES`] per
+//! pair, and data up to `carry_max(n)` (64 KiB on 2 members) rides in it. A 64 KiB
+//! reduction on 2 members still pays it: carried, its message passes TCP's eager limit
+//! (a rendezvous, slower than MPI's own allreduce of 64 KiB), so reductions carry up to
+//! [`REDUCE_CARRY_MAX`] only, and above the agreement then `MPI_Allreduce` took 30.5 µs
+//! against 22.1 µs for the allreduce alone (Open MPI 4.1.4, 2 ranks over TCP, least of
+//! 41 batches).
 //!
 //! A program's work array is accepted (checked, then not needed). Scans keep the
 //! runtime's protocol after the agreement step ([`Call::agree_on_kind`]); so does a data
@@ -88,7 +99,9 @@ use crate::error::{CollectiveError, Operation, PeEnd, ReduceOp, RtError, RtResul
 use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
-use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, GroupOp, Reduction};
+use crate::transport::groups::{
+    BlockShape, CombineFn, Comm, Exchange, GroupCollectives, GroupOp, Reduction,
+};
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType};
 
@@ -122,7 +135,9 @@ const HEAD_WORDS: usize = DESC_AT + DESC_WORDS;
 const AGREE_WORDS: usize = HEAD_WORDS + AGREE_INLINE / 8;
 
 /// Deferred agreements a broadcast root keeps in flight per set (see [`Call::settle`]):
-/// how far it may run ahead of its slowest reader.
+/// how far it may run ahead of its slowest reader. Each holds its receive slots (n ×
+/// [`slot_bytes`], about 128 KiB on 2 members), kept for reuse once settled: at most
+/// this many sets of them per PE and set.
 const DEFER_DEPTH: usize = 64;
 
 /// Polls of the agreement between looks at the members' states (remote loads), when
@@ -210,33 +225,39 @@ fn inline_bytes(n: usize) -> usize {
 #[repr(C, align(64))]
 struct AgreeBlock([u64; AGREE_WORDS]);
 
+/// The head of this member's agreement element from its descriptor `mine`: the check
+/// words, the count and capacity, the descriptor.
+fn head_of(mine: &Descriptor) -> [u64; HEAD_WORDS] {
+    let mut words = [0u64; HEAD_WORDS];
+    words[..CHECK_WORDS].copy_from_slice(&check_words(mine));
+    (words[COUNT_WORD], words[CAPACITY_WORD]) = if mine.is(Operation::Collect) {
+        (mine.nelems(), mine.capacity())
+    } else {
+        (0, u64::MAX)
+    };
+    let (head, tail, _) = mine.words();
+    words[DESC_AT..DESC_AT + DESC_HEAD_WORDS].copy_from_slice(head);
+    words[DESC_AT + DESC_HEAD_WORDS..HEAD_WORDS].copy_from_slice(tail);
+    words
+}
+
+/// The descriptor an element's head carries (as its member sent it).
+fn descriptor_of(words: &[u64; HEAD_WORDS]) -> Descriptor {
+    let mut head = [0u64; DESC_HEAD_WORDS];
+    let mut tail = [0u64; DESC_TAIL_WORDS];
+    head.copy_from_slice(&words[DESC_AT..DESC_AT + DESC_HEAD_WORDS]);
+    tail.copy_from_slice(&words[DESC_AT + DESC_HEAD_WORDS..]);
+    Descriptor::from_words(head, tail)
+}
+
 impl AgreeBlock {
     const ZERO: AgreeBlock = AgreeBlock([0; AGREE_WORDS]);
 
-    /// The descriptor this element carries (as its member sent it: gathered elements
-    /// only).
-    fn descriptor(&self) -> Descriptor {
-        let mut head = [0u64; DESC_HEAD_WORDS];
-        let mut tail = [0u64; DESC_TAIL_WORDS];
-        head.copy_from_slice(&self.0[DESC_AT..DESC_AT + DESC_HEAD_WORDS]);
-        tail.copy_from_slice(&self.0[DESC_AT + DESC_HEAD_WORDS..HEAD_WORDS]);
-        Descriptor::from_words(head, tail)
-    }
-
-    /// Sets this member's part of the head from its descriptor `mine`: the check words,
-    /// the count and capacity, the descriptor; returns the check words.
+    /// Sets this member's part of the head from its descriptor `mine` ([`head_of`]);
+    /// returns the check words.
     fn set_head(&mut self, mine: &Descriptor) -> [u64; CHECK_WORDS] {
-        let check = check_words(mine);
-        self.0[..CHECK_WORDS].copy_from_slice(&check);
-        (self.0[COUNT_WORD], self.0[CAPACITY_WORD]) = if mine.is(Operation::Collect) {
-            (mine.nelems(), mine.capacity())
-        } else {
-            (0, u64::MAX)
-        };
-        let (head, tail, _) = mine.words();
-        self.0[DESC_AT..DESC_AT + DESC_HEAD_WORDS].copy_from_slice(head);
-        self.0[DESC_AT + DESC_HEAD_WORDS..HEAD_WORDS].copy_from_slice(tail);
-        check
+        self.0[..HEAD_WORDS].copy_from_slice(&head_of(mine));
+        check_words(mine)
     }
 
     fn data(&self) -> *const u8 {
@@ -248,16 +269,171 @@ impl AgreeBlock {
     }
 }
 
-/// Judges the descriptors the gathered elements `all` carry (member order), as member
-/// `index` of `set` during `during`.
-fn judge_elements(
-    during: &'static str,
-    set: &SetSpec,
-    index: usize,
-    all: &[AgreeBlock],
-) -> Result<(), CollectiveError> {
-    let descs: Vec<Descriptor> = all.iter().map(AgreeBlock::descriptor).collect();
-    judge(during, set, index, &descs)
+/// Bytes of an element's head on the wire.
+const HEAD_BYTES: usize = HEAD_WORDS * 8;
+
+/// Bytes of data one member's messages of an exchange (gathered sets) carry to the
+/// other members in all, at most: what each member receives besides the heads, and so
+/// the receive buffer of an exchange.
+const CARRY_TOTAL: usize = 64 << 10;
+
+/// Bytes of data one message of an exchange among `n` members may carry: the same on
+/// every member (it depends on `n` alone), so every member's receive of `HEAD_BYTES +
+/// carry_max(n)` bytes holds any message another member sends.
+fn carry_max(n: usize) -> usize {
+    (CARRY_TOTAL / n.saturating_sub(1).max(1)) & !63
+}
+
+/// Bytes of a reduction's source that travel in its agreement at most (gathered sets,
+/// within [`carry_max`]): past them the agreement and the network's allreduce are
+/// faster. Measured at 2 ranks over TCP (Open MPI 4.1.4): 32 KiB carried 13.7 µs against
+/// `MPI_Allreduce`'s 17.1 µs, where 64 KiB carried (a message past TCP's eager limit of
+/// 64 KiB, so a rendezvous) took 33–35 µs against 22–24 µs, and the agreement then the
+/// allreduce 31–32 µs.
+const REDUCE_CARRY_MAX: usize = 32 << 10;
+
+/// Bytes of one member's slot in an exchange's receive buffer.
+fn slot_bytes(n: usize) -> usize {
+    (HEAD_BYTES + carry_max(n)).next_multiple_of(size_of::<Unit>())
+}
+
+/// The data a member's messages of an exchange carry after the head: to member `m`,
+/// `len` bytes at `data + m · step`.
+#[derive(Clone, Copy)]
+struct Carry {
+    data: *const u8,
+    step: usize,
+    len: usize,
+}
+
+impl Carry {
+    const NONE: Carry = Carry {
+        data: std::ptr::null(),
+        step: 0,
+        len: 0,
+    };
+
+    /// The same `len` bytes at `data` to every member.
+    fn same(data: *const u8, len: usize) -> Carry {
+        Carry { data, step: 0, len }
+    }
+}
+
+/// The messages of a gathered set's exchange (`Call::swap`): a slot of
+/// [`slot_bytes`] per member, the head then the data each member sent this one (this
+/// member's own slot holds its head, its data stays in its source), and the bytes
+/// received from each. Kept from call to call: bytes of a slot beyond what its latest
+/// message filled are never read.
+#[derive(Default)]
+struct Elements {
+    slots: Vec<Unit>,
+    lens: Vec<i32>,
+    slot: usize,
+    /// A copy of a deferred broadcast root's data (its source may change once it has
+    /// returned).
+    sent: Vec<u8>,
+}
+
+impl Elements {
+    /// Ready for an exchange among `n` members in which this member (`me`) sends `head`.
+    fn prepare(&mut self, n: usize, me: usize, head: &[u64; HEAD_WORDS]) {
+        self.slot = slot_bytes(n);
+        let units = n * self.slot / size_of::<Unit>();
+        if self.slots.len() < units {
+            self.slots.resize(units, Unit([0; 64]));
+        }
+        self.lens.clear();
+        self.lens.resize(n, 0);
+        self.lens[me] = HEAD_BYTES as i32;
+        // SAFETY: the head's bytes into this member's slot, which holds `slot >=
+        // HEAD_BYTES`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                head.as_ptr().cast::<u8>(),
+                self.slots.as_mut_ptr().cast::<u8>().add(me * self.slot),
+                HEAD_BYTES,
+            )
+        };
+    }
+
+    /// The exchange of `head` and `carry` among `n` members as member `me`, into these
+    /// slots.
+    fn exchange<'h>(
+        &mut self,
+        me: usize,
+        head: &'h [u64; HEAD_WORDS],
+        carry: Carry,
+    ) -> Exchange<'h> {
+        // SAFETY: the head's words as bytes, as long as `head` lives.
+        let head = unsafe { std::slice::from_raw_parts(head.as_ptr().cast::<u8>(), HEAD_BYTES) };
+        Exchange {
+            me,
+            n: self.lens.len(),
+            head,
+            data: carry.data,
+            data_step: carry.step,
+            data_len: carry.len,
+            recv: self.slots.as_mut_ptr().cast(),
+            cap: self.slot,
+            lens: self.lens.as_mut_ptr(),
+        }
+    }
+
+    /// Member `m`'s head, zeros (a descriptor of nothing) if its message was shorter
+    /// than one.
+    fn head(&self, m: usize) -> [u64; HEAD_WORDS] {
+        let mut words = [0u64; HEAD_WORDS];
+        if self.lens[m] as usize >= HEAD_BYTES {
+            // SAFETY: slot `m` holds the received head's `HEAD_BYTES`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.slots.as_ptr().cast::<u8>().add(m * self.slot),
+                    words.as_mut_ptr().cast::<u8>(),
+                    HEAD_BYTES,
+                )
+            };
+        }
+        words
+    }
+
+    /// The `bytes` of data member `m` sent, if its message carried exactly that many
+    /// after its head.
+    fn data(&self, m: usize, bytes: usize) -> Option<*const u8> {
+        let got = self.lens[m] as usize;
+        (got >= HEAD_BYTES && got - HEAD_BYTES == bytes).then(|| {
+            self.slots
+                .as_ptr()
+                .cast::<u8>()
+                .wrapping_add(m * self.slot + HEAD_BYTES)
+        })
+    }
+
+    /// Whether every member's check equals `check` and, for a collect, the least
+    /// capacity holds the members' counts; and that sum.
+    fn agree(&self, check: &[u64; CHECK_WORDS]) -> (bool, u64) {
+        let (mut same, mut total, mut least) = (true, 0u64, u64::MAX);
+        for m in 0..self.lens.len() {
+            let head = self.head(m);
+            same &= self.lens[m] as usize >= HEAD_BYTES && head[..CHECK_WORDS] == check[..];
+            total = total.saturating_add(head[COUNT_WORD]);
+            least = least.min(head[CAPACITY_WORD]);
+        }
+        (same && total <= least, total)
+    }
+
+    /// Judges the descriptors the members' heads carry (member order), as member `index`
+    /// of `set` during `during`.
+    fn judge(
+        &self,
+        during: &'static str,
+        set: &SetSpec,
+        index: usize,
+    ) -> Result<(), CollectiveError> {
+        let descs: Vec<Descriptor> = (0..self.lens.len())
+            .map(|m| descriptor_of(&self.head(m)))
+            .collect();
+        judge(during, set, index, &descs)
+    }
 }
 
 /// The check words of descriptor `d` (see [`CHECK_WORDS`]).
@@ -342,27 +518,6 @@ unsafe extern "C" fn agree_combine<D: DataCombine>(
     }
 }
 
-/// The members' agreement elements `all` (member order) reduced as the network reduces
-/// them, left to right: what a member that gathered them computes itself.
-fn fold_in_order<D: DataCombine>(all: &[AgreeBlock]) -> AgreeBlock {
-    let mut len: c_int = 1;
-    let mut acc = all[0];
-    for block in &all[1..] {
-        let mut next = *block;
-        // SAFETY: one agreement element each, distinct.
-        unsafe {
-            agree_combine::<D>(
-                (&mut acc as *mut AgreeBlock).cast(),
-                (&mut next as *mut AgreeBlock).cast(),
-                &mut len,
-                std::ptr::null_mut(),
-            )
-        };
-        acc = next;
-    }
-    acc
-}
-
 /// The operator of a reduction's data step (`MPI_User_function`-shaped):
 /// `inout[i] = input[i] ⊕ inout[i]` for `*len` elements of `C`.
 ///
@@ -390,12 +545,29 @@ struct Unit([u8; 64]);
 const SCRATCH_UNITS: usize = 8;
 
 /// `inout[i] = input[i] ⊕ inout[i]` for `elems` elements of `C` at addresses of any
-/// alignment (a network's buffers), a block at a time through aligned scratch: `input`'s
-/// values come first, as the network orders them.
+/// alignment (a network's buffers): `input`'s values come first, as the network orders
+/// them.
 ///
 /// # Safety
 /// `input` and `inout` must hold `elems` elements each and not overlap.
 unsafe fn combine_bytes<C: Combine>(input: *const u8, inout: *mut u8, elems: usize) {
+    // SAFETY: the caller's contract; `out` is `b`.
+    unsafe { combine_into::<C>(input, inout, inout, elems) }
+}
+
+/// `out[i] = a[i] ⊕ b[i]` for `elems` elements of `C` at addresses of any alignment, a
+/// block at a time through aligned scratch (each block read whole before it is
+/// written).
+///
+/// # Safety
+/// `a` and `b` must hold `elems` elements each and `out` room for them; `out` may equal
+/// `a` or `b` but not overlap either otherwise.
+unsafe fn combine_into<C: Combine>(
+    a_at: *const u8,
+    b_at: *const u8,
+    out_at: *mut u8,
+    elems: usize,
+) {
     const {
         assert!(align_of::<C::Elem>() <= align_of::<Unit>());
         assert!(size_of::<C::Elem>() <= SCRATCH_UNITS * size_of::<Unit>());
@@ -415,13 +587,13 @@ unsafe fn combine_bytes<C: Combine>(input: *const u8, inout: *mut u8, elems: usi
         // scratch blocks that hold `per_block >= k`; the scratch is aligned for
         // `C::Elem` (checked above) and `Combine`'s contract makes every bit pattern one.
         unsafe {
-            std::ptr::copy_nonoverlapping(input.add(done * size), a.as_mut_ptr().cast(), k * size);
-            std::ptr::copy_nonoverlapping(inout.add(done * size), b.as_mut_ptr().cast(), k * size);
+            std::ptr::copy_nonoverlapping(a_at.add(done * size), a.as_mut_ptr().cast(), k * size);
+            std::ptr::copy_nonoverlapping(b_at.add(done * size), b.as_mut_ptr().cast(), k * size);
             let av = std::slice::from_raw_parts(a.as_ptr().cast::<C::Elem>(), k);
             let bv = std::slice::from_raw_parts(b.as_ptr().cast::<C::Elem>(), k);
             let ov = std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<C::Elem>(), k);
             C::combine(ov, av, bv);
-            std::ptr::copy_nonoverlapping(out.as_ptr().cast(), inout.add(done * size), k * size);
+            std::ptr::copy_nonoverlapping(out.as_ptr().cast(), out_at.add(done * size), k * size);
         }
         done += k;
     }
@@ -500,13 +672,13 @@ pub(crate) struct SetComms {
     comms: HashMap<u64, (Comm, u64)>,
     reductions: HashMap<(usize, usize, bool), Reduction>,
     scratch: Vec<Unit>,
-    /// The members' agreement elements of the latest call, when gathered.
-    gathered: Vec<AgreeBlock>,
+    /// The members' messages of the latest exchange (gathered sets).
+    elems: Elements,
     /// By set key, oldest first: the agreements of broadcasts whose root returned
     /// without waiting for them (see [`Call::settle`]).
     deferred: HashMap<u64, VecDeque<Deferred>>,
-    /// Element buffers of settled deferred agreements, for the next ones.
-    spare: Vec<Vec<AgreeBlock>>,
+    /// Buffers of settled deferred agreements, for the next ones.
+    spare: Vec<Elements>,
     /// By set key: the failure of a deferred agreement, reported by the root's next call
     /// on the set that completes (or by finalize).
     learned: HashMap<u64, (u64, CollectiveError)>,
@@ -517,10 +689,9 @@ pub(crate) struct SetComms {
 struct Deferred {
     /// The network's request (`<T::Groups as GroupCollectives>::Request`).
     request: Box<dyn Any + Send + Sync>,
-    /// The root's element (lent to the network until settled) and the members'
-    /// elements, in member order.
-    _send: Box<AgreeBlock>,
-    all: Vec<AgreeBlock>,
+    /// The root's copy of its data and the members' messages (lent to the network
+    /// until settled).
+    elems: Elements,
     /// The call's number on the set, and its check words.
     call: u64,
     check: [u64; CHECK_WORDS],
@@ -534,7 +705,7 @@ impl SetComms {
             comms: HashMap::new(),
             reductions: HashMap::new(),
             scratch: Vec::new(),
-            gathered: Vec::new(),
+            elems: Elements::default(),
             deferred: HashMap::new(),
             spare: Vec::new(),
             learned: HashMap::new(),
@@ -648,13 +819,13 @@ pub(crate) struct Call<'a, T: Transport> {
 }
 
 impl<T: Transport> Call<'_, T> {
-    /// The agreement step (see the module): `send`'s check words set from `mine`, and
-    /// its count and capacity when `mine` is a collect's, its data (filled by the
-    /// caller) combined with every member's by `D`, into `recv`. Returns the set's
-    /// communicator and the call's number on it once every member's check equals this
-    /// one's, nobody's arguments are at fault and, for a collect, every member's capacity
-    /// holds the members' counts; else the members' exact descriptors are exchanged and
-    /// judged, and the verdict returned.
+    /// The agreement step of a set that does not gather (see the module): `send`'s
+    /// check words set from `mine`, and its count and capacity when `mine` is a
+    /// collect's, its data (filled by the caller) combined with every member's by `D`,
+    /// into `recv`. Returns the set's communicator and the call's number on it once
+    /// every member's check equals this one's, nobody's arguments are at fault and, for a
+    /// collect, every member's capacity holds the members' counts; else the members'
+    /// exact descriptors are exchanged and judged, and the verdict returned.
     fn check<D: DataCombine>(
         &mut self,
         mine: &Descriptor,
@@ -670,64 +841,88 @@ impl<T: Transport> Call<'_, T> {
         self.settle(true)?;
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
         let check = send.set_head(mine);
-        let n = self.set.size();
-        let gathers = self.gathers();
-        if gathers {
-            let mut all = std::mem::take(&mut self.comms.gathered);
-            all.clear();
-            all.resize(n, AgreeBlock::ZERO);
-            // SAFETY: the bytes of `send`, which it holds while this view lives.
-            let send_bytes = unsafe {
-                std::slice::from_raw_parts(
-                    (send as *const AgreeBlock).cast::<u8>(),
-                    size_of::<AgreeBlock>(),
-                )
-            };
-            // SAFETY: one agreement element, and one per member in `all`; both outlive
-            // the exchange, which completes in the wait below before either is dropped
-            // (an error there ends the job, never a return with the exchange in flight —
-            // see `wait_agreement`).
-            let started = unsafe {
-                self.groups
-                    .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())
-            };
-            let mut request = match started {
-                Ok(request) => request,
-                Err(err) => {
-                    self.comms.gathered = all;
-                    return Err(err);
-                }
-            };
-            self.started(call);
-            self.wait_agreement(call, &mut request)?;
-            *recv = fold_in_order::<D>(&all);
-            self.comms.gathered = all;
-        } else {
-            // SAFETY: one agreement element each, not overlapping, both outliving the
-            // exchange (as above).
-            let mut request = unsafe {
-                self.groups.start_allreduce(
-                    comm,
-                    (send as *const AgreeBlock).cast(),
-                    (recv as *mut AgreeBlock).cast(),
-                    1,
-                    with,
-                )?
-            };
-            self.started(call);
-            self.wait_agreement(call, &mut request)?;
-        }
+        // SAFETY: one agreement element each, not overlapping, both outliving the
+        // exchange, which completes in the wait below before either is dropped (an error
+        // there ends the job, never a return with the exchange in flight — see
+        // `wait_agreement`).
+        let mut request = unsafe {
+            self.groups.start_allreduce(
+                comm,
+                (send as *const AgreeBlock).cast(),
+                (recv as *mut AgreeBlock).cast(),
+                1,
+                with,
+            )?
+        };
+        self.started(call);
+        self.wait_agreement(call, &mut request)?;
         let holds = recv.0[COUNT_WORD] <= recv.0[CAPACITY_WORD];
-        if recv.0[..CHECK_WORDS] == check && !mine.is_fault() && holds {
-            return Ok((comm, call));
-        }
-        if gathers {
-            // Every member's descriptor came with its element.
-            judge_elements(self.during, &self.set, self.index, &self.comms.gathered)?;
-        } else {
+        if recv.0[..CHECK_WORDS] != check || mine.is_fault() || !holds {
             self.exchange(comm, call, mine)?;
         }
         Ok((comm, call))
+    }
+
+    /// The agreement step of a gathered set (see the module): this member's head from
+    /// `mine`, followed by the data of `carry` (none if `mine` has a fault), to every
+    /// other member, point to point, and each one's message from it into
+    /// `comms.elems`. Returns the set's communicator and the call's number on it once
+    /// every member's check equals this one's, nobody's arguments are at fault and, for
+    /// a collect, every member's capacity holds the members' counts; else every member
+    /// judges the descriptors the heads carry, and the verdict is returned.
+    fn swap(&mut self, mine: &Descriptor, carry: Carry) -> RtResult<(Comm, u64)> {
+        self.settle(true)?;
+        let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
+        let head = head_of(mine);
+        let carry = if mine.is_fault() { Carry::NONE } else { carry };
+        debug_assert!(carry.len <= carry_max(self.set.size()));
+        let mut elems = std::mem::take(&mut self.comms.elems);
+        elems.prepare(self.set.size(), self.index, &head);
+        // SAFETY: `carry`'s data is this PE's own (its callers'), unchanged until the call
+        // returns; the slots hold `slot_bytes(n)` per member and no member sends more
+        // (`carry_max(n)` is the same on every member); all stay valid until the wait
+        // below finds the exchange complete (an error there ends the job, never a
+        // return with it in flight — see `wait_agreement`).
+        let started = unsafe {
+            self.groups
+                .start_exchange(comm, elems.exchange(self.index, &head, carry))
+        };
+        let mut request = match started {
+            Ok(request) => request,
+            Err(err) => {
+                self.comms.elems = elems;
+                return Err(err);
+            }
+        };
+        self.started(call);
+        let waited = self.wait_agreement(call, &mut request);
+        self.comms.elems = elems;
+        waited?;
+        let check = check_words(mine);
+        let (agreed, _) = self.comms.elems.agree(&check);
+        if !agreed || mine.is_fault() {
+            (self.comms.elems).judge(self.during, &self.set, self.index)?;
+        }
+        Ok((comm, call))
+    }
+
+    /// The error of member `m`'s message carrying other than the `bytes` of data its
+    /// agreed call carries (a library fault: every member sends what its call carries).
+    fn carried_wrong(&self, m: usize, bytes: usize) -> RtError {
+        RtError::Config(format!(
+            "{}: PE {} sent {} bytes with its agreement where its call carries {bytes}",
+            self.during,
+            self.set.members().nth(m).unwrap_or(m),
+            (self.comms.elems.lens[m] as usize).saturating_sub(HEAD_BYTES),
+        ))
+    }
+
+    /// Member `m`'s `bytes` of data from the latest exchange.
+    fn carried(&self, m: usize, bytes: usize) -> RtResult<*const u8> {
+        self.comms
+            .elems
+            .data(m, bytes)
+            .ok_or_else(|| self.carried_wrong(m, bytes))
     }
 
     /// Settles this set's deferred agreements (broadcasts this PE was the root of and
@@ -764,15 +959,15 @@ impl<T: Transport> Call<'_, T> {
             self.wait_agreement(oldest.call, request)?;
             // The exchange is complete: the buffers are this PE's again.
             let Deferred {
-                all, call, check, ..
+                elems, call, check, ..
             } = oldest;
-            if !all.iter().all(|b| b.0[..CHECK_WORDS] == check) {
-                if let Err(err) = judge_elements("broadcast", &self.set, self.index, &all) {
+            if !elems.agree(&check).0 {
+                if let Err(err) = elems.judge("broadcast", &self.set, self.index) {
                     self.comms.learned.entry(key).or_insert((call, err));
                 }
             }
             if self.comms.spare.len() < DEFER_DEPTH {
-                self.comms.spare.push(all);
+                self.comms.spare.push(elems);
             }
         }
     }
@@ -796,40 +991,37 @@ impl<T: Transport> Call<'_, T> {
         }
     }
 
-    /// A broadcast root's agreement step when its data travels with it (`send`'s data)
-    /// and its set gathers: started and not waited for, so the root returns while its
-    /// element is on its way. Settled by the root's next call on the set (or finalize),
+    /// A broadcast root's agreement step when its `bytes` at `source` travel with it and
+    /// its set gathers: its messages (carrying a copy of the data) started and not
+    /// waited for, so the root returns while they are on their way. Settled by the root's next call on the set (or finalize),
     /// which reports the readers' verdict if it is a failure ([`Call::settle`]).
-    fn defer(&mut self, mine: &Descriptor, mut send: AgreeBlock) -> RtResult<()> {
+    fn defer(&mut self, mine: &Descriptor, source: *const u8, bytes: usize) -> RtResult<()> {
         self.settle(false)?;
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
-        let check = send.set_head(mine);
-        let send = Box::new(send);
-        let mut all = self.comms.spare.pop().unwrap_or_default();
-        all.clear();
-        all.resize(self.set.size(), AgreeBlock::ZERO);
-        // SAFETY: the bytes of `send`, which it holds while this view lives.
-        let send_bytes = unsafe {
-            std::slice::from_raw_parts(
-                (&*send as *const AgreeBlock).cast::<u8>(),
-                size_of::<AgreeBlock>(),
-            )
-        };
-        // SAFETY: one agreement element, and one per member in `all`; both are kept in
-        // `comms.deferred` (a box and a vector, which move without moving their
-        // contents) until `settle` finds the exchange complete; a PE that cannot wait
-        // for it ends the job there instead of returning (see `wait_agreement`).
+        let head = head_of(mine);
+        let mut elems = self.comms.spare.pop().unwrap_or_default();
+        elems.prepare(self.set.size(), self.index, &head);
+        elems.sent.clear();
+        // SAFETY: `bytes` of this PE's own source (the caller's).
+        elems
+            .sent
+            .extend_from_slice(unsafe { std::slice::from_raw_parts(source, bytes) });
+        let carry = Carry::same(elems.sent.as_ptr(), bytes);
+        // SAFETY: the data (`elems.sent`), the slots and the lengths are kept in
+        // `comms.deferred` (vectors, which move without moving their contents) until
+        // `settle` finds the exchange complete; a PE that cannot wait for it ends the job
+        // there instead of returning (see `wait_agreement`); no member sends more than a
+        // slot holds (as in `swap`).
         let request = unsafe {
             self.groups
-                .start_allgather(comm, send_bytes, all.as_mut_ptr().cast())?
+                .start_exchange(comm, elems.exchange(self.index, &head, carry))?
         };
         self.started(call);
         let deferred = Deferred {
             request: Box::new(request),
-            _send: send,
-            all,
+            elems,
             call,
-            check,
+            check: check_words(mine),
             set: self.set,
             index: self.index,
         };
@@ -850,6 +1042,9 @@ impl<T: Transport> Call<'_, T> {
 
     /// The agreement step of a call whose data does not travel with it.
     fn check_bare(&mut self, mine: &Descriptor) -> RtResult<(Comm, u64)> {
+        if self.gathers() {
+            return self.swap(mine, Carry::NONE);
+        }
         let (mut send, mut recv) = (AgreeBlock::ZERO, AgreeBlock::ZERO);
         self.check::<BitOr>(mine, &mut send, &mut recv)
     }
@@ -979,8 +1174,8 @@ impl<T: Transport> Call<'_, T> {
         self.groups.abandon(code)
     }
 
-    /// Whether the set agrees by an allgather of its members' elements (each member
-    /// keeps them: see `SetComms::gathered`) rather than by a reduction.
+    /// Whether the set agrees by an exchange of its members' elements, point to point
+    /// (each member keeps them: see `SetComms::elems`), rather than by a reduction.
     fn gathers(&self) -> bool {
         self.env.select.agree_gathers(self.set.size())
     }
@@ -1033,40 +1228,41 @@ impl<T: Transport> Call<'_, T> {
         );
         let bytes = source.len * elem.size as usize;
         let is_root = root == self.index;
-        let inline = bytes <= AGREE_INLINE;
-        let mut send = AgreeBlock::ZERO;
-        let mut recv = AgreeBlock::ZERO;
-        if is_root && inline {
-            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
-            // into the data of `send`, which holds `AGREE_INLINE >= bytes`.
-            unsafe { crate::memory::copy::copy(self.local(source.off), send.data_mut(), bytes) };
-        }
         let writes_target =
             !is_root || (root_target == RootTarget::Written && target.off != source.off);
-        if is_root && inline && self.gathers() && !self.env.checked && !mine.is_fault() {
-            self.defer(&mine, send)?;
-            if writes_target && bytes > 0 {
-                // SAFETY: this PE's own source and target, `bytes` long and not
-                // overlapping (its own descriptor has no fault).
+        let comm = if self.gathers() {
+            match self.broadcast_swapped(&mine, root, target, source, bytes, writes_target)? {
+                Some(comm) => comm,
+                None => return Ok(()),
+            }
+        } else {
+            let inline = bytes <= AGREE_INLINE;
+            let mut send = AgreeBlock::ZERO;
+            let mut recv = AgreeBlock::ZERO;
+            if is_root && inline {
+                // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
+                // into the data of `send`, which holds `AGREE_INLINE >= bytes`.
                 unsafe {
-                    crate::memory::copy::copy(self.local(source.off), self.local(target.off), bytes)
+                    crate::memory::copy::copy(self.local(source.off), send.data_mut(), bytes)
                 };
             }
-            return Ok(());
-        }
-        let (comm, _) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        if inline {
-            if writes_target {
-                // SAFETY: the root's `bytes` came with the agreement (the others' data
-                // is zeros); this PE's target holds them (checked by the agreement) and
-                // is its own partition.
-                unsafe { crate::memory::copy::copy(recv.data(), self.local(target.off), bytes) };
+            let (comm, _) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
+            if bytes == 0 {
+                return Ok(());
             }
-            return Ok(());
-        }
+            if inline {
+                if writes_target {
+                    // SAFETY: the root's `bytes` came with the agreement (the others' data
+                    // is zeros); this PE's target holds them (checked by the agreement)
+                    // and is its own partition.
+                    unsafe {
+                        crate::memory::copy::copy(recv.data(), self.local(target.off), bytes)
+                    };
+                }
+                return Ok(());
+            }
+            comm
+        };
         let buf = self.local(if is_root { source.off } else { target.off });
         // SAFETY: the root's source and every other member's target hold `bytes` bytes of
         // the member's own partition (checked by the runtime and by the agreement); the
@@ -1078,6 +1274,49 @@ impl<T: Transport> Call<'_, T> {
             unsafe { crate::memory::copy::copy(buf, self.local(target.off), bytes) };
         }
         Ok(())
+    }
+
+    /// A broadcast's agreement on a gathered set, described by `mine`: the root's
+    /// `bytes` travel in its messages when they fit one ([`carry_max`]), and a root
+    /// whose data fits [`AGREE_INLINE`] returns without waiting ([`Call::defer`]) unless
+    /// the call is checked. Returns the communicator when the data must still move.
+    fn broadcast_swapped(
+        &mut self,
+        mine: &Descriptor,
+        root: usize,
+        target: Span,
+        source: Span,
+        bytes: usize,
+        writes_target: bool,
+    ) -> RtResult<Option<Comm>> {
+        let is_root = root == self.index;
+        let inline = bytes <= carry_max(self.set.size());
+        let own = self.local(source.off).cast_const();
+        if is_root && bytes <= AGREE_INLINE && !self.env.checked && !mine.is_fault() {
+            self.defer(mine, own, bytes)?;
+        } else {
+            let carry = if is_root && inline {
+                Carry::same(own, bytes)
+            } else {
+                Carry::NONE
+            };
+            let (comm, _) = self.swap(mine, carry)?;
+            if !inline {
+                return Ok(Some(comm));
+            }
+            if !is_root && bytes > 0 {
+                let data = self.carried(root, bytes)?;
+                // SAFETY: the root's `bytes` came with its message; this PE's target holds
+                // them (checked by the agreement) and is its own partition.
+                unsafe { crate::memory::copy::copy(data, self.local(target.off), bytes) };
+            }
+        }
+        if is_root && writes_target && bytes > 0 {
+            // SAFETY: this PE's own source and target, `bytes` long and not overlapping
+            // (its own descriptor has no fault, else the agreement failed).
+            unsafe { crate::memory::copy::copy(own, self.local(target.off), bytes) };
+        }
+        Ok(None)
     }
 
     /// `shmem_fcollect` and `shmem_collect` (`op`; see `coll::gather`): the elements
@@ -1097,21 +1336,17 @@ impl<T: Transport> Call<'_, T> {
             return Ok(n * source.len);
         }
         let bytes = source.len * size;
+        if self.gathers() {
+            return self.collect_swapped(&mine, size, target, source);
+        }
         let mut send = AgreeBlock::ZERO;
         let mut recv = AgreeBlock::ZERO;
-        let gathered = self.gathers();
-        if gathered && bytes <= AGREE_INLINE {
-            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
-            // into the data of `send`, which holds `AGREE_INLINE >= bytes`.
-            unsafe { crate::memory::copy::copy(self.local(source.off), send.data_mut(), bytes) };
-        }
         let (comm, call) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
         // The agreement checked every capacity against the members' total count, so the
         // total's bytes fit this PE's target.
         let total = recv.0[COUNT_WORD] as usize;
         let recv = self.local(target.off);
-        if !gathered
-            && !self.env.select.collect_gathers_counts(n)
+        if !self.env.select.collect_gathers_counts(n)
             && self.groups.supports(GroupOp::AllgatherRuns)
         {
             let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total * size));
@@ -1131,56 +1366,56 @@ impl<T: Transport> Call<'_, T> {
             };
             return Ok(total);
         }
-        let inline;
-        let counted: Vec<u64>;
-        let (counts, carried) = if gathered {
-            inline = AGREE_INLINE;
-            let counts: Vec<usize> = (self.comms.gathered.iter())
-                .map(|b| b.0[COUNT_WORD] as usize * size)
-                .collect();
-            let blocks: Vec<*const u8> = self.comms.gathered.iter().map(AgreeBlock::data).collect();
-            (counts, blocks)
-        } else {
-            inline = inline_bytes(n);
-            let words = 1 + inline / 8;
-            let mut mine = vec![0u64; words];
-            mine[0] = source.len as u64;
-            if bytes <= inline {
-                // SAFETY: `bytes` of this PE's own source into `mine`'s `inline >= bytes`
-                // bytes after its count.
-                unsafe {
-                    crate::memory::copy::copy(
-                        self.local(source.off),
-                        mine[1..].as_mut_ptr().cast(),
-                        bytes,
-                    )
-                };
-            }
-            let blocks = self.allgather_words(comm, call, &mine)?;
-            let counts = (blocks.chunks_exact(words))
-                .map(|b| b[0] as usize * size)
-                .collect();
-            counted = blocks;
-            let carried = (counted.chunks_exact(words))
-                .map(|b| b[1..].as_ptr().cast::<u8>())
-                .collect();
-            (counts, carried)
-        };
+        let inline = inline_bytes(n);
+        let words = 1 + inline / 8;
+        let mut mine = vec![0u64; words];
+        mine[0] = source.len as u64;
+        if bytes <= inline {
+            // SAFETY: `bytes` of this PE's own source into `mine`'s `inline >= bytes` bytes
+            // after its count.
+            unsafe {
+                crate::memory::copy::copy(
+                    self.local(source.off),
+                    mine[1..].as_mut_ptr().cast(),
+                    bytes,
+                )
+            };
+        }
+        let blocks = self.allgather_words(comm, call, &mine)?;
+        let counts: Vec<usize> = (blocks.chunks_exact(words))
+            .map(|b| b[0] as usize * size)
+            .collect();
         if counts.iter().all(|&c| c <= inline) {
             let mut at = 0;
-            for (&count, &data) in counts.iter().zip(&carried) {
-                // SAFETY: each member's `count` bytes came with its count, at `data`
-                // (in `self.comms.gathered` or `counted`, both unchanged since); the target holds the total (checked by the
-                // agreement) and is this PE's own partition.
-                unsafe { crate::memory::copy::copy(data, recv.add(at), count) };
+            for (&count, block) in counts.iter().zip(blocks.chunks_exact(words)) {
+                // SAFETY: each member's `count` bytes came with its count, after it in
+                // `block`; the target holds the total (checked by the agreement) and is
+                // this PE's own partition.
+                unsafe {
+                    crate::memory::copy::copy(block[1..].as_ptr().cast(), recv.add(at), count)
+                };
                 at += count;
             }
             return Ok(total);
         }
-        let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total * size));
-        let mut displs = Vec::with_capacity(n);
+        self.allgatherv_counted(comm, &counts, recv, total * size, source)?;
+        Ok(total)
+    }
+
+    /// Every member's part (`counts`, in bytes, the same on every member, `total` bytes
+    /// in all) into the target at `target`, by the network's allgatherv.
+    fn allgatherv_counted(
+        &mut self,
+        comm: Comm,
+        counts: &[usize],
+        target: *mut u8,
+        total: usize,
+        source: Span,
+    ) -> RtResult<()> {
+        let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(total));
+        let mut displs = Vec::with_capacity(counts.len());
         let mut at = 0usize;
-        for &c in &counts {
+        for &c in counts {
             displs.push(int(at)?);
             at += c;
         }
@@ -1194,11 +1429,59 @@ impl<T: Transport> Call<'_, T> {
                 comm,
                 send.cast_const(),
                 counts[self.index],
-                recv,
+                target,
                 &counts,
                 &displs,
-            )?
+            )
+        }
+    }
+
+    /// A collect on a gathered set, described by `mine` (elements of `size` bytes): each
+    /// member's part travels in its messages when it fits one ([`carry_max`]), and when
+    /// every member's did, each member places them; else the counts the heads carry
+    /// drive the network's allgatherv.
+    fn collect_swapped(
+        &mut self,
+        mine: &Descriptor,
+        size: usize,
+        target: Span,
+        source: Span,
+    ) -> RtResult<usize> {
+        let n = self.set.size();
+        let bytes = source.len * size;
+        let most = carry_max(n);
+        let own = self.local(source.off).cast_const();
+        let carry = if bytes <= most {
+            Carry::same(own, bytes)
+        } else {
+            Carry::NONE
         };
+        let (comm, _) = self.swap(mine, carry)?;
+        // Agreed: every capacity holds the members' total count, so its bytes fit this
+        // PE's target.
+        let elems: Vec<usize> = (0..n)
+            .map(|m| self.comms.elems.head(m)[COUNT_WORD] as usize)
+            .collect();
+        let total: usize = elems.iter().sum();
+        let counts: Vec<usize> = elems.iter().map(|&c| c * size).collect();
+        let to = self.local(target.off);
+        if counts.iter().any(|&c| c > most) {
+            self.allgatherv_counted(comm, &counts, to, total * size, source)?;
+            return Ok(total);
+        }
+        let mut at = 0;
+        for (m, &count) in counts.iter().enumerate() {
+            let data = if m == self.index {
+                own
+            } else {
+                self.carried(m, count)?
+            };
+            // SAFETY: member `m`'s `count` bytes (this PE's own source, or its message);
+            // the target holds the total (agreed) and is this PE's own partition, apart
+            // from the source (an overlap is a fault the agreement refused).
+            unsafe { crate::memory::copy::copy(data, to.add(at), count) };
+            at += count;
+        }
         Ok(total)
     }
 
@@ -1222,40 +1505,44 @@ impl<T: Transport> Call<'_, T> {
     ) -> RtResult<()> {
         let n = self.set.size();
         let len = source.len * elem.size as usize;
-        // Every member's part in its own element (gathered), or at its place in all.
-        let (inline, place) = if self.gathers() {
-            (len <= AGREE_INLINE, 0)
-        } else {
-            let fits = n.checked_mul(len).is_some_and(|all| all <= AGREE_INLINE);
-            (fits, self.index * len)
-        };
-        let mut send = AgreeBlock::ZERO;
-        let mut recv = AgreeBlock::ZERO;
-        if inline {
-            // SAFETY: `len` bytes of this PE's own source into `send`'s data at `place`,
-            // which holds them (`place + len <= AGREE_INLINE`).
-            unsafe {
-                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), len)
-            };
-        }
-        let (comm, _) = self.check::<BitOr>(mine, &mut send, &mut recv)?;
-        let target_at = self.local(target.off);
-        if inline && self.gathers() {
-            for (m, block) in self.comms.gathered.iter().enumerate() {
-                // SAFETY: member `m`'s `len` bytes came in its element (the agreement
-                // checked the counts); the target holds `n * len` (checked) and is this
-                // PE's own.
-                unsafe { crate::memory::copy::copy(block.data(), target_at.add(m * len), len) };
-            }
-            return Ok(());
-        }
-        if inline {
-            // SAFETY: every member's `len` bytes at its place (the agreement checked the
-            // counts); the target holds `n * len` (checked) and is this PE's own.
-            unsafe { crate::memory::copy::copy(recv.data(), target_at, n * len) };
-            return Ok(());
-        }
         let in_place = gather::in_place(Operation::Fcollect, self.index, elem, target, source);
+        let target_at = self.local(target.off);
+        let comm = if self.gathers() {
+            // Every member's part in its own messages when it fits one.
+            let own = self.local(source.off).cast_const();
+            let inline = len <= carry_max(n);
+            let carry = if inline {
+                Carry::same(own, len)
+            } else {
+                Carry::NONE
+            };
+            let (comm, _) = self.swap(mine, carry)?;
+            if !inline {
+                comm
+            } else {
+                for m in 0..n {
+                    if m == self.index && in_place {
+                        continue;
+                    }
+                    let data = if m == self.index {
+                        own
+                    } else {
+                        self.carried(m, len)?
+                    };
+                    // SAFETY: member `m`'s `len` bytes (this PE's own source, or its
+                    // message: the agreement checked the counts); the target holds `n *
+                    // len` (checked) and is this PE's own, apart from the source unless in
+                    // place (skipped).
+                    unsafe { crate::memory::copy::copy(data, target_at.add(m * len), len) };
+                }
+                return Ok(());
+            }
+        } else {
+            match self.fcollect_reduced(mine, len, source, target_at)? {
+                Some(comm) => comm,
+                None => return Ok(()),
+            }
+        };
         let send: *const u8 = if in_place {
             std::ptr::null()
         } else {
@@ -1266,6 +1553,39 @@ impl<T: Transport> Call<'_, T> {
         // target), the target `n * len` (checked by the agreement), both in this PE's
         // own partition.
         unsafe { self.groups.allgather(comm, send, each, target_at) }
+    }
+
+    /// An fcollect's agreement on a set that does not gather: every member's `len`
+    /// bytes at its place in the agreement's data when all fit (the others' zeros,
+    /// combined by a bitwise or), then written to `target_at`; returns the communicator
+    /// when they did not (the data must still move).
+    fn fcollect_reduced(
+        &mut self,
+        mine: &Descriptor,
+        len: usize,
+        source: Span,
+        target_at: *mut u8,
+    ) -> RtResult<Option<Comm>> {
+        let n = self.set.size();
+        let inline = n.checked_mul(len).is_some_and(|all| all <= AGREE_INLINE);
+        let place = self.index * len;
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        if inline {
+            // SAFETY: `len` bytes of this PE's own source into `send`'s data at `place`,
+            // which holds them (`place + len <= AGREE_INLINE`).
+            unsafe {
+                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), len)
+            };
+        }
+        let (comm, _) = self.check::<BitOr>(mine, &mut send, &mut recv)?;
+        if inline {
+            // SAFETY: every member's `len` bytes at its place (the agreement checked the
+            // counts); the target holds `n * len` (checked) and is this PE's own.
+            unsafe { crate::memory::copy::copy(recv.data(), target_at, n * len) };
+            return Ok(None);
+        }
+        Ok(Some(comm))
     }
 
     /// `shmem_alltoall(s)` (see `coll::alltoall`): on a gathered set whose members'
@@ -1285,48 +1605,84 @@ impl<T: Transport> Call<'_, T> {
         let mine = alltoall::describe(self.set.key(), n, elem, target, source, blocks);
         let block_bytes = blocks.nelems.saturating_mul(size);
         // Alike on every member that agrees (the same count, element size and set).
-        let inline = self.gathers() && block_bytes.saturating_mul(n) <= AGREE_INLINE;
-        let mut send = AgreeBlock::ZERO;
-        let mut recv = AgreeBlock::ZERO;
-        if inline && !mine.is_fault() {
+        let inline = self.gathers() && block_bytes <= carry_max(n);
+        if !inline {
+            let (comm, _) = self.check_bare(&mine)?;
+            if blocks.nelems == 0 {
+                return Ok(());
+            }
+            return self.alltoall_moved(comm, elem, target, source, blocks);
+        }
+        // Block `j` of this member's source in its message to member `j`: straight from
+        // the source when its blocks are packed, else packed in scratch memory first.
+        let from = self.local(source.off).cast_const();
+        let src_step = blocks.source_stride * size;
+        let mut scratch = std::mem::take(&mut self.comms.scratch);
+        let packed = if src_step == size || mine.is_fault() {
+            from
+        } else {
+            let bytes = n * block_bytes;
+            let units = bytes.div_ceil(size_of::<Unit>());
+            if scratch.len() < units {
+                scratch.resize(units, Unit([0; 64]));
+            }
             // SAFETY: this PE's own source holds `n` blocks at its stride (no fault in
-            // its descriptor), packed into `send`'s data, which holds `AGREE_INLINE >= n
-            // · block_bytes` bytes.
+            // its descriptor), packed into `scratch`, which holds `n · block_bytes`.
             unsafe {
                 copy_strided(
-                    self.local(source.off),
-                    blocks.source_stride * size,
-                    send.data_mut(),
+                    from,
+                    src_step,
+                    scratch.as_mut_ptr().cast(),
                     size,
                     n * blocks.nelems,
                     size,
                 )
             };
+            scratch.as_ptr().cast()
+        };
+        let carry = Carry {
+            data: packed,
+            step: block_bytes,
+            len: block_bytes,
+        };
+        let swapped = self.swap(&mine, carry);
+        self.comms.scratch = scratch;
+        swapped?;
+        let to = self.local(target.off);
+        let step = blocks.target_stride * size;
+        for j in 0..n {
+            let (data, data_step) = if j == self.index {
+                (from.wrapping_add(j * blocks.nelems * src_step), src_step)
+            } else {
+                (self.carried(j, block_bytes)?, size)
+            };
+            // SAFETY: block `j` for this member: its own source's at its stride (no
+            // fault: the agreement passed), or member `j`'s message's, packed; this PE's
+            // own target holds block `j` at its stride (agreed), apart from the source.
+            unsafe {
+                copy_strided(
+                    data,
+                    data_step,
+                    to.add(j * blocks.nelems * step),
+                    step,
+                    blocks.nelems,
+                    size,
+                )
+            };
         }
-        let (comm, _) = self.check::<BitOr>(&mine, &mut send, &mut recv)?;
-        if blocks.nelems == 0 {
-            return Ok(());
-        }
-        if inline {
-            let to = self.local(target.off);
-            let step = blocks.target_stride * size;
-            for (j, element) in self.comms.gathered.iter().enumerate() {
-                // SAFETY: member `j`'s packed blocks came in its element (`n ·
-                // block_bytes <= AGREE_INLINE`), this member's at `index · block_bytes`;
-                // this PE's own target holds block `j` at its stride (agreed, no fault).
-                unsafe {
-                    copy_strided(
-                        element.data().add(self.index * block_bytes),
-                        size,
-                        to.add(j * blocks.nelems * step),
-                        step,
-                        blocks.nelems,
-                        size,
-                    )
-                };
-            }
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    /// The alltoall's data step: `MPI_Alltoall` from this member's source into its
+    /// target.
+    fn alltoall_moved(
+        &mut self,
+        comm: Comm,
+        elem: ElemType,
+        target: Span,
+        source: Span,
+        blocks: Blocks,
+    ) -> RtResult<()> {
         let shape = BlockShape {
             nelems: blocks.nelems,
             size: elem.size as usize,
@@ -1346,13 +1702,17 @@ impl<T: Transport> Call<'_, T> {
         }
     }
 
-    /// `shmem_OP_to_all` with `C` (see `coll::reduce`). With an operator that gives
-    /// the same bits in any order, the sources are combined by the agreement when they
-    /// fit, else by the network's allreduce with `C`. Otherwise (floating point) the
-    /// result is the runtime's own, combined left to right in member order: the members'
-    /// sources travel in the agreement when all fit, each at its place, and every member
-    /// combines them; else a reduce-scatter in member order (`MPI_Alltoall` of chunks,
-    /// each member combining its chunk) and `MPI_Allgather`.
+    /// `shmem_OP_to_all` with `C` (see `coll::reduce`). On a gathered set whose
+    /// members' sources fit a message ([`carry_max`], at most [`REDUCE_CARRY_MAX`]),
+    /// every member's source travels in
+    /// its messages and every member combines them left to right in member order, the
+    /// runtime's own result bit for bit. Otherwise, with an operator that gives the same
+    /// bits in any order, the sources are combined by the agreement when they fit (sets
+    /// that do not gather), else by the network's allreduce with `C`; with the others
+    /// (floating point) the result is the runtime's own, combined left to right in
+    /// member order: the members' sources travel in the agreement when all fit, each at
+    /// its place, and every member combines them; else a reduce-scatter in member order
+    /// (`MPI_Alltoall` of chunks, each member combining its chunk) and `MPI_Allgather`.
     pub(crate) fn reduce<C: Combine>(
         &mut self,
         op: ReduceOp,
@@ -1366,60 +1726,24 @@ impl<T: Transport> Call<'_, T> {
         let count = source.len;
         let bytes = count * size;
         let mine = reduce::describe(op, self.set.key(), elem, target, source, max_nelems);
-        // In the agreement: combined there (any order), or every member's at its place.
-        // Gathered elements are combined here left to right: in member order.
-        let combined = C::ORDER_FREE || self.gathers();
-        let (inline, place) = if combined {
-            (bytes <= AGREE_INLINE, 0)
-        } else {
-            let fits = n.checked_mul(bytes).is_some_and(|all| all <= AGREE_INLINE);
-            (fits, self.index * bytes)
-        };
         // Made before the agreement: every member that agrees then reduces.
         let with = if C::ORDER_FREE {
             Some((self.comms).reduction(self.groups, elems_combine::<C>, size, true)?)
         } else {
             None
         };
-        let mut send = AgreeBlock::ZERO;
-        let mut recv = AgreeBlock::ZERO;
-        if inline {
-            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
-            // into `send`'s data at `place`, which holds them (`place + bytes <=
-            // AGREE_INLINE`).
-            unsafe {
-                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), bytes)
-            };
-        }
-        let (comm, _) = if combined {
-            self.check::<Elems<C>>(&mine, &mut send, &mut recv)?
+        let comm = if self.gathers() {
+            if bytes <= carry_max(n).min(REDUCE_CARRY_MAX) {
+                return self.reduce_swapped::<C>(&mine, target, source);
+            }
+            self.check_bare(&mine)?.0
         } else {
-            self.check::<BitOr>(&mine, &mut send, &mut recv)?
+            match self.reduce_reduced::<C>(&mine, target, source)? {
+                Some(comm) => comm,
+                None => return Ok(()),
+            }
         };
         if count == 0 {
-            return Ok(());
-        }
-        let to = self.local(target.off);
-        if inline && combined {
-            // SAFETY: the combined `bytes` came with the agreement; the target holds
-            // `count` elements (checked by the agreement) of this PE's own partition.
-            unsafe { crate::memory::copy::copy(recv.data(), to, bytes) };
-            return Ok(());
-        }
-        if inline {
-            let mut scratch = std::mem::take(&mut self.comms.scratch);
-            let buf = view_as::<C>(&mut scratch, (n + 2) * count);
-            let (gathered, rest) = buf.split_at_mut(n * count);
-            let (acc, next) = rest.split_at_mut(count);
-            // SAFETY: every member's `count` elements at its place of the agreement's
-            // data; `gathered` holds `n * count`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(recv.data(), gathered.as_mut_ptr().cast(), n * bytes)
-            };
-            let result = combine_in_order::<C>(gathered, acc, next);
-            // SAFETY: `count` elements into this PE's own target (checked).
-            unsafe { crate::memory::copy::copy(result.as_ptr().cast(), to, bytes) };
-            self.comms.scratch = scratch;
             return Ok(());
         }
         if let Some(with) = with {
@@ -1434,9 +1758,132 @@ impl<T: Transport> Call<'_, T> {
             // partition (checked by the runtime and the agreement) and do not overlap
             // unless equal (then in place); every member passes the same count and
             // operator (agreed).
-            return unsafe { self.groups.allreduce(comm, from, to, count, with) };
+            return unsafe {
+                self.groups
+                    .allreduce(comm, from, self.local(target.off), count, with)
+            };
         }
         self.reduce_scattered::<C>(comm, target, source)
+    }
+
+    /// A reduction on a gathered set whose members' sources fit a message: every
+    /// member's source in its messages, combined here left to right in member order
+    /// into the target (once the agreement passed).
+    fn reduce_swapped<C: Combine>(
+        &mut self,
+        mine: &Descriptor,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        let n = self.set.size();
+        let count = source.len;
+        let bytes = count * size_of::<C::Elem>();
+        let own = self.local(source.off).cast_const();
+        self.swap(mine, Carry::same(own, bytes))?;
+        if count == 0 {
+            return Ok(());
+        }
+        let to = self.local(target.off);
+        if n == 1 {
+            // SAFETY: this PE's own source and target, `bytes` long, equal or apart (the
+            // agreement refused other overlaps).
+            unsafe { std::ptr::copy(own, to, bytes) };
+            return Ok(());
+        }
+        // acc = ((s0 ⊕ s1) ⊕ s2) …, the last step straight into the target; earlier ones
+        // in scratch memory.
+        let mut scratch = std::mem::take(&mut self.comms.scratch);
+        let acc_at: *mut u8 = view_as::<C>(&mut scratch, count).as_mut_ptr().cast();
+        let data = |m: usize| {
+            if m == self.index {
+                Ok(own)
+            } else {
+                self.carried(m, bytes)
+            }
+        };
+        let mut acc = data(0);
+        for m in 1..n {
+            let (left, right) = match (acc, data(m)) {
+                (Ok(left), Ok(right)) => (left, right),
+                (Err(err), _) | (_, Err(err)) => {
+                    acc = Err(err);
+                    break;
+                }
+            };
+            let out = if m == n - 1 { to } else { acc_at };
+            // SAFETY: `count` elements at each: the sources (this PE's own, checked, or
+            // member messages that carried exactly `bytes`), the scratch (`view_as`) and
+            // the target (agreed); `out` is either apart from both operands or equal to
+            // one (a target that is the source, or the scratch), which `combine_into`
+            // allows.
+            unsafe { combine_into::<C>(left, right, out, count) };
+            acc = Ok(out.cast_const());
+        }
+        self.comms.scratch = scratch;
+        acc.map(drop)
+    }
+
+    /// A reduction's agreement on a set that does not gather: the sources in the
+    /// agreement when they fit, combined there (any order) or each at its place, then
+    /// written to the target; returns the communicator when they did not (the data
+    /// must still move).
+    fn reduce_reduced<C: Combine>(
+        &mut self,
+        mine: &Descriptor,
+        target: Span,
+        source: Span,
+    ) -> RtResult<Option<Comm>> {
+        let n = self.set.size();
+        let size = size_of::<C::Elem>();
+        let count = source.len;
+        let bytes = count * size;
+        // In the agreement: combined there (any order), or every member's at its place.
+        let combined = C::ORDER_FREE;
+        let (inline, place) = if combined {
+            (bytes <= AGREE_INLINE, 0)
+        } else {
+            let fits = n.checked_mul(bytes).is_some_and(|all| all <= AGREE_INLINE);
+            (fits, self.index * bytes)
+        };
+        let mut send = AgreeBlock::ZERO;
+        let mut recv = AgreeBlock::ZERO;
+        if inline {
+            // SAFETY: `bytes` of this PE's own source (the runtime checked the spans)
+            // into `send`'s data at `place`, which holds them (`place + bytes <=
+            // AGREE_INLINE`).
+            unsafe {
+                crate::memory::copy::copy(self.local(source.off), send.data_mut().add(place), bytes)
+            };
+        }
+        let (comm, _) = if combined {
+            self.check::<Elems<C>>(mine, &mut send, &mut recv)?
+        } else {
+            self.check::<BitOr>(mine, &mut send, &mut recv)?
+        };
+        if count == 0 || !inline {
+            return Ok((count > 0).then_some(comm));
+        }
+        let to = self.local(target.off);
+        if combined {
+            // SAFETY: the combined `bytes` came with the agreement; the target holds
+            // `count` elements (checked by the agreement) of this PE's own partition.
+            unsafe { crate::memory::copy::copy(recv.data(), to, bytes) };
+            return Ok(None);
+        }
+        let mut scratch = std::mem::take(&mut self.comms.scratch);
+        let buf = view_as::<C>(&mut scratch, (n + 2) * count);
+        let (gathered, rest) = buf.split_at_mut(n * count);
+        let (acc, next) = rest.split_at_mut(count);
+        // SAFETY: every member's `count` elements at its place of the agreement's data;
+        // `gathered` holds `n * count`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(recv.data(), gathered.as_mut_ptr().cast(), n * bytes)
+        };
+        let result = combine_in_order::<C>(gathered, acc, next);
+        // SAFETY: `count` elements into this PE's own target (checked).
+        unsafe { crate::memory::copy::copy(result.as_ptr().cast(), to, bytes) };
+        self.comms.scratch = scratch;
+        Ok(None)
     }
 
     /// An ordered reduction of `source` into `target` over `n >= 2` members: a piece at a
@@ -1541,9 +1988,25 @@ mod tests {
         }
     }
 
-    /// The agreement's reduction over every member's element, in member order.
-    fn reduced<D: DataCombine>(members: &[AgreeBlock]) -> AgreeBlock {
-        fold_in_order::<D>(members)
+    /// The members' agreement elements `all` (member order) reduced as the network
+    /// reduces them, left to right.
+    fn reduced<D: DataCombine>(all: &[AgreeBlock]) -> AgreeBlock {
+        let mut len: c_int = 1;
+        let mut acc = all[0];
+        for block in &all[1..] {
+            let mut next = *block;
+            // SAFETY: one agreement element each, distinct.
+            unsafe {
+                agree_combine::<D>(
+                    (&mut acc as *mut AgreeBlock).cast(),
+                    (&mut next as *mut AgreeBlock).cast(),
+                    &mut len,
+                    std::ptr::null_mut(),
+                )
+            };
+            acc = next;
+        }
+        acc
     }
 
     fn block_of(d: &Descriptor) -> AgreeBlock {
@@ -1637,22 +2100,71 @@ mod tests {
                 RootTarget::Untouched,
             )
         };
+        // Every member's exchange as member 0 receives it: its own head, the others'
+        // messages (heads alone: readers carry no data).
+        let exchanged = |descs: &[Descriptor; 3]| {
+            let mut elems = Elements::default();
+            elems.prepare(3, 0, &head_of(&descs[0]));
+            for (m, d) in descs.iter().enumerate().skip(1) {
+                let at = m * elems.slot;
+                // SAFETY: a head into slot `m`, which holds `slot >= HEAD_BYTES`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        head_of(d).as_ptr().cast::<u8>(),
+                        elems.slots.as_mut_ptr().cast::<u8>().add(at),
+                        HEAD_BYTES,
+                    )
+                };
+                elems.lens[m] = HEAD_BYTES as i32;
+            }
+            elems
+        };
         let descs = [bcast(0, 4), bcast(0, 4), bcast(0, 1)];
-        let mut blocks = [AgreeBlock::ZERO; 3];
-        for (b, d) in blocks.iter_mut().zip(&descs) {
-            assert_eq!(b.set_head(d), check_words(d));
-            assert_eq!(b.descriptor().words(), d.words());
+        let elems = exchanged(&descs);
+        for (m, d) in descs.iter().enumerate() {
+            assert_eq!(descriptor_of(&elems.head(m)).words(), d.words());
         }
+        assert!(!elems.agree(&check_words(&descs[0])).0);
         let verdicts: Vec<_> = (0..3)
-            .map(|i| judge_elements("broadcast", &set, i, &blocks).map_err(|e| e.to_string()))
+            .map(|i| elems.judge("broadcast", &set, i).map_err(|e| e.to_string()))
             .collect();
         assert!(verdicts[0].is_err(), "a reader's target too small passed");
         assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:?}");
         let agreed = [bcast(0, 4), bcast(0, 4), bcast(0, 2)];
-        for (b, d) in blocks.iter_mut().zip(&agreed) {
-            b.set_head(d);
+        let elems = exchanged(&agreed);
+        assert!(elems.agree(&check_words(&agreed[0])).0);
+        assert!((0..3).all(|i| elems.judge("broadcast", &set, i).is_ok()));
+    }
+
+    #[test]
+    fn an_element_shorter_than_a_head_never_agrees_and_data_needs_its_exact_length() {
+        let d = Descriptor::new(Operation::Barrier, 7);
+        let mut elems = Elements::default();
+        elems.prepare(2, 0, &head_of(&d));
+        // A stale head from an earlier exchange in slot 1, then a message too short.
+        // SAFETY: a head into slot 1, which holds `slot >= HEAD_BYTES`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                head_of(&d).as_ptr().cast::<u8>(),
+                elems.slots.as_mut_ptr().cast::<u8>().add(elems.slot),
+                HEAD_BYTES,
+            )
+        };
+        elems.lens[1] = HEAD_BYTES as i32 - 8;
+        assert!(!elems.agree(&check_words(&d)).0, "a stale head was read");
+        assert!(elems.data(1, 0).is_none());
+        elems.lens[1] = (HEAD_BYTES + 16) as i32;
+        assert!(elems.agree(&check_words(&d)).0);
+        assert!(elems.data(1, 8).is_none() && elems.data(1, 16).is_some());
+    }
+
+    #[test]
+    fn carry_limit_keeps_an_exchange_within_its_receive_buffer() {
+        assert_eq!(carry_max(2), 64 << 10);
+        for n in 2..=64 {
+            assert!((n - 1) * carry_max(n) <= CARRY_TOTAL);
+            assert!(HEAD_BYTES + carry_max(n) <= slot_bytes(n));
         }
-        assert!((0..3).all(|i| judge_elements("broadcast", &set, i, &blocks).is_ok()));
     }
 
     #[test]

@@ -42,8 +42,8 @@ pub(crate) enum Path {
 }
 
 /// The protocol of a call of `op` on transport `t`: offloaded where the transport's
-/// network has group collectives with a reduction and a non-blocking allgather (the
-/// agreement and its exact exchange) and the operation that moves `op`'s data; their
+/// network has group collectives with a reduction, a non-blocking allgather and
+/// point-to-point exchanges (the agreement and its exact exchange) and the operation that moves `op`'s data; their
 /// agreement alone where it has no such operation (scans always: the runtime's protocol
 /// moves their data); the runtime's own elsewhere, and for the allocation barrier. The
 /// answer depends on the transport alone, so every member of a set chooses alike.
@@ -52,7 +52,10 @@ pub(crate) fn path<T: Transport>(t: &T, op: Operation) -> Path {
     let Some(groups) = t.groups() else {
         return Path::Own;
     };
-    if !groups.supports(GroupOp::Allreduce) || !groups.supports(GroupOp::Iallgather) {
+    if !groups.supports(GroupOp::Allreduce)
+        || !groups.supports(GroupOp::Iallgather)
+        || !groups.supports(GroupOp::Exchange)
+    {
         return Path::Own;
     }
     let moves = match op {

@@ -151,6 +151,22 @@ shim_functions! {
         request: *mut *mut c_void,
     ) -> c_int;
     pub(super) fn shmem_mpi_iallgather_test(request: *mut c_void, done: *mut c_int) -> c_int;
+    pub(super) fn shmem_mpi_exchange_start(
+        handle: c_int,
+        tag: c_int,
+        n: c_int,
+        me: c_int,
+        head: *const c_void,
+        head_len: c_int,
+        data: *const u8,
+        data_step: i64,
+        data_len: c_int,
+        recv: *mut u8,
+        cap: c_int,
+        lens: *mut c_int,
+        request: *mut *mut c_void,
+    ) -> c_int;
+    pub(super) fn shmem_mpi_exchange_test(request: *mut c_void, done: *mut c_int) -> c_int;
     pub(super) fn shmem_mpi_bcast(
         handle: c_int,
         buf: *mut c_void,

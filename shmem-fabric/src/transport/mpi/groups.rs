@@ -3,7 +3,8 @@
 //! `MPI_Iallgather`, `MPI_Allgather(v)`, collect's runs (point-to-point rounds:
 //! an exclusive scan, then runs of the target), `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
 //! `MPI_Op` over a contiguous datatype of one element) and
-//! `MPI_Alltoall` (vector datatypes for strided blocks) on it.
+//! `MPI_Alltoall` (vector datatypes for strided blocks) on it, and exchanges of one
+//! message per pair of members (`MPI_Isend`/`MPI_Irecv` on a tag of their own).
 
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
@@ -12,11 +13,16 @@ use super::ffi::{self, check};
 use super::MpiNet;
 use crate::error::RtError;
 use crate::error::RtResult;
-use crate::transport::groups::{BlockShape, CombineFn, Comm, GroupCollectives, GroupOp, Reduction};
+use crate::transport::groups::{
+    BlockShape, CombineFn, Comm, Exchange, GroupCollectives, GroupOp, Reduction,
+};
 
-/// A non-blocking collective in flight: the request the shim allocated, released by the test
-/// that finds it complete.
-pub struct MpiRequest(Option<NonNull<c_void>>);
+/// A non-blocking collective or exchange in flight (`exchange`): the request the shim
+/// allocated, released by the test that finds it complete.
+pub struct MpiRequest(Option<NonNull<c_void>>, bool);
+
+/// The tag of the exchanges (`GroupCollectives::start_exchange`).
+const EXCHANGE_TAG: c_int = 2930;
 
 // SAFETY: the request is the shim's handle, used only by the test that completes it; MPI
 // runs at MPI_THREAD_SERIALIZED and the runtime makes a PE's MPI calls one at a time.
@@ -35,6 +41,7 @@ impl GroupCollectives for MpiNet {
     fn supports(&self, op: GroupOp) -> bool {
         match op {
             GroupOp::Iallgather
+            | GroupOp::Exchange
             | GroupOp::Allgather
             | GroupOp::Allgatherv
             | GroupOp::AllgatherRuns
@@ -92,7 +99,32 @@ impl GroupCollectives for MpiNet {
             )
         };
         check(rc, "MPI_Iallgather")?;
-        Ok(MpiRequest(NonNull::new(request)))
+        Ok(MpiRequest(NonNull::new(request), false))
+    }
+
+    unsafe fn start_exchange(&self, comm: Comm, x: Exchange<'_>) -> RtResult<MpiRequest> {
+        let mut request = std::ptr::null_mut();
+        // SAFETY: the buffers stay valid until the test finds the exchange complete, and
+        // no message is longer than `cap` (the caller's contract); a valid out-pointer.
+        let rc = unsafe {
+            ffi::shmem_mpi_exchange_start(
+                handle(comm),
+                EXCHANGE_TAG,
+                count(x.n)?,
+                count(x.me)?,
+                x.head.as_ptr().cast(),
+                count(x.head.len())?,
+                x.data,
+                i64::try_from(x.data_step).map_err(|_| too_large())?,
+                count(x.data_len)?,
+                x.recv,
+                count(x.cap)?,
+                x.lens,
+                &mut request,
+            )
+        };
+        check(rc, "MPI_Isend/MPI_Irecv")?;
+        Ok(MpiRequest(NonNull::new(request), true))
     }
 
     fn test(&self, request: &mut MpiRequest) -> RtResult<bool> {
@@ -100,8 +132,15 @@ impl GroupCollectives for MpiNet {
             return Ok(true);
         };
         let mut done: c_int = 0;
-        // SAFETY: a request in flight, made by `start_allgather`; a valid out-pointer.
-        let rc = unsafe { ffi::shmem_mpi_iallgather_test(pending.as_ptr(), &mut done) };
+        // SAFETY: a request in flight, made by `start_exchange` (`request.1`) or another
+        // start; a valid out-pointer.
+        let rc = unsafe {
+            if request.1 {
+                ffi::shmem_mpi_exchange_test(pending.as_ptr(), &mut done)
+            } else {
+                ffi::shmem_mpi_iallgather_test(pending.as_ptr(), &mut done)
+            }
+        };
         check(rc, "MPI_Test")?;
         if done != 0 {
             // The shim released it.
@@ -218,7 +257,7 @@ impl GroupCollectives for MpiNet {
         // SAFETY: the buffers hold `elems` elements of `with` and stay valid until the
         // test finds the exchange complete (the caller's contract); a valid out-pointer.
         unsafe { allreduce(comm, send, recv, elems, with, &mut request)? };
-        Ok(MpiRequest(NonNull::new(request)))
+        Ok(MpiRequest(NonNull::new(request), false))
     }
 
     unsafe fn allreduce(

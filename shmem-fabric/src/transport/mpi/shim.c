@@ -547,6 +547,150 @@ int shmem_mpi_iallgather_test(void *request, int *done) {
     return rc;
 }
 
+/* Messages of an exchange no longer than this are copied whole into the exchange
+ * (head and data), so the caller's buffers are free at once; longer ones are sent from
+ * the caller's head copy and data through a datatype of the two blocks. */
+#define EXCHANGE_COPY_MAX 4096
+
+/* A point-to-point exchange in flight: `count` requests (the receives from every other
+ * member in member order, then the sends), their statuses, and the copies of the
+ * messages, in one allocation. */
+struct shmem_mpi_exchange {
+    int count, n, me;
+    int *lens;
+    MPI_Request *reqs;
+    MPI_Status *statuses;
+};
+
+/* One message of an exchange: `head_len` bytes at `head` then `data_len` at `data`, to
+ * member `to`. */
+static int exchange_send(MPI_Comm comm, int tag, int to, const char *head, int head_len,
+                         const char *data, int data_len, MPI_Request *req) {
+    if (data_len == 0) {
+        return MPI_Isend(head, head_len, MPI_BYTE, to, tag, comm, req);
+    }
+    int lens[2] = {head_len, data_len};
+    MPI_Aint displs[2];
+    MPI_Datatype type;
+    int rc = MPI_Get_address(head, &displs[0]);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Get_address(data, &displs[1]);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Type_create_hindexed(2, lens, displs, MPI_BYTE, &type);
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = MPI_Type_commit(&type);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Isend(MPI_BOTTOM, 1, type, to, tag, comm, req);
+    }
+    /* A datatype freed while a send uses it lives until the send completes. */
+    int freed = MPI_Type_free(&type);
+    return rc != MPI_SUCCESS ? rc : freed;
+}
+
+/* Starts member `me`'s part of an exchange of one message per ordered pair of the `n`
+ * members of the communicator, tag `tag`: to each other member `m` the `head_len` bytes
+ * at `head` followed by the `data_len` bytes at `data + m * data_step`; from each the
+ * message it sent into `recv + m * cap`, at most `cap` bytes (every member sends at most
+ * that). Once the test finds it complete, `lens[m]` holds the bytes received from `m`.
+ * `head` is copied; `data` (unless copied too: messages up to EXCHANGE_COPY_MAX bytes),
+ * `recv` and `lens` must stay valid until then. `*request` receives the exchange, which
+ * shmem_mpi_exchange_test releases once complete. */
+int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *head,
+                             int head_len, const char *data, long long data_step,
+                             int data_len, char *recv, int cap, int *lens, void **request) {
+    MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
+    int peers = n - 1;
+    int msg = head_len + data_len;
+    int copied = msg <= EXCHANGE_COPY_MAX;
+    /* A copy of each message (one for all when the data is the same), or of the head. */
+    size_t copies = copied ? (size_t)(data_step != 0 ? peers : 1) * (size_t)msg
+                           : (size_t)head_len;
+    size_t at_reqs = (sizeof(struct shmem_mpi_exchange) + 15) & ~(size_t)15;
+    size_t at_statuses = at_reqs + ((2 * (size_t)peers * sizeof(MPI_Request) + 15) & ~(size_t)15);
+    size_t at_copies = at_statuses + 2 * (size_t)peers * sizeof(MPI_Status);
+    char *block = malloc(at_copies + copies + 1);
+    if (!block) {
+        return MPI_ERR_NO_MEM;
+    }
+    struct shmem_mpi_exchange *x = (struct shmem_mpi_exchange *)block;
+    x->count = 0;
+    x->n = n;
+    x->me = me;
+    x->lens = lens;
+    x->reqs = (MPI_Request *)(block + at_reqs);
+    x->statuses = (MPI_Status *)(block + at_statuses);
+    char *copy = block + at_copies;
+    if (copied) {
+        for (int m = 0, k = 0; m < n && (data_step != 0 || k == 0); m++) {
+            if (m == me && data_step != 0) {
+                continue;
+            }
+            memcpy(copy + (size_t)k * msg, head, (size_t)head_len);
+            if (data_len > 0) {
+                memcpy(copy + (size_t)k * msg + head_len, data + (long long)m * data_step,
+                       (size_t)data_len);
+            }
+            k++;
+        }
+    } else {
+        memcpy(copy, head, (size_t)head_len);
+    }
+    int rc = MPI_SUCCESS;
+    for (int m = 0; m < n && rc == MPI_SUCCESS; m++) {
+        if (m != me) {
+            rc = MPI_Irecv(recv + (size_t)m * cap, cap, MPI_BYTE, m, tag, comm,
+                           &x->reqs[x->count]);
+            x->count += rc == MPI_SUCCESS;
+        }
+    }
+    for (int m = 0, k = 0; m < n && rc == MPI_SUCCESS; m++) {
+        if (m == me) {
+            continue;
+        }
+        if (copied) {
+            const char *from = copy + (data_step != 0 ? (size_t)k * msg : 0);
+            rc = MPI_Isend(from, msg, MPI_BYTE, m, tag, comm, &x->reqs[x->count]);
+        } else {
+            rc = exchange_send(comm, tag, m, copy, head_len, data + (long long)m * data_step,
+                               data_len, &x->reqs[x->count]);
+        }
+        x->count += rc == MPI_SUCCESS;
+        k++;
+    }
+    if (rc != MPI_SUCCESS) {
+        /* Nothing stays in flight on a failed start. */
+        for (int i = 0; i < x->count; i++) {
+            MPI_Cancel(&x->reqs[i]);
+            MPI_Wait(&x->reqs[i], MPI_STATUS_IGNORE);
+        }
+        free(block);
+        return rc;
+    }
+    *request = x;
+    return MPI_SUCCESS;
+}
+
+/* Whether the exchange has completed (then the received lengths are in its `lens` and
+ * `request` is released). */
+int shmem_mpi_exchange_test(void *request, int *done) {
+    struct shmem_mpi_exchange *x = request;
+    int rc = MPI_Testall(x->count, x->reqs, done, x->statuses);
+    if (rc != MPI_SUCCESS || !*done) {
+        return rc;
+    }
+    for (int m = 0, k = 0; m < x->n && rc == MPI_SUCCESS; m++) {
+        if (m != x->me) {
+            rc = MPI_Get_count(&x->statuses[k++], MPI_BYTE, &x->lens[m]);
+        }
+    }
+    free(x);
+    return rc;
+}
+
 int shmem_mpi_bcast(int handle, void *buf, size_t len, int root) {
     MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
     char *at = buf;
