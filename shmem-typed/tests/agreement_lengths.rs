@@ -1,10 +1,12 @@
 //! Calls whose agreements carry different lengths of data (on MPI, small sets agree by
-//! point-to-point messages of each call's real length): one PE passing another count at
-//! 8 B, 1 KiB and 64 KiB is an error on every PE with no target written; a barrier
-//! against a broadcast is an error on both PEs; the data that travels with the agreement
-//! arrives whole and in member order (a 64 KiB `f64` sum bit for bit, alltoall blocks of
-//! 1 KiB, both against sequential oracles); and a broadcast root that never waits for its
-//! readers keeps them in step over 10,000 calls.
+//! point-to-point messages of each call's real length, those past 32 KiB in pieces): one
+//! PE passing another count from 8 B to 128 KiB (on both sides of a piece's length) is an
+//! error on every PE with no target written, and the set's next calls give the right
+//! results; a barrier against a broadcast is an error on both PEs; the data that travels
+//! with the agreement arrives whole and in member order (`f64` sums up to 128 KiB bit for
+//! bit, alltoall blocks of 1 KiB, both against sequential oracles); and a broadcast root
+//! that never waits for its readers keeps them in step over 10,000 calls, and over 200
+//! calls of 64 KiB.
 
 use shmem_typed::prelude::*;
 
@@ -18,8 +20,9 @@ const UNTOUCHED: u64 = u64::MAX;
 
 /// One PE (the last) passes `liar` elements where the others pass `count` to a
 /// reduction, a broadcast, an fcollect and an alltoall on the world: each is an error on
-/// every PE and writes no target; then the same calls with one count work. Checked, so
-/// that a broadcast root waits for its readers' verdict.
+/// every PE and writes no target; then the same calls with one count work (an fcollect
+/// and an `f64` sum, against oracles). Checked, so that a broadcast root waits for its
+/// readers' verdict.
 fn counts_that_differ(pe: &mut Pe, count: usize, liar: usize) -> Result<(), ShmemError> {
     let me = pe.my_pe();
     let npes = pe.n_pes();
@@ -109,16 +112,26 @@ fn counts_that_differ(pe: &mut Pe, count: usize, liar: usize) -> Result<(), Shme
             );
         }
     }
+    reduce::<Sum, f64>(pe, &world, &fdst.range(..count)?, &fsrc.range(..count)?)?;
+    let got = fdst.to_vec(pe);
+    for (i, g) in got[..count].iter().enumerate() {
+        let want = (1..npes).fold(i as f64, |acc, p| acc + (i as f64 + p as f64 / 8.0));
+        assert_eq!(
+            g.to_bits(),
+            want.to_bits(),
+            "PE {me}: sum element {i} after the failures"
+        );
+    }
     pe.free(fdst)?;
     pe.free(fsrc)?;
     pe.free(dst)?;
     Ok(pe.free(src)?)
 }
 
-/// 8 B, 1 KiB and 64 KiB of 8-byte elements, each against one more and half as many
-/// (none for 8 B).
+/// 8 B to 128 KiB of 8-byte elements (4088: a message of exactly one piece on 2 PEs),
+/// each against one more and half as many (none for 8 B).
 fn every_size(pe: &mut Pe) -> Result<(), ShmemError> {
-    for count in [1, 128, 8192] {
+    for count in [1, 128, 4088, 4096, 6144, 8192, 16384] {
         for liar in [count + 1, count / 2] {
             counts_that_differ(pe, count, liar)?;
         }
@@ -127,14 +140,14 @@ fn every_size(pe: &mut Pe) -> Result<(), ShmemError> {
 }
 
 #[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=1"])]
-fn a_count_differing_at_8_b_1_kib_and_64_kib_fails_on_every_pe_of_2(
+fn a_count_differing_from_8_b_to_128_kib_fails_on_every_pe_of_2(
     pe: &mut Pe,
 ) -> Result<(), ShmemError> {
     every_size(pe)
 }
 
 #[shmem_testkit::test(npes = 3, env = ["SHMEM_CHECKED=1"])]
-fn a_count_differing_at_8_b_1_kib_and_64_kib_fails_on_every_pe_of_3(
+fn a_count_differing_from_8_b_to_128_kib_fails_on_every_pe_of_3(
     pe: &mut Pe,
 ) -> Result<(), ShmemError> {
     every_size(pe)
@@ -223,21 +236,27 @@ fn sum_in_member_order(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
     Ok(pe.free(src)?)
 }
 
-#[shmem_testkit::test(npes = 2)]
-fn a_64_kib_f64_sum_on_2_pes_is_the_sequential_sum_bit_for_bit(
-    pe: &mut Pe,
-) -> Result<(), ShmemError> {
-    sum_in_member_order(pe, 8192)
-}
-
-#[shmem_testkit::test(npes = 3)]
-fn f64_sums_on_3_pes_are_the_sequential_sum_in_pe_order_bit_for_bit(
-    pe: &mut Pe,
-) -> Result<(), ShmemError> {
-    for count in [1, 128, 4096, 8192] {
+/// `f64` sums of 8 B to 128 KiB (4088 elements: a message of exactly one piece on 2
+/// PEs).
+fn sums_of_every_size(pe: &mut Pe) -> Result<(), ShmemError> {
+    for count in [1, 128, 4088, 4096, 6144, 8192, 16384] {
         sum_in_member_order(pe, count)?;
     }
     Ok(())
+}
+
+#[shmem_testkit::test(npes = 2)]
+fn f64_sums_up_to_128_kib_on_2_pes_are_the_sequential_sum_bit_for_bit(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    sums_of_every_size(pe)
+}
+
+#[shmem_testkit::test(npes = 3)]
+fn f64_sums_up_to_128_kib_on_3_pes_are_the_sequential_sum_in_pe_order_bit_for_bit(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    sums_of_every_size(pe)
 }
 
 /// Alltoall of `block` elements per PE pair against the oracle: block `j` of PE `p`'s
@@ -315,6 +334,35 @@ fn ten_thousand_broadcasts_from_a_root_that_never_waits_arrive_in_order(
         "PE {me}: the root's last value"
     );
     pe.free(all)?;
+    pe.free(dst)?;
+    Ok(pe.free(src)?)
+}
+
+/// 200 broadcasts of 64 KiB in a row on 2 PEs from a root that (unchecked) never waits
+/// for its reader, so several agreements of two pieces each are in flight at once: the
+/// reader gets every value, in order.
+#[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0"])]
+fn broadcasts_of_64_kib_from_a_root_that_never_waits_arrive_whole_and_in_order(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    const COUNT: usize = 8192;
+    let me = pe.my_pe();
+    let world = pe.world();
+    let src = pe.alloc_slice::<u64>(COUNT)?;
+    let dst = pe.alloc_slice::<u64>(COUNT)?;
+    pe.barrier_all()?;
+    for call in 0..200u64 {
+        let values: Vec<u64> = (0..COUNT as u64).map(|i| call << 32 | i).collect();
+        if me == 0 {
+            src.write_local(pe, &values)?;
+        }
+        broadcast::<u64>(pe, &world, 0, &dst, &src)?;
+        if me != 0 {
+            let at = dst.to_vec(pe).iter().zip(&values).position(|(g, w)| g != w);
+            assert_eq!(at, None, "PE {me}: broadcast {call}");
+        }
+    }
+    pe.barrier_all()?;
     pe.free(dst)?;
     Ok(pe.free(src)?)
 }

@@ -127,8 +127,13 @@ pub trait GroupCollectives {
 
     /// Starts this member's part of `x`: its message (head, then its data for the
     /// member) to every other member of `comm`, and a receive of each one's, point to
-    /// point on a tag of its own (never matched by a collective or another exchange's
-    /// tag). The messages between two members arrive in the order they were sent.
+    /// point on tags of its own (never matched by a collective or another exchange's
+    /// tag). The messages between two members arrive in the order they were sent. A
+    /// network may send a message in pieces by a rule of `cap` alone (the same on every
+    /// member), the receiver taking in exactly the pieces sent whatever their length,
+    /// posting each next piece's receive when the previous one arrived (so the
+    /// exchanges of a communicator must be tested to completion in the order they were
+    /// started).
     ///
     /// # Safety
     /// `x`'s data must be valid for its length at each member's place, `recv` for `cap`

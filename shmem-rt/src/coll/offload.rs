@@ -29,8 +29,7 @@
 //! 2. **Data.** Data that fits travels in the agreement itself, one exchange for the
 //!    whole call. On gathered sets: a broadcast root's source in its messages; each
 //!    member's fcollect or collect part in its messages; block `j` of an alltoall in the
-//!    message to member `j`; a reduction's source (up to 32 KiB,
-//!    [`REDUCE_CARRY_MAX`]) in its messages, every member
+//!    message to member `j`; a reduction's source in its messages, every member
 //!    combining all of them left to right in member order (the runtime's own result,
 //!    bit for bit, whatever the operator), writing its target only once the checks
 //!    agree. On larger sets: a reduction's sources combined by the operator (or each at
@@ -69,12 +68,19 @@
 //! the agreement: one exchange that must complete before any collective whose count
 //! depends on the arguments starts (else a member that passed another count would make
 //! MPI's collectives mismatch). On gathered sets that is a message of [`HEAD_BYTES`] per
-//! pair, and data up to `carry_max(n)` (64 KiB on 2 members) rides in it. A 64 KiB
-//! reduction on 2 members still pays it: carried, its message passes TCP's eager limit
-//! (a rendezvous, slower than MPI's own allreduce of 64 KiB), so reductions carry up to
-//! [`REDUCE_CARRY_MAX`] only, and above the agreement then `MPI_Allreduce` took 30.5 µs
-//! against 22.1 µs for the allreduce alone (Open MPI 4.1.4, 2 ranks over TCP, least of
-//! 41 batches).
+//! pair, and data up to `carry_max(n)` (64 KiB on 2 members) rides in it. The network
+//! sends a message longer than 32 KiB in pieces of at most 32 KiB + 256 B (the same
+//! rule on every member, each piece under TCP's eager limit of 64 KiB: one message past
+//! it waits for a rendezvous), and every member receives exactly the pieces each other
+//! member sent, whatever its own call. A 64 KiB reduction on 2 members is then one
+//! exchange of two pieces per member: 21.6–22.5 µs against 22–23 µs for MPI's own
+//! allreduce, where one message of 64 KiB took 33–35 µs and the agreement then
+//! `MPI_Allreduce` 29–32 µs (Open MPI 4.1.4, 2 ranks over TCP).
+//!
+//! The agreements of a set are tested to completion in the order they were started
+//! (deferred ones oldest first, and a call's own only once the deferred are settled):
+//! the network posts the receive of a message's next piece only when its previous piece
+//! arrived, so this order keeps each exchange's pieces to itself.
 //!
 //! A program's work array is accepted (checked, then not needed). Scans keep the
 //! runtime's protocol after the agreement step ([`Call::agree_on_kind`]); so does a data
@@ -283,14 +289,6 @@ const CARRY_TOTAL: usize = 64 << 10;
 fn carry_max(n: usize) -> usize {
     (CARRY_TOTAL / n.saturating_sub(1).max(1)) & !63
 }
-
-/// Bytes of a reduction's source that travel in its agreement at most (gathered sets,
-/// within [`carry_max`]): past them the agreement and the network's allreduce are
-/// faster. Measured at 2 ranks over TCP (Open MPI 4.1.4): 32 KiB carried 13.7 µs against
-/// `MPI_Allreduce`'s 17.1 µs, where 64 KiB carried (a message past TCP's eager limit of
-/// 64 KiB, so a rendezvous) took 33–35 µs against 22–24 µs, and the agreement then the
-/// allreduce 31–32 µs.
-const REDUCE_CARRY_MAX: usize = 32 << 10;
 
 /// Bytes of one member's slot in an exchange's receive buffer.
 fn slot_bytes(n: usize) -> usize {
@@ -1703,8 +1701,7 @@ impl<T: Transport> Call<'_, T> {
     }
 
     /// `shmem_OP_to_all` with `C` (see `coll::reduce`). On a gathered set whose
-    /// members' sources fit a message ([`carry_max`], at most [`REDUCE_CARRY_MAX`]),
-    /// every member's source travels in
+    /// members' sources fit a message ([`carry_max`]), every member's source travels in
     /// its messages and every member combines them left to right in member order, the
     /// runtime's own result bit for bit. Otherwise, with an operator that gives the same
     /// bits in any order, the sources are combined by the agreement when they fit (sets
@@ -1733,7 +1730,7 @@ impl<T: Transport> Call<'_, T> {
             None
         };
         let comm = if self.gathers() {
-            if bytes <= carry_max(n).min(REDUCE_CARRY_MAX) {
+            if bytes <= carry_max(n) {
                 return self.reduce_swapped::<C>(&mine, target, source);
             }
             self.check_bare(&mine)?.0

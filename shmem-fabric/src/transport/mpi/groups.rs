@@ -4,7 +4,8 @@
 //! an exclusive scan, then runs of the target), `MPI_Bcast`, `MPI_(I)allreduce` (a user-defined
 //! `MPI_Op` over a contiguous datatype of one element) and
 //! `MPI_Alltoall` (vector datatypes for strided blocks) on it, and exchanges of one
-//! message per pair of members (`MPI_Isend`/`MPI_Irecv` on a tag of their own).
+//! message per pair of members (`MPI_Isend`/`MPI_Irecv` on a tag of their own, the
+//! pieces after the first of a message past 32 KiB on the next tag).
 
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
@@ -21,7 +22,8 @@ use crate::transport::groups::{
 /// allocated, released by the test that finds it complete.
 pub struct MpiRequest(Option<NonNull<c_void>>, bool);
 
-/// The tag of the exchanges (`GroupCollectives::start_exchange`).
+/// The tag of the exchanges (`GroupCollectives::start_exchange`); their messages' later
+/// pieces go on the next one.
 const EXCHANGE_TAG: c_int = 2930;
 
 // SAFETY: the request is the shim's handle, used only by the test that completes it; MPI

@@ -552,14 +552,47 @@ int shmem_mpi_iallgather_test(void *request, int *done) {
  * the caller's head copy and data through a datatype of the two blocks. */
 #define EXCHANGE_COPY_MAX 4096
 
-/* A point-to-point exchange in flight: `count` requests (the receives from every other
- * member in member order, then the sends), their statuses, and the copies of the
- * messages, in one allocation. */
+/* The longest piece of an exchange's message: well under the eager limit of Open MPI's
+ * TCP transport (64 KiB with its header), past which a message waits for a rendezvous. */
+#define PIECE_MAX (32768 + 256)
+
+/* The pieces of an exchange's messages, the same rule on sender and receiver. With
+ * `cap` the most any member sends a member, `piece` = cap split in equal parts of at
+ * most PIECE_MAX (cap itself when it fits one). Piece `k` of a message of which `at`
+ * bytes went before may hold `piece_cap(piece, cap, at)` bytes; a piece that holds
+ * fewer (or brings the message to `cap`) is its last. So a message of `len <= cap`
+ * bytes is `len / piece + 1` pieces at most (an empty last one when `len` is a multiple
+ * of `piece` below `cap`), and the receiver, which posts each next receive on the
+ * length of the piece before, receives exactly the pieces the sender sent, whatever
+ * the message's length: nothing is left unmatched for a later exchange, and no receive
+ * is shorter than its piece. The first piece goes on the exchange's tag, the others on
+ * `tag + 1`, so a later exchange's first receive (posted when a runtime keeps
+ * exchanges in flight across calls) never matches an earlier one's later piece. */
+static int piece_of(int cap) {
+    int parts = (cap + PIECE_MAX - 1) / PIECE_MAX;
+    return parts <= 1 ? cap : (cap + parts - 1) / parts;
+}
+
+static int piece_cap(int piece, int cap, int at) {
+    return cap - at < piece ? cap - at : piece;
+}
+
+/* Whether a piece of `got` bytes, where `room` could arrive, brings `at` bytes to a
+ * message that goes on. */
+static int piece_more(int got, int room, int at, int cap) {
+    return got == room && at < cap;
+}
+
+/* A point-to-point exchange in flight: one receive per other member (its message's
+ * current piece, `posted` bytes at most; MPI_REQUEST_NULL once its last piece arrived),
+ * then `sends` send requests, and the copies of the messages, in one allocation. */
 struct shmem_mpi_exchange {
-    int count, n, me;
+    int n, me, tag, cap, piece, sends;
+    MPI_Comm comm;
+    char *recv;
     int *lens;
+    int *posted;
     MPI_Request *reqs;
-    MPI_Status *statuses;
 };
 
 /* One message of an exchange: `head_len` bytes at `head` then `data_len` at `data`, to
@@ -592,37 +625,55 @@ static int exchange_send(MPI_Comm comm, int tag, int to, const char *head, int h
 }
 
 /* Starts member `me`'s part of an exchange of one message per ordered pair of the `n`
- * members of the communicator, tag `tag`: to each other member `m` the `head_len` bytes
- * at `head` followed by the `data_len` bytes at `data + m * data_step`; from each the
- * message it sent into `recv + m * cap`, at most `cap` bytes (every member sends at most
- * that). Once the test finds it complete, `lens[m]` holds the bytes received from `m`.
- * `head` is copied; `data` (unless copied too: messages up to EXCHANGE_COPY_MAX bytes),
- * `recv` and `lens` must stay valid until then. `*request` receives the exchange, which
- * shmem_mpi_exchange_test releases once complete. */
+ * members of the communicator, tags `tag` and `tag + 1` (in pieces: see piece_of): to
+ * each other member `m` the `head_len` bytes at `head` followed by the `data_len` bytes
+ * at `data + m * data_step`; from each the message it sent into `recv + m * cap`, at
+ * most `cap` bytes (every member sends at most that). Once the test finds it complete,
+ * `lens[m]` holds the bytes received from `m`. `head` is copied; `data` (unless copied
+ * too: messages up to EXCHANGE_COPY_MAX bytes), `recv` and `lens` must stay valid until
+ * then. `*request` receives the exchange, which shmem_mpi_exchange_test releases once
+ * complete; the exchanges of a communicator must be tested to completion in the order
+ * they were started (a later one tested only once the earlier ones are complete), so
+ * that each posts its later pieces' receives before the next one does. */
 int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *head,
                              int head_len, const char *data, long long data_step,
                              int data_len, char *recv, int cap, int *lens, void **request) {
     MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
     int peers = n - 1;
     int msg = head_len + data_len;
-    int copied = msg <= EXCHANGE_COPY_MAX;
+    int piece = piece_of(cap);
+    if (msg > cap || head_len > piece) {
+        return MPI_ERR_COUNT;
+    }
+    int most = cap / piece + 2; /* pieces of one message at most */
+    int copied = msg <= EXCHANGE_COPY_MAX && msg < piece;
     /* A copy of each message (one for all when the data is the same), or of the head. */
     size_t copies = copied ? (size_t)(data_step != 0 ? peers : 1) * (size_t)msg
                            : (size_t)head_len;
+    size_t nreqs = (size_t)peers * (1 + (size_t)most);
     size_t at_reqs = (sizeof(struct shmem_mpi_exchange) + 15) & ~(size_t)15;
-    size_t at_statuses = at_reqs + ((2 * (size_t)peers * sizeof(MPI_Request) + 15) & ~(size_t)15);
-    size_t at_copies = at_statuses + 2 * (size_t)peers * sizeof(MPI_Status);
+    size_t at_posted = at_reqs + ((nreqs * sizeof(MPI_Request) + 15) & ~(size_t)15);
+    size_t at_copies = at_posted + (((size_t)peers * sizeof(int) + 15) & ~(size_t)15);
     char *block = malloc(at_copies + copies + 1);
     if (!block) {
         return MPI_ERR_NO_MEM;
     }
     struct shmem_mpi_exchange *x = (struct shmem_mpi_exchange *)block;
-    x->count = 0;
     x->n = n;
     x->me = me;
+    x->tag = tag;
+    x->cap = cap;
+    x->piece = piece;
+    x->sends = 0;
+    x->comm = comm;
+    x->recv = recv;
     x->lens = lens;
     x->reqs = (MPI_Request *)(block + at_reqs);
-    x->statuses = (MPI_Status *)(block + at_statuses);
+    x->posted = (int *)(block + at_posted);
+    for (size_t i = 0; i < nreqs; i++) {
+        x->reqs[i] = MPI_REQUEST_NULL;
+    }
+    MPI_Request *sends = x->reqs + peers;
     char *copy = block + at_copies;
     if (copied) {
         for (int m = 0, k = 0; m < n && (data_step != 0 || k == 0); m++) {
@@ -640,11 +691,13 @@ int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *hea
         memcpy(copy, head, (size_t)head_len);
     }
     int rc = MPI_SUCCESS;
-    for (int m = 0; m < n && rc == MPI_SUCCESS; m++) {
+    for (int m = 0, k = 0; m < n && rc == MPI_SUCCESS; m++) {
         if (m != me) {
-            rc = MPI_Irecv(recv + (size_t)m * cap, cap, MPI_BYTE, m, tag, comm,
-                           &x->reqs[x->count]);
-            x->count += rc == MPI_SUCCESS;
+            lens[m] = 0;
+            x->posted[k] = piece_cap(piece, cap, 0);
+            rc = MPI_Irecv(recv + (size_t)m * cap, x->posted[k], MPI_BYTE, m, tag, comm,
+                           &x->reqs[k]);
+            k++;
         }
     }
     for (int m = 0, k = 0; m < n && rc == MPI_SUCCESS; m++) {
@@ -653,19 +706,33 @@ int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *hea
         }
         if (copied) {
             const char *from = copy + (data_step != 0 ? (size_t)k * msg : 0);
-            rc = MPI_Isend(from, msg, MPI_BYTE, m, tag, comm, &x->reqs[x->count]);
-        } else {
-            rc = exchange_send(comm, tag, m, copy, head_len, data + (long long)m * data_step,
-                               data_len, &x->reqs[x->count]);
+            rc = MPI_Isend(from, msg, MPI_BYTE, m, tag, comm, &sends[x->sends]);
+            x->sends += rc == MPI_SUCCESS;
+            k++;
+            continue;
         }
-        x->count += rc == MPI_SUCCESS;
+        const char *body = data + (long long)m * data_step;
+        int room = piece_cap(piece, cap, 0);
+        int len = msg < room ? msg : room;
+        rc = exchange_send(comm, tag, m, copy, head_len, body, len - head_len,
+                           &sends[x->sends]);
+        x->sends += rc == MPI_SUCCESS;
+        for (int at = len; rc == MPI_SUCCESS && piece_more(len, room, at, cap); at += len) {
+            room = piece_cap(piece, cap, at);
+            len = msg - at < room ? msg - at : room;
+            rc = MPI_Isend(body + (at - head_len), len, MPI_BYTE, m, tag + 1, comm,
+                           &sends[x->sends]);
+            x->sends += rc == MPI_SUCCESS;
+        }
         k++;
     }
     if (rc != MPI_SUCCESS) {
         /* Nothing stays in flight on a failed start. */
-        for (int i = 0; i < x->count; i++) {
-            MPI_Cancel(&x->reqs[i]);
-            MPI_Wait(&x->reqs[i], MPI_STATUS_IGNORE);
+        for (int i = 0; i < peers + x->sends; i++) {
+            if (x->reqs[i] != MPI_REQUEST_NULL) {
+                MPI_Cancel(&x->reqs[i]);
+                MPI_Wait(&x->reqs[i], MPI_STATUS_IGNORE);
+            }
         }
         free(block);
         return rc;
@@ -674,20 +741,57 @@ int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *hea
     return MPI_SUCCESS;
 }
 
+/* Takes in the pieces that arrived from the member of receive `k` (`m`), posting the
+ * receive of each next one. */
+static int exchange_receive(struct shmem_mpi_exchange *x, int k, int m) {
+    while (x->reqs[k] != MPI_REQUEST_NULL) {
+        int flag = 0, got = 0;
+        MPI_Status status;
+        int rc = MPI_Test(&x->reqs[k], &flag, &status);
+        if (rc == MPI_SUCCESS && flag) {
+            rc = MPI_Get_count(&status, MPI_BYTE, &got);
+        }
+        if (rc != MPI_SUCCESS || !flag) {
+            return rc;
+        }
+        x->lens[m] += got;
+        if (piece_more(got, x->posted[k], x->lens[m], x->cap)) {
+            x->posted[k] = piece_cap(x->piece, x->cap, x->lens[m]);
+            rc = MPI_Irecv(x->recv + (size_t)m * x->cap + x->lens[m], x->posted[k], MPI_BYTE,
+                           m, x->tag + 1, x->comm, &x->reqs[k]);
+            if (rc != MPI_SUCCESS) {
+                return rc;
+            }
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 /* Whether the exchange has completed (then the received lengths are in its `lens` and
  * `request` is released). */
 int shmem_mpi_exchange_test(void *request, int *done) {
     struct shmem_mpi_exchange *x = request;
-    int rc = MPI_Testall(x->count, x->reqs, done, x->statuses);
-    if (rc != MPI_SUCCESS || !*done) {
-        return rc;
-    }
-    for (int m = 0, k = 0; m < x->n && rc == MPI_SUCCESS; m++) {
-        if (m != x->me) {
-            rc = MPI_Get_count(&x->statuses[k++], MPI_BYTE, &x->lens[m]);
+    int peers = x->n - 1;
+    int received = 1;
+    *done = 0;
+    for (int m = 0, k = 0; m < x->n; m++) {
+        if (m == x->me) {
+            continue;
         }
+        int rc = exchange_receive(x, k, m);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        received &= x->reqs[k] == MPI_REQUEST_NULL;
+        k++;
     }
-    free(x);
+    if (!received) {
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_Testall(x->sends, x->reqs + peers, done, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS && *done) {
+        free(x);
+    }
     return rc;
 }
 
