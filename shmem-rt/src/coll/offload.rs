@@ -73,9 +73,9 @@
 //! rule on every member, each piece under TCP's eager limit of 64 KiB: one message past
 //! it waits for a rendezvous), and every member receives exactly the pieces each other
 //! member sent, whatever its own call. A 64 KiB reduction on 2 members is then one
-//! exchange of two pieces per member: 21.6–22.5 µs against 22–23 µs for MPI's own
+//! exchange of two pieces per member: 21.0–23.0 µs against 22.0–23.7 µs for MPI's own
 //! allreduce, where one message of 64 KiB took 33–35 µs and the agreement then
-//! `MPI_Allreduce` 29–32 µs (Open MPI 4.1.4, 2 ranks over TCP).
+//! `MPI_Allreduce` 30–32 µs (Open MPI 4.1.4, 2 ranks over TCP).
 //!
 //! The agreements of a set are tested to completion in the order they were started
 //! (deferred ones oldest first, and a call's own only once the deferred are settled):
