@@ -34,9 +34,6 @@ pub(crate) fn carry_max(n: f64) -> f64 {
     (each & !63) as f64
 }
 
-/// A reduction's data carried in a gathered set's exchange at most (`REDUCE_CARRY_MAX`).
-pub(crate) const REDUCE_CARRY_MAX: f64 = 32768.0;
-
 /// Data a call carries inside its agreement on sets that agree by an allreduce
 /// (`AGREE_INLINE`).
 pub(crate) const AGREE_INLINE: f64 = 1024.0;
@@ -466,8 +463,7 @@ impl Coll {
         let one = p.calls(1.0);
         if n <= AGREE_GATHER_MAX {
             // The data travels in the exchange when it fits a message.
-            let reduces = matches!(self, Coll::ReduceInt | Coll::ReduceFloat);
-            if m <= carry_max(n) && !(reduces && m > REDUCE_CARRY_MAX) {
+            if m <= carry_max(n) {
                 let carried = if self == Coll::Barrier { 0.0 } else { m };
                 let combine = match self {
                     Coll::ReduceInt | Coll::ReduceFloat => {
