@@ -366,3 +366,57 @@ fn broadcasts_of_64_kib_from_a_root_that_never_waits_arrive_whole_and_in_order(
     pe.free(dst)?;
     Ok(pe.free(src)?)
 }
+
+/// PE 1 makes a 64 KiB fcollect (a message of two pieces) against two broadcasts from
+/// PE 0, which (unchecked) returns from each at once, so both its agreements are in
+/// flight when PE 1's pieces arrive: PE 1's fcollect fails, its next call (the second
+/// broadcast) gets the root's data, PE 0 learns of the failure once, and the set works.
+#[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0"])]
+fn pieces_of_a_mismatched_call_against_a_root_that_never_waits_stay_with_their_call(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    const COUNT: usize = 8192;
+    let me = pe.my_pe();
+    let world = pe.world();
+    let src = pe.alloc_slice::<u64>(COUNT)?;
+    let dst = pe.alloc_slice::<u64>(2 * COUNT)?;
+    let values: Vec<u64> = (0..COUNT).map(|i| value(me, i)).collect();
+    src.write_local(pe, &values)?;
+    pe.barrier_all()?;
+    let mut failures = 0;
+    if me == 0 {
+        for _ in 0..2 {
+            failures += u32::from(
+                broadcast::<u64>(pe, &world, 0, &dst.range(..4)?, &src.range(..4)?).is_err(),
+            );
+        }
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let first = fcollect::<u64>(pe, &world, &dst, &src);
+        assert!(
+            first.is_err(),
+            "PE 1's fcollect against a broadcast returned Ok"
+        );
+        broadcast::<u64>(pe, &world, 0, &dst.range(..4)?, &src.range(..4)?)?;
+        let want: Vec<u64> = (0..4).map(|i| value(0, i)).collect();
+        assert_eq!(
+            dst.to_vec(pe)[..4],
+            want,
+            "PE 1: the broadcast after its failure"
+        );
+    }
+    let third = fcollect::<u64>(pe, &world, &dst.range(..2)?, &src.range(..1)?);
+    if me == 0 {
+        failures += u32::from(third.is_err());
+        assert_eq!(
+            failures, 1,
+            "PE 0 learned of the failed broadcast {failures} times"
+        );
+    } else {
+        third?;
+    }
+    fcollect::<u64>(pe, &world, &dst.range(..2)?, &src.range(..1)?)?;
+    assert_eq!(dst.to_vec(pe)[..2], [value(0, 0), value(1, 0)]);
+    pe.free(dst)?;
+    Ok(pe.free(src)?)
+}
