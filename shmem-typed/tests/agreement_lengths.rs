@@ -6,7 +6,7 @@
 //! with the agreement arrives whole and in member order (`f64` sums up to 128 KiB bit for
 //! bit, alltoall blocks of 1 KiB, both against sequential oracles); and a broadcast root
 //! that never waits for its readers keeps them in step over 10,000 calls, and over 200
-//! calls of 64 KiB.
+//! calls of 64 KiB, and the pieces of a mismatched call sent to it stay with that call.
 
 use shmem_typed::prelude::*;
 
