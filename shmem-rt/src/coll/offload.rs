@@ -680,6 +680,10 @@ pub(crate) struct SetComms {
     /// By set key: the failure of a deferred agreement, reported by the root's next call
     /// on the set that completes (or by finalize).
     learned: HashMap<u64, (u64, CollectiveError)>,
+    /// By set key: communicators released while deferred agreements on them were still
+    /// in flight, freed once the set's queue of them is settled (an exchange in flight
+    /// may still post receives of its later pieces on its communicator).
+    retired: HashMap<u64, Vec<Comm>>,
 }
 
 /// A broadcast root's agreement in flight (see [`Call::broadcast`]): its buffers stay
@@ -707,6 +711,7 @@ impl SetComms {
             deferred: HashMap::new(),
             spare: Vec::new(),
             learned: HashMap::new(),
+            retired: HashMap::new(),
         }
     }
 
@@ -749,13 +754,22 @@ impl SetComms {
 
     /// Releases the communicator of the set with key `key`, if this PE made one: its
     /// slot went (see `runtime::collectives`), and its calls on it are complete but for
-    /// the agreements of broadcasts it returned from at once (`deferred`), which MPI
-    /// completes normally after the free (`MPI_Comm_free` only marks the communicator for
-    /// deallocation) and which stay queued under the set's key, to be settled by this
-    /// PE's next call on the set or by finalize.
+    /// the agreements of broadcasts it returned from at once (`deferred`), which stay
+    /// queued under the set's key, to be settled by this PE's next call on the set or by
+    /// finalize. While any is queued the communicator is kept (`retired`) and freed once
+    /// they are settled: a deferred exchange may still post the receive of a later piece
+    /// of a member's message on it, and a freed communicator takes no new operation.
     pub(crate) fn release<G: GroupCollectives>(&mut self, groups: &G, key: u64) {
         if let Some((comm, _)) = self.comms.remove(&key) {
-            groups.free_comm(comm);
+            if self
+                .deferred
+                .get(&key)
+                .is_some_and(|queue| !queue.is_empty())
+            {
+                self.retired.entry(key).or_default().push(comm);
+            } else {
+                groups.free_comm(comm);
+            }
         }
     }
 
@@ -939,6 +953,9 @@ impl<T: Transport> Call<'_, T> {
             let must = every || queue.len() > DEFER_DEPTH;
             let Some(mut oldest) = queue.pop_front() else {
                 self.comms.deferred.remove(&key);
+                for comm in self.comms.retired.remove(&key).unwrap_or_default() {
+                    self.groups.free_comm(comm);
+                }
                 return Ok(());
             };
             let Some(request) = oldest
