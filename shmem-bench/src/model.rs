@@ -38,7 +38,7 @@ pub(crate) fn carry_max(n: f64) -> f64 {
 /// (`AGREE_INLINE`).
 pub(crate) const AGREE_INLINE: f64 = 1024.0;
 
-/// Sets up to this many members agree by an allgather (`AGREE_GATHER_MAX`).
+/// Sets up to this many members agree by point-to-point messages (`AGREE_GATHER_MAX`).
 pub(crate) const AGREE_GATHER_MAX: f64 = 8.0;
 
 /// Collects on sets that agree by an allreduce and have up to this many members gather

@@ -101,7 +101,7 @@ pub mod env {
         (
             "SHMEM_MPI_AGREE_GATHER_MAX",
             "8",
-            "MPI: offloaded calls on sets up to this size agree by an allgather, above by an allreduce",
+            "MPI: offloaded calls on sets up to this size agree by point-to-point messages, above by an allreduce",
         ),
         (
             "SHMEM_MPI_COLLECT_COUNTS_MAX",

@@ -838,7 +838,7 @@ static ROOT_RETURNED: u64 = 0;
 /// (on shared memory its data is staged, over MPI its agreement is left in flight): the
 /// reader enters each broadcast only once the root has said, by an atomic, that its call
 /// returned. A root that waited for its reader would wait for a PE that waits for it.
-/// Over MPI the root runs ahead on sets that agree by the allgather, which the test
+/// Over MPI the root runs ahead on sets that agree point to point, which the test
 /// keeps to whatever the suite's setting.
 #[shmem_testkit::test(npes = 2, env = ["SHMEM_CHECKED=0", "SHMEM_MPI_AGREE_GATHER_MAX=8"])]
 fn a_broadcast_root_returns_before_its_reader_enters(pe: &mut Pe) -> Result<(), ShmemError> {

@@ -12,7 +12,7 @@
 //! | `SHMEM_COLLECT_STAGE_MAX` | 1K | collect/fcollect contributions up to this are staged, above read from sources |
 //! | `SHMEM_REDUCE_ONE_SHOT_MAX` | 4K | reductions up to this use one shot (every member combines every source) … |
 //! | `SHMEM_REDUCE_ONE_SHOT_READ_MAX` | 16K | … while `bytes × (members − 1)` stays up to this; above, scatter–gather |
-//! | `SHMEM_MPI_AGREE_GATHER_MAX` | 8 | offloaded calls on sets up to this size agree by an allgather, larger ones by an allreduce ([`AGREE_GATHER_MAX`]) |
+//! | `SHMEM_MPI_AGREE_GATHER_MAX` | 8 | offloaded calls on sets up to this size agree by point-to-point messages between every pair of members, larger ones by an allreduce ([`AGREE_GATHER_MAX`]) |
 //! | `SHMEM_MPI_COLLECT_COUNTS_MAX` | 16 | offloaded collects on sets that agree by an allreduce and have up to this many members gather every member's count, larger ones place the data without ([`COLLECT_COUNTS_MAX`]) |
 //!
 //! Data up to [`INLINE_BYTES`] always travels inline in the arrival line. Direct
@@ -79,11 +79,12 @@ pub(crate) fn path<T: Transport>(t: &T, op: Operation) -> Path {
     }
 }
 
-/// Sets of up to this many members agree on an offloaded call (`coll::offload`) by a
-/// non-blocking allgather of every member's agreement element, which each member reduces
-/// itself; larger sets by a non-blocking allreduce, whose bytes per member do not grow
-/// with the set. At 2 ranks over TCP (Open MPI 4.1) the allgather is one round where
-/// the allreduce is two (a reduce and a broadcast). `SHMEM_MPI_AGREE_GATHER_MAX`
+/// Sets of up to this many members agree on an offloaded call (`coll::offload`) by
+/// point-to-point messages: every member sends every other member its head and the data
+/// its call carries, and judges every member's head itself; larger sets by a
+/// non-blocking allreduce, whose bytes per member do not grow with the set. At 2 ranks
+/// over TCP (Open MPI 4.1) the exchange is one round where the allreduce is two (a
+/// reduce and a broadcast). `SHMEM_MPI_AGREE_GATHER_MAX`
 /// overrides it (0 makes every set agree by the allreduce).
 pub(crate) const AGREE_GATHER_MAX: usize = 8;
 
@@ -227,8 +228,8 @@ impl Selection {
         }
     }
 
-    /// Whether an offloaded call on a set of `members` agrees by an allgather of the
-    /// members' agreement elements rather than by an allreduce (see [`AGREE_GATHER_MAX`]).
+    /// Whether an offloaded call on a set of `members` agrees by point-to-point messages
+    /// carrying every member's head to every other rather than by an allreduce (see [`AGREE_GATHER_MAX`]).
     #[inline]
     pub(crate) fn agree_gathers(&self, members: usize) -> bool {
         members <= self.agree_gather_max
