@@ -363,13 +363,17 @@ pub(crate) mod mpi {
     }
 
     /// libnbc's `MPI_Iallreduce` with a non-commutative operator (the agreement's):
-    /// a binomial reduce to rank 0, then a binomial broadcast — 2⌈log₂ n⌉ rounds of `m`.
+    /// a binomial reduce to rank 0, then a binomial broadcast — 2⌈log₂ n⌉ rounds of `m`,
+    /// each waiting the passes of a round where ranks share cores ([`Params::round`], not
+    /// a blocking tree's one): libnbc moves a hop on only in its rank's own test, which
+    /// the runtime's waits poll in their turns (the barrier at 16 and 32 ranks: two
+    /// passes model it at 1.44× and 1.08× the measurement, one pass at 0.88× and 0.66×).
     pub(crate) fn iallreduce(p: &Params, n: f64, m: f64) -> Cost {
         if n < 2.0 {
             return Cost::default();
         }
         Cost {
-            us: 2.0 * lg(n) * p.tree_round(n, m) + lg(n) * p.combine(n, m),
+            us: 2.0 * lg(n) * p.round(n, m) + lg(n) * p.combine(n, m),
             bytes: (lg(n) + 1.0) * m,
             mem: m,
         }
