@@ -473,8 +473,8 @@ impl Coll {
                 };
                 return agreement_carrying(p, n, carried) + combine;
             }
-            if matches!(self, Coll::ReduceInt | Coll::ReduceFloat) {
-                return reduce_split(p, n, m, self);
+            if matches!(self, Coll::ReduceInt | Coll::ReduceFloat) && m <= n * carry_max(n) {
+                return reduce_split(p, n, m);
             }
             return agree
                 + one
@@ -482,7 +482,8 @@ impl Coll {
                     Coll::Barrier => Cost::default(),
                     Coll::Broadcast => mpi::bcast(p, n, m),
                     Coll::Fcollect | Coll::Collect => mpi::allgather(p, n, m),
-                    Coll::ReduceInt | Coll::ReduceFloat => unreachable!("reduce_split"),
+                    Coll::ReduceInt => mpi::allreduce(p, n, m),
+                    Coll::ReduceFloat => return agree + reduce_scattered(p, n, m),
                     Coll::Alltoall => mpi::alltoall(p, n, m),
                 };
         }
@@ -587,26 +588,15 @@ pub(crate) fn collect_runs(p: &Params, n: f64, m: f64) -> Cost {
 }
 
 /// A reduction of `m` bytes on a set of 2–8 members whose source does not fit a message
-/// of the agreement (`Call::reduce_split`): the agreement carries a chunk of each source
-/// per member (`m / n`, at most a message), each member combines its chunk, and the
-/// network's allgatherv gathers the combined chunks; what the chunks do not hold (past
-/// `n · carry_max(n)`) goes on after the agreement as larger data does.
-fn reduce_split(p: &Params, n: f64, m: f64, coll: Coll) -> Cost {
-    let split = m.min(n * carry_max(n));
-    let chunk = split / n;
-    let moved = agreement_carrying(p, n, chunk)
+/// of the agreement but whose chunks do (`Call::reduce_split`): the agreement carries a
+/// chunk of each source per member (`m / n`), each member combines its chunk, and the
+/// network's allgatherv gathers the combined chunks.
+fn reduce_split(p: &Params, n: f64, m: f64) -> Cost {
+    let chunk = m / n;
+    agreement_carrying(p, n, chunk)
         + Cost::time(p.combine(n, n * chunk)).with_mem(chunk)
         + p.calls(1.0)
-        + mpi::allgather(p, n, chunk);
-    let rest = m - split;
-    if rest <= 0.0 {
-        return moved;
-    }
-    moved
-        + match coll {
-            Coll::ReduceInt => p.calls(1.0) + mpi::allreduce(p, n, rest),
-            _ => reduce_scattered(p, n, rest),
-        }
+        + mpi::allgather(p, n, chunk)
 }
 
 /// A floating-point reduction of `m` bytes whose sources do not

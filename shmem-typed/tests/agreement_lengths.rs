@@ -428,8 +428,8 @@ fn pieces_of_a_mismatched_call_against_a_root_that_never_waits_stay_with_their_c
 
 /// Reductions whose sources do not fit one message of the agreement (on MPI, the
 /// agreement then carries a chunk of each source per member, member `m` combines its
-/// chunk and the network gathers the chunks; past a chunk a message holds, the rest
-/// after the agreement): `f64` sums bit for bit the sequential sum in PE order (in place
+/// chunk and the network gathers the chunks; past a chunk a message holds, the data
+/// moves after the agreement): `f64` sums bit for bit the sequential sum in PE order (in place
 /// and not) and `u64` xors against the oracle; a last PE passing one element more, or
 /// another operator, is an error on every PE with no target written; then the set
 /// works.
@@ -485,8 +485,8 @@ fn reductions_past_one_message(pe: &mut Pe, count: usize) -> Result<(), ShmemErr
 }
 
 /// 64 KiB + 8 B (a chunk of 4 Ki elements per member, one more for the last), 96 KiB +
-/// 8 B, 128 KiB + 8 B (a full chunk per member, then one element after the agreement)
-/// and 256 KiB + 24 B of 8-byte elements.
+/// 8 B, 128 KiB + 8 B (one element more than the chunks hold: after the agreement) and
+/// 256 KiB + 24 B of 8-byte elements.
 #[shmem_testkit::test(npes = 2)]
 fn reductions_past_one_message_on_2_pes_match_the_oracles_and_mismatches_fail_on_both(
     pe: &mut Pe,
@@ -498,8 +498,8 @@ fn reductions_past_one_message_on_2_pes_match_the_oracles_and_mismatches_fail_on
 }
 
 /// 64 KiB + 24 B (a chunk of 2 Ki elements per member, 3 more for the last), 96 KiB
-/// (more than a message's chunk per member: the rest after the agreement) and 256 KiB +
-/// 8 B of 8-byte elements.
+/// (more than the chunks hold: after the agreement) and 256 KiB + 8 B of 8-byte
+/// elements.
 #[shmem_testkit::test(npes = 4)]
 fn reductions_past_one_message_on_4_pes_match_the_oracles_and_mismatches_fail_on_every_pe(
     pe: &mut Pe,

@@ -32,9 +32,10 @@
 //!    message to member `j`; a reduction's source in its messages, every member
 //!    combining all of them left to right in member order (the runtime's own result,
 //!    bit for bit, whatever the operator), writing its target only once the checks
-//!    agree; a longer reduction's source a chunk per message (member `m` combines
-//!    chunk `m` of every source in member order, and the network's allgatherv gathers
-//!    the combined chunks once the checks agree: [`Call::reduce_split`]). On larger sets: a reduction's sources combined by the operator (or each at
+//!    agree; a longer reduction's source a chunk per message when each chunk fits one
+//!    (member `m` combines chunk `m` of every source in member order, and the network's
+//!    allgatherv gathers the combined chunks once the checks agree:
+//!    [`Call::reduce_split`]). On larger sets: a reduction's sources combined by the operator (or each at
 //!    its place), a broadcast root's source or the fcollect members' parts (each at its
 //!    place, the others' zeros) combined by a bitwise or. Otherwise it moves straight
 //!    between the members' symmetric buffers: broadcast — the network's bcast;
@@ -1750,9 +1751,9 @@ impl<T: Transport> Call<'_, T> {
     /// `shmem_OP_to_all` with `C` (see `coll::reduce`). On a gathered set whose
     /// members' sources fit a message ([`carry_max`]), every member's source travels in
     /// its messages and every member combines them left to right in member order, the
-    /// runtime's own result bit for bit; when they do not, the messages carry a chunk
-    /// of each source per member ([`Call::reduce_split`]), and what the chunks do not
-    /// hold goes on as below. Otherwise, with an operator that gives the same
+    /// runtime's own result bit for bit; when they do not but a chunk of each per member
+    /// does, the messages carry the chunks ([`Call::reduce_split`]). Otherwise, with an
+    /// operator that gives the same
     /// bits in any order, the sources are combined by the agreement when they fit (sets
     /// that do not gather), else by the network's allreduce with `C`; with the others
     /// (floating point) the result is the runtime's own, combined left to right in
@@ -1778,25 +1779,20 @@ impl<T: Transport> Call<'_, T> {
         } else {
             None
         };
-        let (comm, done) = if self.gathers() {
+        let comm = if self.gathers() {
             if bytes <= carry_max(n) {
                 return self.reduce_swapped::<C>(&mine, target, source);
             }
-            if n >= 2 {
-                self.reduce_split::<C>(&mine, target, source)?
-            } else {
-                (self.check_bare(&mine)?.0, 0)
+            if n >= 2 && count / n + count % n <= carry_max(n) / size {
+                return self.reduce_split::<C>(&mine, target, source);
             }
+            self.check_bare(&mine)?.0
         } else {
             match self.reduce_reduced::<C>(&mine, target, source)? {
-                Some(comm) => (comm, 0),
+                Some(comm) => comm,
                 None => return Ok(()),
             }
         };
-        // The elements the agreement did not reduce.
-        let count = count - done;
-        let target = Span::new(target.off + done * size, count);
-        let source = Span::new(source.off + done * size, count);
         if count == 0 {
             return Ok(());
         }
@@ -1865,31 +1861,24 @@ impl<T: Transport> Call<'_, T> {
     }
 
     /// A reduction on a gathered set of `n >= 2` members whose sources do not fit a
-    /// message: its first `f` elements (all of them when their chunks fit a message)
-    /// reduce-scattered by the agreement itself. With `s = f / n` and `r = f mod n`, the
-    /// message to member `m` carries the `s + r` elements from `m · s` (chunks overlap
-    /// by `r`, so every one is as long and lies in the source); member `m` combines
-    /// elements `[m · s, (m + 1) · s)` (the last member's up to `f`) left to right in
-    /// member order, and, once the agreement passed, the network's allgatherv gives
-    /// every member every combined chunk. The runtime's own result, bit for bit, in one
-    /// exchange and one allgatherv: no round of heads alone before the data moves.
-    /// Returns the set's communicator and `f`.
+    /// message but whose chunks do: the agreement itself reduce-scatters the `count`
+    /// elements. With `s = count / n` and `r = count mod n`, the message to member `m`
+    /// carries the `s + r` elements from `m · s` (chunks overlap by `r`, so every one is
+    /// as long and lies in the source); member `m` combines elements `[m · s, (m + 1) ·
+    /// s)` (the last member's up to `count`) left to right in member order, and, once the
+    /// agreement passed, the network's allgatherv gives every member every combined
+    /// chunk: the runtime's own result, bit for bit, in one exchange and one allgatherv,
+    /// with no round of heads alone before the data moves.
     fn reduce_split<C: Combine>(
         &mut self,
         mine: &Descriptor,
         target: Span,
         source: Span,
-    ) -> RtResult<(Comm, usize)> {
+    ) -> RtResult<()> {
         let n = self.set.size();
         let size = size_of::<C::Elem>();
         let count = source.len;
-        let most = carry_max(n) / size;
-        let f = if count / n + count % n <= most {
-            count
-        } else {
-            n * most
-        };
-        let (s, r) = (f / n, f % n);
+        let (s, r) = (count / n, count % n);
         let sent = (s + r) * size;
         let own = self.local(source.off).cast_const();
         let carry = Carry {
@@ -1898,16 +1887,13 @@ impl<T: Transport> Call<'_, T> {
             len: sent,
         };
         let (comm, _) = self.swap(mine, carry)?;
-        if f == 0 {
-            return Ok((comm, 0));
-        }
         let at = self.index * s;
         let k = if self.index == n - 1 { s + r } else { s };
         let mut scratch = std::mem::take(&mut self.comms.scratch);
         let acc_at: *mut u8 = view_as::<C>(&mut scratch, k).as_mut_ptr().cast();
         let data = |m: usize| {
             if m == self.index {
-                // In the source: `at + k <= f <= count`.
+                // In the source: `at + k <= count`.
                 Ok(own.wrapping_add(at * size))
             } else {
                 self.carried(m, sent)
@@ -1919,14 +1905,14 @@ impl<T: Transport> Call<'_, T> {
         let combined = unsafe { combine_members::<C>(n, k, acc_at, acc_at, data) };
         let outcome = combined.and_then(|()| {
             let chunk = acc_at.cast_const();
-            let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(f * size));
+            let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(count * size));
             let mut counts = vec![int(s * size)?; n];
             counts[n - 1] = int((s + r) * size)?;
             let displs = (0..n)
                 .map(|m| int(m * s * size))
                 .collect::<RtResult<Vec<i32>>>()?;
             // SAFETY: `chunk` holds this member's combined `k` elements (scratch memory,
-            // apart from the target), the target `f` elements of this PE's own
+            // apart from the target), the target `count` elements of this PE's own
             // partition (agreed); every member computes the same counts and
             // displacements from the agreed count.
             unsafe {
@@ -1941,7 +1927,7 @@ impl<T: Transport> Call<'_, T> {
             }
         });
         self.comms.scratch = scratch;
-        outcome.map(|()| (comm, f))
+        outcome
     }
 
     /// A reduction's agreement on a set that does not gather: the sources in the
