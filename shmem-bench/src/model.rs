@@ -477,6 +477,9 @@ impl Coll {
                 };
                 return agreement_carrying(p, n, carried) + combine;
             }
+            if matches!(self, Coll::ReduceInt | Coll::ReduceFloat) && m <= n * carry_max(n) {
+                return reduce_split(p, n, m);
+            }
             return agree
                 + one
                 + match self {
@@ -586,6 +589,18 @@ pub(crate) fn collect_runs(p: &Params, n: f64, m: f64) -> Cost {
         bytes: lg(n) * 8.0 + (n - 1.0) * m,
         mem: 0.0,
     }
+}
+
+/// A reduction of `m` bytes on a set of 2–8 members whose source does not fit a message
+/// of the agreement but whose chunks do (`Call::reduce_split`): the agreement carries a
+/// chunk of each source per member (`m / n`), each member combines its chunk, and the
+/// network's allgatherv gathers the combined chunks.
+fn reduce_split(p: &Params, n: f64, m: f64) -> Cost {
+    let chunk = m / n;
+    agreement_carrying(p, n, chunk)
+        + Cost::time(p.combine(n, n * chunk)).with_mem(chunk)
+        + p.calls(1.0)
+        + mpi::allgather(p, n, chunk)
 }
 
 /// A floating-point reduction of `m` bytes whose sources do not

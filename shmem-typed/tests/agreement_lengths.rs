@@ -6,7 +6,9 @@
 //! with the agreement arrives whole and in member order (`f64` sums up to 128 KiB bit for
 //! bit, alltoall blocks of 1 KiB, both against sequential oracles); and a broadcast root
 //! that never waits for its readers keeps them in step over 10,000 calls, and over 200
-//! calls of 64 KiB, and the pieces of a mismatched call sent to it stay with that call.
+//! calls of 64 KiB, and the pieces of a mismatched call sent to it stay with that call;
+//! reductions past what one message carries (to 256 KiB, on 2 and 4 PEs) match their
+//! oracles, and a count or operator that differs there fails on every PE.
 
 use shmem_typed::prelude::*;
 
@@ -17,6 +19,15 @@ fn value(pe: usize, i: usize) -> u64 {
 
 /// What an untouched target holds.
 const UNTOUCHED: u64 = u64::MAX;
+
+/// Asserts that `result`, PE `me`'s `call` of `what`, is an argument mismatch.
+fn mismatched(me: usize, what: &str, result: Result<(), ShmemError>, call: &str) {
+    let err = result.expect_err(&format!("PE {me}: {call} of {what} returned Ok"));
+    assert!(
+        matches!(err.cause(), ShmemError::ArgumentMismatch { .. }),
+        "PE {me}: {call} of {what}: {err}"
+    );
+}
 
 /// One PE (the last) passes `liar` elements where the others pass `count` to a
 /// reduction, a broadcast, an fcollect and an alltoall on the world: each is an error on
@@ -48,13 +59,7 @@ fn counts_that_differ(pe: &mut Pe, count: usize, liar: usize) -> Result<(), Shme
         assert_eq!(at, None, "PE {me}: {call} that failed wrote its target");
     };
     let what = format!("{count} elements against {liar} on {npes} PEs");
-    let failed = |result: Result<(), ShmemError>, call: &str| {
-        let err = result.expect_err(&format!("PE {me}: a {call} of {what} returned Ok"));
-        assert!(
-            matches!(err.cause(), ShmemError::ArgumentMismatch { .. }),
-            "PE {me}: a {call} of {what}: {err}"
-        );
-    };
+    let failed = |result, call: &str| mismatched(me, &what, result, &format!("a {call}"));
     failed(
         reduce::<Sum, f64>(pe, &world, &fdst.range(..n)?, &fsrc.range(..n)?),
         "sum reduction",
@@ -419,4 +424,88 @@ fn pieces_of_a_mismatched_call_against_a_root_that_never_waits_stay_with_their_c
     assert_eq!(dst.to_vec(pe)[..2], [value(0, 0), value(1, 0)]);
     pe.free(dst)?;
     Ok(pe.free(src)?)
+}
+
+/// Reductions whose sources do not fit one message of the agreement (on MPI, the
+/// agreement then carries a chunk of each source per member, member `m` combines its
+/// chunk and the network gathers the chunks; past a chunk a message holds, the data
+/// moves after the agreement): `f64` sums bit for bit the sequential sum in PE order (in place
+/// and not) and `u64` xors against the oracle; a last PE passing one element more, or
+/// another operator, is an error on every PE with no target written; then the set
+/// works.
+fn reductions_past_one_message(pe: &mut Pe, count: usize) -> Result<(), ShmemError> {
+    let me = pe.my_pe();
+    let npes = pe.n_pes();
+    let world = pe.world();
+    sum_in_member_order(pe, count)?;
+    let src = pe.alloc_slice::<u64>(count + 1)?;
+    let dst = pe.alloc_slice::<u64>(count + 1)?;
+    let fsrc = pe.alloc_slice::<f64>(count)?;
+    let fdst = pe.alloc_slice::<f64>(count)?;
+    src.write_local(pe, &(0..=count).map(|i| value(me, i)).collect::<Vec<_>>())?;
+    fsrc.write_local(pe, &(0..count).map(|i| summand(me, i)).collect::<Vec<_>>())?;
+    dst.write_local(pe, &vec![UNTOUCHED; count + 1])?;
+    fdst.write_local(pe, &vec![-1.0; count])?;
+    pe.barrier_all()?;
+    let liar = me == npes - 1;
+    let what = format!("{count} elements on {npes} PEs");
+    let failed = |result, call: &str| mismatched(me, &what, result, call);
+    let n = if liar { count + 1 } else { count };
+    failed(
+        reduce::<Xor, u64>(pe, &world, &dst.range(..n)?, &src.range(..n)?),
+        "an xor reduction with one count more on the last PE",
+    );
+    let result = if liar {
+        reduce::<Max, f64>(pe, &world, &fdst, &fsrc)
+    } else {
+        reduce::<Sum, f64>(pe, &world, &fdst, &fsrc)
+    };
+    failed(result, "a sum against a max on the last PE");
+    let at = dst.to_vec(pe).iter().position(|&g| g != UNTOUCHED);
+    assert_eq!(
+        at, None,
+        "PE {me}: a reduction that failed wrote its target"
+    );
+    let at = fdst.to_vec(pe).iter().position(|&v| v != -1.0);
+    assert_eq!(
+        at, None,
+        "PE {me}: a reduction that failed wrote its target"
+    );
+    reduce::<Xor, u64>(pe, &world, &dst.range(..count)?, &src.range(..count)?)?;
+    let got = dst.to_vec(pe);
+    for (i, g) in got[..count].iter().enumerate() {
+        let want = (0..npes).fold(0, |acc, p| acc ^ value(p, i));
+        assert_eq!(*g, want, "PE {me}: xor element {i} of {what}");
+    }
+    assert_eq!(got[count], UNTOUCHED, "PE {me}: xor wrote past its target");
+    pe.free(fdst)?;
+    pe.free(fsrc)?;
+    pe.free(dst)?;
+    Ok(pe.free(src)?)
+}
+
+/// 64 KiB + 8 B (a chunk of 4 Ki elements per member, one more for the last), 96 KiB +
+/// 8 B, 128 KiB + 8 B (one element more than the chunks hold: after the agreement) and
+/// 256 KiB + 24 B of 8-byte elements.
+#[shmem_testkit::test(npes = 2)]
+fn reductions_past_one_message_on_2_pes_match_the_oracles_and_mismatches_fail_on_both(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    for count in [8193, 12289, 16385, 32771] {
+        reductions_past_one_message(pe, count)?;
+    }
+    Ok(())
+}
+
+/// 64 KiB + 24 B (a chunk of 2 Ki elements per member, 3 more for the last), 96 KiB
+/// (more than the chunks hold: after the agreement) and 256 KiB + 8 B of 8-byte
+/// elements.
+#[shmem_testkit::test(npes = 4)]
+fn reductions_past_one_message_on_4_pes_match_the_oracles_and_mismatches_fail_on_every_pe(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    for count in [8195, 12288, 32769] {
+        reductions_past_one_message(pe, count)?;
+    }
+    Ok(())
 }

@@ -243,7 +243,8 @@ fn words_write<T: Transport>(t: &T, base: usize) -> Vec<String> {
 }
 
 /// Every atomic operation of both widths on a word of another PE (no other PE touches
-/// it), each compared with the same operation on a private word (the oracle).
+/// it), each compared with the same operation on a private word (the oracle), then an
+/// add that fetches nothing ([`Transport::atomic_update`]).
 fn atomics_against_oracle<T: Transport>(t: &T, word: T::Place) -> Vec<(String, bool)> {
     let mut results = Vec::new();
     let ops = [
@@ -279,6 +280,11 @@ fn atomics_against_oracle<T: Transport>(t: &T, word: T::Place) -> Vec<(String, b
                     got == want,
                 ));
             }
+            // An update that fetches nothing changes the word as the same operation does
+            // (checked with the whole word below).
+            t.atomic_update(at, width, AtomicOp::Add(0x1_0001));
+            // SAFETY: as above.
+            unsafe { amo::apply(mine, width, AtomicOp::Add(0x1_0001)) };
             let whole = t.atomic(word, AtomicWidth::Bits64, AtomicOp::Fetch);
             results.push((
                 format!(

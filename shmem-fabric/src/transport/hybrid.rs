@@ -252,6 +252,9 @@ impl<N: Network> Transport for Hybrid<N> {
     fn atomic(&self, at: NetPlace, width: AtomicWidth, op: AtomicOp) -> u64 {
         self.net.atomic(at.pe, at.off, width, op)
     }
+    fn atomic_update(&self, at: NetPlace, width: AtomicWidth, op: AtomicOp) {
+        self.net.atomic_update(at.pe, at.off, width, op);
+    }
 
     unsafe fn get(&self, from: NetPlace, to: *mut u8, len: usize) {
         if len == 0 {

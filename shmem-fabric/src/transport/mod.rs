@@ -142,6 +142,13 @@ pub trait Transport: Sized + 'static {
     /// respect to every other PE's atomic operations on the word.
     fn atomic(&self, at: Self::Place, width: AtomicWidth, op: AtomicOp) -> u64;
 
+    /// Performs `op` as [`Transport::atomic`] does (atomic with respect to every other
+    /// PE's atomic operations on the word, complete on return) for a caller that does not
+    /// read the old value, which a transport may then leave unfetched.
+    fn atomic_update(&self, at: Self::Place, width: AtomicWidth, op: AtomicOp) {
+        self.atomic(at, width, op);
+    }
+
     /// Copies `len` bytes from `from` into private memory at `to` (race-tolerant).
     ///
     /// # Safety

@@ -106,6 +106,13 @@ pub trait Network: Clone + Send + Sync + 'static {
     /// words (which the network must make visible after [`Network::sync_memory`]).
     fn atomic(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) -> u64;
 
+    /// Performs `op` as [`Network::atomic`] does (atomic with respect to the same
+    /// operations, complete at the target on return) for a caller that does not read the
+    /// old value, which the network may then leave unfetched.
+    fn atomic_update(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) {
+        self.atomic(pe, off, width, op);
+    }
+
     /// Loads the word at `off` of PE `pe` as [`Network::atomic`] fetches it, unless the
     /// target leaves the read unanswered for `within` (a network whose targets serve
     /// reads only from inside its calls, while the target computes in its own code):

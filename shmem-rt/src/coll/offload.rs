@@ -32,7 +32,10 @@
 //!    message to member `j`; a reduction's source in its messages, every member
 //!    combining all of them left to right in member order (the runtime's own result,
 //!    bit for bit, whatever the operator), writing its target only once the checks
-//!    agree. On larger sets: a reduction's sources combined by the operator (or each at
+//!    agree; a longer reduction's source a chunk per message when each chunk fits one
+//!    (member `m` combines chunk `m` of every source in member order, and the network's
+//!    allgatherv gathers the combined chunks once the checks agree:
+//!    [`Call::reduce_split`]). On larger sets: a reduction's sources combined by the operator (or each at
 //!    its place), a broadcast root's source or the fcollect members' parts (each at its
 //!    place, the others' zeros) combined by a bitwise or. Otherwise it moves straight
 //!    between the members' symmetric buffers: broadcast — the network's bcast;
@@ -595,6 +598,34 @@ unsafe fn combine_into<C: Combine>(
         }
         done += k;
     }
+}
+
+/// `((d(0) ⊕ d(1)) ⊕ d(2)) …` for the `n >= 2` operands `d(m) = data(m)` of `elems`
+/// elements of `C` each, left to right in member order: every step into `acc` but the
+/// last, into `last` (which may be `acc`). The first error of `data` ends it.
+///
+/// # Safety
+/// Every operand `data` returns must hold `elems` elements, `acc` and `last` room for
+/// them; `acc` must be apart from every operand, and `last` apart from `acc` (unless
+/// equal) and from every operand but one it may equal.
+unsafe fn combine_members<C: Combine>(
+    n: usize,
+    elems: usize,
+    acc: *mut u8,
+    last: *mut u8,
+    data: impl Fn(usize) -> RtResult<*const u8>,
+) -> RtResult<()> {
+    let mut left = data(0)?;
+    for m in 1..n {
+        let right = data(m)?;
+        let out = if m == n - 1 { last } else { acc };
+        // SAFETY: `elems` elements at each (the caller's contract); `out` is apart from
+        // both operands or equal to one (`acc` after the first step, or an operand
+        // `last` may equal), which `combine_into` allows.
+        unsafe { combine_into::<C>(left, right, out, elems) };
+        left = out.cast_const();
+    }
+    Ok(())
 }
 
 /// Copies `count` elements of `size` bytes from `src`, `src_step` bytes apart, to
@@ -1720,7 +1751,9 @@ impl<T: Transport> Call<'_, T> {
     /// `shmem_OP_to_all` with `C` (see `coll::reduce`). On a gathered set whose
     /// members' sources fit a message ([`carry_max`]), every member's source travels in
     /// its messages and every member combines them left to right in member order, the
-    /// runtime's own result bit for bit. Otherwise, with an operator that gives the same
+    /// runtime's own result bit for bit; when they do not but a chunk of each per member
+    /// does, the messages carry the chunks ([`Call::reduce_split`]). Otherwise, with an
+    /// operator that gives the same
     /// bits in any order, the sources are combined by the agreement when they fit (sets
     /// that do not gather), else by the network's allreduce with `C`; with the others
     /// (floating point) the result is the runtime's own, combined left to right in
@@ -1749,6 +1782,9 @@ impl<T: Transport> Call<'_, T> {
         let comm = if self.gathers() {
             if bytes <= carry_max(n) {
                 return self.reduce_swapped::<C>(&mine, target, source);
+            }
+            if n >= 2 && count / n + count % n <= carry_max(n) / size {
+                return self.reduce_split::<C>(&mine, target, source);
             }
             self.check_bare(&mine)?.0
         } else {
@@ -1815,26 +1851,83 @@ impl<T: Transport> Call<'_, T> {
                 self.carried(m, bytes)
             }
         };
-        let mut acc = data(0);
-        for m in 1..n {
-            let (left, right) = match (acc, data(m)) {
-                (Ok(left), Ok(right)) => (left, right),
-                (Err(err), _) | (_, Err(err)) => {
-                    acc = Err(err);
-                    break;
-                }
-            };
-            let out = if m == n - 1 { to } else { acc_at };
-            // SAFETY: `count` elements at each: the sources (this PE's own, checked, or
-            // member messages that carried exactly `bytes`), the scratch (`view_as`) and
-            // the target (agreed); `out` is either apart from both operands or equal to
-            // one (a target that is the source, or the scratch), which `combine_into`
-            // allows.
-            unsafe { combine_into::<C>(left, right, out, count) };
-            acc = Ok(out.cast_const());
-        }
+        // SAFETY: `count` elements at each: the sources (this PE's own, checked, or
+        // member messages that carried exactly `bytes`), the scratch (`view_as`) and the
+        // target (agreed); the target is apart from the scratch and from every source but
+        // this PE's own, which it may equal (in place), as `combine_members` allows.
+        let combined = unsafe { combine_members::<C>(n, count, acc_at, to, data) };
         self.comms.scratch = scratch;
-        acc.map(drop)
+        combined
+    }
+
+    /// A reduction on a gathered set of `n >= 2` members whose sources do not fit a
+    /// message but whose chunks do: the agreement itself reduce-scatters the `count`
+    /// elements. With `s = count / n` and `r = count mod n`, the message to member `m`
+    /// carries the `s + r` elements from `m · s` (chunks overlap by `r`, so every one is
+    /// as long and lies in the source); member `m` combines elements `[m · s, (m + 1) ·
+    /// s)` (the last member's up to `count`) left to right in member order, and, once the
+    /// agreement passed, the network's allgatherv gives every member every combined
+    /// chunk: the runtime's own result, bit for bit, in one exchange and one allgatherv,
+    /// with no round of heads alone before the data moves.
+    fn reduce_split<C: Combine>(
+        &mut self,
+        mine: &Descriptor,
+        target: Span,
+        source: Span,
+    ) -> RtResult<()> {
+        let n = self.set.size();
+        let size = size_of::<C::Elem>();
+        let count = source.len;
+        let (s, r) = (count / n, count % n);
+        let sent = (s + r) * size;
+        let own = self.local(source.off).cast_const();
+        let carry = Carry {
+            data: own,
+            step: s * size,
+            len: sent,
+        };
+        let (comm, _) = self.swap(mine, carry)?;
+        let at = self.index * s;
+        let k = if self.index == n - 1 { s + r } else { s };
+        let mut scratch = std::mem::take(&mut self.comms.scratch);
+        let acc_at: *mut u8 = view_as::<C>(&mut scratch, k).as_mut_ptr().cast();
+        let data = |m: usize| {
+            if m == self.index {
+                // In the source: `at + k <= count`.
+                Ok(own.wrapping_add(at * size))
+            } else {
+                self.carried(m, sent)
+            }
+        };
+        // SAFETY: `k <= s + r` elements at each: this PE's own source from `at`
+        // (checked), member messages that carried exactly `s + r`, and the scratch
+        // (`view_as`), apart from every source.
+        let combined = unsafe { combine_members::<C>(n, k, acc_at, acc_at, data) };
+        let outcome = combined.and_then(|()| {
+            let chunk = acc_at.cast_const();
+            let int = |v: usize| i32::try_from(v).map_err(|_| self.too_large(count * size));
+            let mut counts = vec![int(s * size)?; n];
+            counts[n - 1] = int((s + r) * size)?;
+            let displs = (0..n)
+                .map(|m| int(m * s * size))
+                .collect::<RtResult<Vec<i32>>>()?;
+            // SAFETY: `chunk` holds this member's combined `k` elements (scratch memory,
+            // apart from the target), the target `count` elements of this PE's own
+            // partition (agreed); every member computes the same counts and
+            // displacements from the agreed count.
+            unsafe {
+                self.groups.allgatherv(
+                    comm,
+                    chunk,
+                    counts[self.index],
+                    self.local(target.off),
+                    &counts,
+                    &displs,
+                )
+            }
+        });
+        self.comms.scratch = scratch;
+        outcome
     }
 
     /// A reduction's agreement on a set that does not gather: the sources in the

@@ -268,7 +268,7 @@ impl Runtime {
                 unsafe { t.put(src.as_ptr(), t.place(pe, offset), src.len()) };
                 // The data is delivered before the signal changes.
                 t.fence();
-                t.atomic(t.place(pe, signal), AtomicWidth::Bits64, update);
+                t.atomic_update(t.place(pe, signal), AtomicWidth::Bits64, update);
                 notify::notify(t, pe);
             });
             Ok(())

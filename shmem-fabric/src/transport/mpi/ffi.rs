@@ -372,6 +372,8 @@ pub(super) enum AmoCode {
     And = 5,
     Or = 6,
     Xor = 7,
+    /// An add that fetches nothing (`MPI_Accumulate`; the old value reads 0).
+    AddUpdate = 8,
 }
 
 /// MPI's text for error code `code`.

@@ -696,6 +696,18 @@ impl Network for MpiNet {
         self.amo(pe, off, bytes, code, operand, cond)
     }
 
+    fn atomic_update(&self, pe: usize, off: usize, width: AtomicWidth, op: AtomicOp) {
+        match op {
+            // `MPI_Accumulate`, which returns nothing: no reply carries the old value.
+            AtomicOp::Add(v) => {
+                self.amo(pe, off, width.bytes(), AmoCode::AddUpdate, v, 0);
+            }
+            _ => {
+                self.atomic(pe, off, width, op);
+            }
+        }
+    }
+
     #[inline]
     fn flush(&self) {
         self.flush_all();

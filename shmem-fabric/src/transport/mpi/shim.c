@@ -376,11 +376,12 @@ int shmem_mpi_strided(struct shmem_mpi_net *net, int put, void *buf, size_t loca
 }
 
 /* Atomic operations; the codes are `AmoCode` on the Rust side. */
-enum { AMO_FETCH, AMO_SET, AMO_SWAP, AMO_CSWAP, AMO_ADD, AMO_AND, AMO_OR, AMO_XOR };
+enum { AMO_FETCH, AMO_SET, AMO_SWAP, AMO_CSWAP, AMO_ADD, AMO_AND, AMO_OR, AMO_XOR, AMO_ADD_UPDATE };
 
 /*
  * One atomic operation on the `bytes`-byte (4 or 8) word at `off` of PE `pe`, complete
- * (remotely) on return; `*old` receives the value it held before (0 for a set).
+ * (remotely) on return; `*old` receives the value it held before (0 for a set and for
+ * an add that fetches nothing).
  */
 int shmem_mpi_amo(struct shmem_mpi_net *net, int bytes, int code, uint64_t operand,
                   uint64_t cond, int pe, size_t off, uint64_t *old) {
@@ -426,6 +427,9 @@ int shmem_mpi_amo(struct shmem_mpi_net *net, int bytes, int code, uint64_t opera
         break;
     case AMO_XOR:
         rc = MPI_Fetch_and_op(&in, &out, type, pe, disp, MPI_BXOR, window);
+        break;
+    case AMO_ADD_UPDATE:
+        rc = MPI_Accumulate(&in, 1, type, pe, disp, 1, type, MPI_SUM, window);
         break;
     default:
         return MPI_ERR_OP;
