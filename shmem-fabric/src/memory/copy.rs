@@ -8,7 +8,9 @@
 //! the bytes move through volatile loads and stores of unaligned words (the accesses the
 //! language provides for memory that something outside the program changes), inlined
 //! into the caller; 17-64 bytes, out of line, through 16-byte moves of inline assembly
-//! on x86-64 (an unaligned volatile word of 16 bytes goes through the stack); above, on
+//! on x86-64 (an unaligned volatile word of 16 bytes goes through the stack), or inlined
+//! by [`copy_small`] and [`copy_fixed`] for the few copies on a collective's critical
+//! path; above, on
 //! x86-64, through inline assembly too (an opaque instruction sequence, as for
 //! memory-mapped I/O), elsewhere (and under Miri, which runs no assembly) through
 //! volatile words (up to 64 bytes) and relaxed atomic loads and stores. A racing write
@@ -188,7 +190,7 @@ pub unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
 
 /// [`copy`] of exactly `N` bytes (a multiple of 16, at most 64; the ranges must not
 /// overlap), inlined: `N / 16` moves of 16 bytes where [`copy`] would dispatch on the
-/// length (and call [`small_wide`] above 16 bytes).
+/// length (and call out of line above 16 bytes).
 ///
 /// # Safety
 /// As [`copy`], with `len` `N`.
