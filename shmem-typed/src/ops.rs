@@ -108,7 +108,30 @@ macro_rules! op_impl {
                     /// The processor must support AVX2.
                     #[target_feature(enable = "avx2")]
                     unsafe fn each_avx2(out: &mut [$t], a: &[$t], b: &[$t]) {
+                        // Up to 64 bytes (a reduction whose data travels in the
+                        // synchronization) as two overlapping runs of a fixed length,
+                        // one or two vectors each, without the loop's set-up and tail.
+                        const HALF: usize = 32 / std::mem::size_of::<$t>();
+                        let n = out.len().min(a.len()).min(b.len());
+                        let (out, a, b) = (&mut out[..n], &a[..n], &b[..n]);
+                        if (HALF / 2..=2 * HALF).contains(&n) {
+                            if n >= HALF {
+                                return overlapping(HALF, out, a, b);
+                            }
+                            if HALF >= 4 {
+                                return overlapping(HALF / 2, out, a, b);
+                            }
+                        }
                         each(out, a, b)
+                    }
+                    /// `each` of `n` elements, `k <= n <= 2k`, as the first `k` and the
+                    /// last `k` (which overlap: an element computed twice is stored
+                    /// twice with the same value).
+                    #[inline(always)]
+                    fn overlapping(k: usize, out: &mut [$t], a: &[$t], b: &[$t]) {
+                        let n = out.len();
+                        each(&mut out[..k], &a[..k], &b[..k]);
+                        each(&mut out[n - k..], &a[n - k..], &b[n - k..]);
                     }
                     if std::arch::is_x86_feature_detected!("avx2") {
                         // SAFETY: the processor supports AVX2 (checked just above).
@@ -233,5 +256,38 @@ mod tests {
         Sum::combine(&mut out, &[1, 2, 3, 4], &[10, 20, 30, 40]);
         assert_eq!(out, [11, 22, 33, 44]);
         assert_eq!(<Xor as ReduceOp<i16>>::NAME, "Xor");
+    }
+
+    /// `combine` of every length up to past 64 bytes (where short lengths take a path of
+    /// their own) and of slices of unequal lengths, against one element at a time.
+    fn combine_matches_elementwise<Op: ReduceOp<T>, T: Pod + PartialEq + std::fmt::Debug>(
+        value: impl Fn(usize) -> T,
+    ) {
+        let max = 80 / std::mem::size_of::<T>() + 2;
+        for n in 0..=max {
+            for (la, lb) in [(n, n), (n + 1, n), (n, n + 3)] {
+                let a: Vec<T> = (0..la).map(&value).collect();
+                let b: Vec<T> = (0..lb).map(|i| value(i * 7 + 3)).collect();
+                let mut out = vec![value(999); n + 2];
+                Op::combine(&mut out[..n], &a, &b);
+                for i in 0..n {
+                    let mut one = [value(0)];
+                    Op::combine(&mut one, &a[i..=i], &b[i..=i]);
+                    assert_eq!(out[i], one[0], "element {i} of {n} ({la}, {lb})");
+                }
+                assert_eq!(out[n..], [value(999), value(999)], "past {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn combine_of_every_short_length_is_element_wise() {
+        combine_matches_elementwise::<Sum, i8>(|i| i as i8);
+        combine_matches_elementwise::<Max, i16>(|i| (i as i16).wrapping_mul(-37));
+        combine_matches_elementwise::<Xor, i64>(|i| (i as i64) << 33 | 5);
+        combine_matches_elementwise::<Prod, u32>(|i| i as u32 + 1);
+        combine_matches_elementwise::<Sum, f64>(|i| i as f64 * 0.5);
+        combine_matches_elementwise::<Min, f32>(|i| 100.0 - i as f32);
+        combine_matches_elementwise::<Prod, Complex<f64>>(|i| Complex::new(i as f64, 1.0));
     }
 }

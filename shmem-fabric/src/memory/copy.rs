@@ -8,7 +8,9 @@
 //! the bytes move through volatile loads and stores of unaligned words (the accesses the
 //! language provides for memory that something outside the program changes), inlined
 //! into the caller; 17-64 bytes, out of line, through 16-byte moves of inline assembly
-//! on x86-64 (an unaligned volatile word of 16 bytes goes through the stack); above, on
+//! on x86-64 (an unaligned volatile word of 16 bytes goes through the stack), or inlined
+//! by [`copy_small`] and [`copy_fixed`] for the few copies on a collective's critical
+//! path; above, on
 //! x86-64, through inline assembly too (an opaque instruction sequence, as for
 //! memory-mapped I/O), elsewhere (and under Miri, which runs no assembly) through
 //! volatile words (up to 64 bytes) and relaxed atomic loads and stores. A racing write
@@ -143,6 +145,16 @@ unsafe fn small(src: *const u8, dst: *mut u8, len: usize) {
 /// As [`copy`], with `17 <= len <= 64`.
 #[inline(never)]
 unsafe fn small_wide(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { wide_moves(src, dst, len) }
+}
+
+/// The moves of [`small_wide`], inlined.
+///
+/// # Safety
+/// As [`small_wide`].
+#[inline(always)]
+unsafe fn wide_moves(src: *const u8, dst: *mut u8, len: usize) {
     // SAFETY: every offset stays inside the ranges (`len >= 17`; `len >= 33` where 32 is
     // subtracted), which the caller guarantees valid.
     unsafe {
@@ -151,6 +163,44 @@ unsafe fn small_wide(src: *const u8, dst: *mut u8, len: usize) {
         if len > 32 {
             move_16(src.add(16), dst.add(16));
             move_16(src.add(len - 32), dst.add(len - 32));
+        }
+    }
+}
+
+/// [`copy`] of at most 64 bytes, wholly inlined (17-64 bytes too, which [`copy`] moves
+/// out of line): for the few copies on a collective's critical path.
+///
+/// # Safety
+/// As [`copy`], with `len <= 64`.
+#[inline(always)]
+pub unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
+    debug_assert!(len <= 64);
+    if len == 0 || std::ptr::eq(src, dst) {
+        return;
+    }
+    // SAFETY: the caller's contract, passed on, with the length each arm needs.
+    unsafe {
+        if len <= 16 {
+            small(src, dst, len);
+        } else {
+            wide_moves(src, dst, len);
+        }
+    }
+}
+
+/// [`copy`] of exactly `N` bytes (a multiple of 16, at most 64; the ranges must not
+/// overlap), inlined: `N / 16` moves of 16 bytes where [`copy`] would dispatch on the
+/// length (and call out of line above 16 bytes).
+///
+/// # Safety
+/// As [`copy`], with `len` `N`.
+#[inline(always)]
+pub unsafe fn copy_fixed<const N: usize>(src: *const u8, dst: *mut u8) {
+    const { assert!(N % 16 == 0 && N <= 64) };
+    // SAFETY: every offset stays inside the `N` bytes the caller guarantees valid.
+    unsafe {
+        for at in (0..N).step_by(16) {
+            move_16(src.add(at), dst.add(at));
         }
     }
 }

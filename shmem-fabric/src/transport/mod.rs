@@ -154,6 +154,18 @@ pub trait Transport: Sized + 'static {
     /// # Safety
     /// `to` must be valid for writes of `len` bytes and not overlap `from`.
     unsafe fn get(&self, from: Self::Place, to: *mut u8, len: usize);
+    /// [`Transport::get`] of `N` bytes, a length fixed at compile time (a multiple of 16,
+    /// at most 64): where the copy is a few instructions (mapped memory), they are inlined
+    /// into the caller instead of a call that dispatches on the length (for data read
+    /// whole from an arrival line).
+    ///
+    /// # Safety
+    /// As [`Transport::get`] with `len` `N`.
+    #[inline(always)]
+    unsafe fn get_fixed<const N: usize>(&self, from: Self::Place, to: *mut u8) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.get(from, to, N) }
+    }
     /// Starts copying `len` bytes from `from` into a destination the transport owns, whose
     /// bytes are readable once a later [`Transport::quiet`], [`Transport::fence`] or
     /// barrier (or this call) has completed it. A transport whose gets complete on return
@@ -167,6 +179,17 @@ pub trait Transport: Sized + 'static {
     /// # Safety
     /// `from` must be valid for reads of `len` bytes and not overlap `to`.
     unsafe fn put(&self, from: *const u8, to: Self::Place, len: usize);
+    /// [`Transport::put`] of at most 64 bytes, inlined into the caller where the copy is a
+    /// few instructions (mapped memory), with no call for 17-64 bytes (for results
+    /// written on a collective's critical path).
+    ///
+    /// # Safety
+    /// As [`Transport::put`], with `len <= 64`.
+    #[inline(always)]
+    unsafe fn put_small(&self, from: *const u8, to: Self::Place, len: usize) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.put(from, to, len) }
+    }
     /// Copies like [`Transport::put`], but the data need only be delivered by the next
     /// [`Transport::quiet`]; `from` is not read after this returns. A transport whose
     /// puts complete on return has nothing else to do.

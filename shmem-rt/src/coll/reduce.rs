@@ -23,7 +23,7 @@ use super::ctx::SetCtx;
 use super::select::{Carrier, ReducePlan};
 use super::{contribution, fail, place_contribution, publish_or_fail, Span};
 use crate::error::{CollectiveError, Operation, ReduceOp, RtResult, Unable};
-use crate::memory::layout::{sync, INLINE_BYTES};
+use crate::memory::layout::{sync, INLINE_BYTES, INLINE_HOT_BYTES};
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType, Location};
 
@@ -188,7 +188,8 @@ pub(crate) fn reduce<T: Transport, C: Combine>(
         };
         if pair {
             // SAFETY: `own` holds this PE's `count` elements (read above) and the other
-            // member's inline contribution holds as many (validated); the target holds
+            // member's inline contribution, in its inline area, holds as many
+            // (validated); the target holds
             // them (checked) and only this PE writes it.
             unsafe {
                 combine_pair::<T, C>(
@@ -399,12 +400,16 @@ pub(super) unsafe fn combine_into<T: Transport, C: Combine>(
     }
 }
 
+// `combine_pair` reads a member's inline area at these fixed lengths.
+const _: () = assert!(INLINE_BYTES == 64 && INLINE_HOT_BYTES == 32);
+
 /// `dst[0..count] = src(0) ⊕ src(1)` of a two-member one-shot inline reduction, in member
 /// order, where this member (`me`) has read its own contribution into `own` already and
 /// the other's lies at `theirs`: one copy in (race-tolerant), one combine, one copy out.
 ///
 /// # Safety
-/// `own` must hold `count` elements (at most [`INLINE_BYTES`] bytes), `theirs` as many,
+/// `own` must hold `count` elements (at most [`INLINE_BYTES`] bytes), `theirs` as many
+/// in an inline area of an arrival line ([`INLINE_BYTES`] bytes),
 /// `dst` room for them; as [`combine_into`] for who else writes them.
 #[inline(always)]
 unsafe fn combine_pair<T: Transport, C: Combine>(
@@ -419,11 +424,19 @@ unsafe fn combine_pair<T: Transport, C: Combine>(
     let mut other = Block::<INLINE_BYTES>::new();
     let mut acc = Block::<INLINE_BYTES>::new();
     // SAFETY: the blocks are private, 64-aligned (≥ align_of::<C::Elem>()) and hold
-    // `INLINE_BYTES >= bytes`; `own` and `other` are fully written for `count` elements
+    // `INLINE_BYTES >= bytes`; `theirs` is valid for `INLINE_BYTES` (an inline area, the
+    // caller's contract); `own` and `other` are fully written for `count` elements
     // before they are viewed as elements, `acc` by the combine before it is copied out.
     // Every bit pattern is an element (`Combine`'s contract).
     unsafe {
-        t.get(theirs, other.0.as_mut_ptr().cast(), bytes);
+        // The inline area's part in the line's first 64 bytes, or all of it (the bytes
+        // past the data are the member's own, unused), at a fixed length: no dispatch on
+        // the length, no call.
+        if bytes > INLINE_HOT_BYTES {
+            t.get_fixed::<INLINE_BYTES>(theirs, other.0.as_mut_ptr().cast());
+        } else {
+            t.get_fixed::<INLINE_HOT_BYTES>(theirs, other.0.as_mut_ptr().cast());
+        }
         let view = |b: &Block<INLINE_BYTES>| {
             std::slice::from_raw_parts(b.0.as_ptr().cast::<C::Elem>(), count)
         };
@@ -437,7 +450,7 @@ unsafe fn combine_pair<T: Transport, C: Combine>(
             view(first),
             view(second),
         );
-        t.put(acc.0.as_ptr().cast(), dst, bytes);
+        t.put_small(acc.0.as_ptr().cast(), dst, bytes);
     }
 }
 

@@ -178,9 +178,19 @@ impl Transport for ShmTransport {
         unsafe { crate::memory::copy::copy(from, to, len) }
     }
     #[inline(always)]
+    unsafe fn get_fixed<const N: usize>(&self, from: *mut u8, to: *mut u8) {
+        // SAFETY: as in `get`, of `N` bytes.
+        unsafe { crate::memory::copy::copy_fixed::<N>(from, to) }
+    }
+    #[inline(always)]
     unsafe fn put(&self, from: *const u8, to: *mut u8, len: usize) {
         // SAFETY: as in `get`, the other way round.
         unsafe { crate::memory::copy::copy(from, to, len) }
+    }
+    #[inline(always)]
+    unsafe fn put_small(&self, from: *const u8, to: *mut u8, len: usize) {
+        // SAFETY: as in `put`, `len <= 64`.
+        unsafe { crate::memory::copy::copy_small(from, to, len) }
     }
     #[inline(always)]
     unsafe fn copy(&self, from: *mut u8, to: *mut u8, len: usize) {
