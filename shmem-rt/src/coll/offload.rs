@@ -106,10 +106,12 @@ use crate::job::state;
 use crate::memory::layout::{DESC_HEAD_WORDS, DESC_TAIL_WORDS};
 use crate::sync::wait::{self, Blocker};
 use crate::transport::groups::{
-    BlockShape, CombineFn, Comm, Exchange, GroupCollectives, GroupOp, Reduction,
+    BlockShape, CombineFn, Comm, Exchange, GroupCollectives, GroupOp, Peers, Reduction,
 };
 use crate::transport::Transport;
 use crate::wire::descriptor::{Descriptor, ElemType};
+
+mod runs;
 
 /// Words of a descriptor on the wire.
 const DESC_WORDS: usize = DESC_HEAD_WORDS + DESC_TAIL_WORDS;
@@ -130,9 +132,17 @@ const COUNT_WORD: usize = CHECK_WORDS;
 /// `u64::MAX` for every other call.
 const CAPACITY_WORD: usize = CHECK_WORDS + 1;
 
+/// The word after it: what the message is as to runs of broadcasts (gathered sets, see
+/// [`runs`]): [`runs::MAY_NOT`], [`runs::MAY`], a run's broadcast or its close.
+/// Meaningless once reduced.
+const RUN_WORD: usize = CHECK_WORDS + 2;
+
+/// The word after it: the member's call number on the set (gathered sets).
+const CALL_WORD: usize = CHECK_WORDS + 3;
+
 /// The words after it: the member's whole descriptor, which a member that gathered the
 /// elements judges without a further exchange (meaningless once reduced).
-const DESC_AT: usize = CHECK_WORDS + 2;
+const DESC_AT: usize = CHECK_WORDS + 4;
 
 /// Words of one agreement element before its data.
 const HEAD_WORDS: usize = DESC_AT + DESC_WORDS;
@@ -684,6 +694,9 @@ pub(crate) struct SetComms {
     /// in flight, freed once the set's queue of them is settled (an exchange in flight
     /// may still post receives of its later pieces on its communicator).
     retired: HashMap<u64, Vec<Comm>>,
+    /// By set key: the set's run of broadcasts, if its latest call may go on with one
+    /// (see [`runs`]).
+    runs: HashMap<u64, runs::Run>,
 }
 
 /// A broadcast root's agreement in flight (see [`Call::broadcast`]): its buffers stay
@@ -699,6 +712,9 @@ struct Deferred {
     check: [u64; CHECK_WORDS],
     set: SetSpec,
     index: usize,
+    /// A run's broadcast (messages sent, none received: nothing to judge), or the run a
+    /// broadcast starts once every member agreed to it.
+    run: runs::Sent,
 }
 
 impl SetComms {
@@ -712,6 +728,7 @@ impl SetComms {
             spare: Vec::new(),
             learned: HashMap::new(),
             retired: HashMap::new(),
+            runs: HashMap::new(),
         }
     }
 
@@ -738,6 +755,7 @@ impl SetComms {
             };
             call.settle(true)?;
         }
+        self.close_runs(t, groups, env);
         let mut learned: Vec<(u64, (u64, CollectiveError))> = self.learned.drain().collect();
         learned.sort_by_key(|&(key, _)| key);
         match learned.into_iter().next() {
@@ -758,9 +776,14 @@ impl SetComms {
     /// queued under the set's key, to be settled by this PE's next call on the set or by
     /// finalize. While any is queued the communicator is kept (`retired`) and freed once
     /// they are settled: a deferred exchange may still post the receive of a later piece
-    /// of a member's message on it, and a freed communicator takes no new operation.
+    /// of a member's message on it, and a freed communicator takes no new operation. A
+    /// communicator the set's run of broadcasts was made on is kept for the run's close
+    /// at finalize (see [`runs`]).
     pub(crate) fn release<G: GroupCollectives>(&mut self, groups: &G, key: u64) {
         if let Some((comm, _)) = self.comms.remove(&key) {
+            if self.keep_for_run(key, comm) {
+                return;
+            }
             if self
                 .deferred
                 .get(&key)
@@ -883,21 +906,52 @@ impl<T: Transport> Call<'_, T> {
     /// a collect, every member's capacity holds the members' counts; else every member
     /// judges the descriptors the heads carry, and the verdict is returned.
     fn swap(&mut self, mine: &Descriptor, carry: Carry) -> RtResult<(Comm, u64)> {
+        self.swap_as(mine, carry, None)
+    }
+
+    /// [`Call::swap`] for a call that may start or continue a run of broadcasts
+    /// (`candidate`: the root of a broadcast whose data a run's message holds; see
+    /// [`runs`]). A run's
+    /// reader whose root sent this call's data point to point returns with only the
+    /// root's message received (its data as [`Call::carried`] reads it).
+    fn swap_as(
+        &mut self,
+        mine: &Descriptor,
+        carry: Carry,
+        candidate: Option<usize>,
+    ) -> RtResult<(Comm, u64)> {
         self.settle(true)?;
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
-        let head = head_of(mine);
+        let head = self.head(mine, call);
         let carry = if mine.is_fault() { Carry::NONE } else { carry };
         debug_assert!(carry.len <= carry_max(self.set.size()));
         let mut elems = std::mem::take(&mut self.comms.elems);
         elems.prepare(self.set.size(), self.index, &head);
+        let first = self.run_root_first(comm, call, &mut elems, &head);
+        let from = match first {
+            Ok(runs::First::Delivered) => {
+                self.comms.elems = elems;
+                self.run_advanced(call);
+                return Ok((comm, call));
+            }
+            Ok(runs::First::Rest(from)) => from,
+            Err(err) => {
+                self.comms.elems = elems;
+                return Err(err);
+            }
+        };
         // SAFETY: `carry`'s data is this PE's own (its callers'), unchanged until the call
         // returns; the slots hold `slot_bytes(n)` per member and no member sends more
         // (`carry_max(n)` is the same on every member); all stay valid until the wait
         // below finds the exchange complete (an error there ends the job, never a
         // return with it in flight — see `wait_agreement`).
         let started = unsafe {
-            self.groups
-                .start_exchange(comm, elems.exchange(self.index, &head, carry))
+            self.groups.start_exchange_among(
+                comm,
+                elems.exchange(self.index, &head, carry),
+                Peers::All,
+                from,
+            )
         };
         let mut request = match started {
             Ok(request) => request,
@@ -910,9 +964,14 @@ impl<T: Transport> Call<'_, T> {
         let waited = self.wait_agreement(call, &mut request);
         self.comms.elems = elems;
         waited?;
+        self.run_messages_refused(call);
         let check = check_words(mine);
         let (agreed, _) = self.comms.elems.agree(&check);
-        if !agreed || mine.is_fault() {
+        let agreed = agreed && !mine.is_fault();
+        let run = candidate.filter(|_| agreed && self.comms.elems.all_may_run(call));
+        let run = run.map(|root| (check, root));
+        self.run_agreed(comm, call, run);
+        if !agreed {
             (self.comms.elems).judge(self.during, &self.set, self.index)?;
         }
         Ok((comm, call))
@@ -974,11 +1033,21 @@ impl<T: Transport> Call<'_, T> {
             self.wait_agreement(oldest.call, request)?;
             // The exchange is complete: the buffers are this PE's again.
             let Deferred {
-                elems, call, check, ..
+                elems,
+                call,
+                check,
+                run,
+                ..
             } = oldest;
-            if !elems.agree(&check).0 {
-                if let Err(err) = elems.judge("broadcast", &self.set, self.index) {
-                    self.comms.learned.entry(key).or_insert((call, err));
+            if let runs::Sent::Agreement { comm, candidate } = run {
+                let agreed = elems.agree(&check).0;
+                let run =
+                    (agreed && candidate && elems.all_may_run(call)).then_some((check, self.index));
+                self.run_agreed(comm, call, run);
+                if !agreed {
+                    if let Err(err) = elems.judge("broadcast", &self.set, self.index) {
+                        self.comms.learned.entry(key).or_insert((call, err));
+                    }
                 }
             }
             if self.comms.spare.len() < DEFER_DEPTH {
@@ -1011,11 +1080,22 @@ impl<T: Transport> Call<'_, T> {
     /// waited for, so the root returns while they are on their way. Settled by the root's next call on the set (or finalize),
     /// which reports the readers' verdict if it is a failure ([`Call::settle`]).
     fn defer(&mut self, mine: &Descriptor, source: *const u8, bytes: usize) -> RtResult<()> {
+        let check = check_words(mine);
+        self.settle_run_start(&check)?;
         self.settle(false)?;
         let (comm, call) = self.comms.enter(self.t, self.groups, &self.set)?;
-        let head = head_of(mine);
+        let sends_run = self.run_continues(comm, call, &check);
+        let mut head = self.head(mine, call);
+        if sends_run {
+            head[RUN_WORD] = runs::MESSAGE;
+        }
         let mut elems = self.comms.spare.pop().unwrap_or_default();
         elems.prepare(self.set.size(), self.index, &head);
+        let from = if sends_run {
+            Peers::None
+        } else {
+            self.run_root_first_settled(comm, call, &mut elems, &head)?
+        };
         elems.sent.clear();
         // SAFETY: `bytes` of this PE's own source (the caller's).
         elems
@@ -1028,17 +1108,31 @@ impl<T: Transport> Call<'_, T> {
         // there instead of returning (see `wait_agreement`); no member sends more than a
         // slot holds (as in `swap`).
         let request = unsafe {
-            self.groups
-                .start_exchange(comm, elems.exchange(self.index, &head, carry))?
+            self.groups.start_exchange_among(
+                comm,
+                elems.exchange(self.index, &head, carry),
+                Peers::All,
+                from,
+            )?
         };
         self.started(call);
+        let run = if sends_run {
+            self.run_advanced(call);
+            runs::Sent::Message
+        } else {
+            runs::Sent::Agreement {
+                comm,
+                candidate: runs::carries(bytes, self.set.size()),
+            }
+        };
         let deferred = Deferred {
             request: Box::new(request),
             elems,
             call,
-            check: check_words(mine),
+            check,
             set: self.set,
             index: self.index,
+            run,
         };
         (self.comms.deferred.entry(self.set.key()))
             .or_default()
@@ -1315,7 +1409,8 @@ impl<T: Transport> Call<'_, T> {
             } else {
                 Carry::NONE
             };
-            let (comm, _) = self.swap(mine, carry)?;
+            let candidate = (!is_root && runs::carries(bytes, self.set.size())).then_some(root);
+            let (comm, _) = self.swap_as(mine, carry, candidate)?;
             if !inline {
                 return Ok(Some(comm));
             }
