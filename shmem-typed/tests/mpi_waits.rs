@@ -13,6 +13,12 @@
 //! - A wait for a word no PE writes against world and team calls, and calls on a team
 //!   (every PE but PE 0) that one member destroyed (it goes on to the world): the job
 //!   ends within 2 s, naming the cause.
+//! - Runs of broadcasts (a root that sends each call of a run point to point and does
+//!   not wait for its readers): after a run has started, one PE makes another call, a
+//!   broadcast with other arguments, or leaves (finalize, panic) where the others make
+//!   the run's next broadcast; every PE gets an error or the job ends non-zero within
+//!   2 s naming the cause. Runs through changes of count and root deliver every call's
+//!   data, and so do broadcasts where one PE is in checked mode (which makes no runs).
 //! - A correct job whose ranks are stopped (SIGSTOP) for 3 s at random points completes:
 //!   the deadlock verdict rests on what the wait records name, not on how long they
 //!   look unchanged.
@@ -482,6 +488,286 @@ fn a_slot_claim_against_an_agreement_ends_the_job() {
         }
         Err(v) => panic!("{v}"),
     }
+}
+
+/// How one PE leaves a run of broadcasts from PE 0 on the world, in
+/// [`a_run_of_broadcasts_left_by_one_pe_ends_the_job_or_fails_in_step`]: `Reader*`
+/// cases are made by the last PE, `Root*` cases by PE 0, while every other PE makes the
+/// run's next broadcast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunCase {
+    ReaderBarrier,
+    ReaderFcollect,
+    ReaderCount,
+    ReaderType,
+    ReaderRoot,
+    ReaderAllocates,
+    ReaderFinalizes,
+    ReaderPanics,
+    RootBarrier,
+    RootCount,
+    RootFinalizes,
+    RootPanics,
+}
+
+const RUN_CASES: [RunCase; 12] = [
+    RunCase::ReaderBarrier,
+    RunCase::ReaderFcollect,
+    RunCase::ReaderCount,
+    RunCase::ReaderType,
+    RunCase::ReaderRoot,
+    RunCase::ReaderAllocates,
+    RunCase::ReaderFinalizes,
+    RunCase::ReaderPanics,
+    RunCase::RootBarrier,
+    RunCase::RootCount,
+    RunCase::RootFinalizes,
+    RunCase::RootPanics,
+];
+
+/// Broadcasts of the run before the case's call: more than one, so the root has sent
+/// some point to point, and past a run's agreement every 64.
+const RUN_BEFORE: u64 = 70;
+
+/// What the runtime's end of a job names when a PE left a run of broadcasts.
+const RUN_NAMED: &str = "the root of the set's run of broadcasts";
+
+#[symmetric]
+static ISRC: [i64; 4] = [0; 4];
+#[symmetric]
+static IDST: [i64; 4] = [0; 4];
+
+/// A broadcast of `k` elements of [`SRC`] into [`DST`] from `root` on the world.
+fn run_bcast(pe: &mut Pe, root: usize, k: usize) -> Result<(), ShmemError> {
+    let world = pe.world();
+    broadcast::<u64>(pe, &world, root, &DST.range(..k)?, &SRC.range(..k)?)
+}
+
+/// `rounds` broadcasts of `k` elements from `root` on the world, each carrying the
+/// round (from `first`) and the root, each reader checking its data against them.
+fn checked_rounds(pe: &mut Pe, root: usize, k: usize, first: u64, rounds: u64) {
+    let me = pe.my_pe();
+    for round in first..first + rounds {
+        SRC.write(pe, [round << 8 | me as u64; 64]);
+        run_bcast(pe, root, k).unwrap_or_else(|e| panic!("PE {me}: round {round}: {e}"));
+        if me != root {
+            assert_eq!(
+                DST.read(pe)[..k],
+                vec![round << 8 | root as u64; k][..],
+                "PE {me}: round {round} from root {root}"
+            );
+        }
+    }
+}
+
+/// In a PE: a run of [`RUN_BEFORE`] broadcasts of 4 elements from PE 0 on the world
+/// (each reader checks its data), then `case` on its PE while every other PE makes the
+/// run's next broadcast, then (a PE whose call returned Ok) a world barrier and
+/// finalize, as [`pair_body`].
+fn run_case_body(case: RunCase) -> ! {
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    let last = pe.n_pes() - 1;
+    let world = pe.world();
+    checked_rounds(&mut pe, 0, 4, 0, RUN_BEFORE);
+    let odd = match case {
+        RunCase::RootBarrier
+        | RunCase::RootCount
+        | RunCase::RootFinalizes
+        | RunCase::RootPanics => 0,
+        _ => last,
+    };
+    stamp();
+    let result = if me != odd {
+        run_bcast(&mut pe, 0, 4)
+    } else {
+        match case {
+            RunCase::ReaderBarrier | RunCase::RootBarrier => barrier(&mut pe, &world),
+            RunCase::ReaderFcollect => {
+                let n = pe.n_pes();
+                fcollect::<u64>(
+                    &mut pe,
+                    &world,
+                    &DST.range(..4 * n).unwrap(),
+                    &SRC.range(..4).unwrap(),
+                )
+            }
+            RunCase::ReaderCount | RunCase::RootCount => run_bcast(&mut pe, 0, 3),
+            RunCase::ReaderType => broadcast::<i64>(&mut pe, &world, 0, &IDST, &ISRC),
+            RunCase::ReaderRoot => run_bcast(&mut pe, last, 4),
+            RunCase::ReaderAllocates => pe.alloc_slice::<u64>(16).map(drop),
+            RunCase::ReaderFinalizes | RunCase::RootFinalizes => {
+                match pe.finalize() {
+                    Ok(()) => say(&format!("PE {me}: finalize {OK_LINE}")),
+                    Err(e) => say(&format!("PE {me}: finalize: {e}")),
+                }
+                std::process::exit(0);
+            }
+            RunCase::ReaderPanics | RunCase::RootPanics => {
+                let line = format!("PE {me}: panics in place of the run's broadcast");
+                say(&line);
+                panic!("{line}");
+            }
+        }
+    };
+    let result = result.and_then(|()| pe.barrier_all());
+    if let Err(e) = result {
+        let line = format!("PE {me}: {case:?} (then a barrier): {e}");
+        say(&line);
+        panic!("{line}");
+    }
+    say(&format!(
+        "PE {me}: {case:?} and the barrier after it {OK_LINE}"
+    ));
+    if let Err(e) = pe.finalize() {
+        let line = format!("PE {me}: finalize: {e}");
+        say(&line);
+        panic!("{line}");
+    }
+    std::process::exit(0)
+}
+
+/// Every way of leaving a run of broadcasts (a root that sends each broadcast point to
+/// point and does not wait for its readers), at 2 and 3 ranks, in unchecked mode (where
+/// runs are made): each job ends non-zero within 2 s naming the cause (every PE's error
+/// where the root left the run, the runtime's end of the job where a reader did).
+#[test]
+fn a_run_of_broadcasts_left_by_one_pe_ends_the_job_or_fails_in_step() {
+    if shmem_rt::is_pe() {
+        let case = std::env::var("MPI_RUN_CASE").expect("the case");
+        let case = *RUN_CASES
+            .iter()
+            .find(|c| format!("{c:?}") == case)
+            .unwrap_or_else(|| panic!("no case {case}"));
+        run_case_body(case);
+    }
+    let name = shmem_testkit::test_name!();
+    if shmem_testkit::mpi_launcher(2).is_none() {
+        eprintln!("{name}: not under mpirun, nothing to do");
+        return;
+    }
+    let mut violations = Vec::new();
+    for npes in [2, 3] {
+        for case in RUN_CASES {
+            let shown = format!("{case:?}");
+            let env = [
+                ("MPI_RUN_CASE", shown.as_str()),
+                ("SHMEM_CHECKED", "0"),
+                NO_BACKTRACE,
+            ];
+            let limit = HANG_LIMIT + Duration::from_secs(2 * npes as u64);
+            let ended = mpi_job::run(&name, npes, &env, limit).expect("under mpirun");
+            let what = format!("{npes} ranks, {case:?}");
+            // Where the last PE is the only reader, what it finds is the root's run
+            // message (or close): the runtime's end of the job names the run.
+            let names_run = !(npes == 2
+                && matches!(
+                    case,
+                    RunCase::ReaderBarrier
+                        | RunCase::ReaderCount
+                        | RunCase::ReaderType
+                        | RunCase::ReaderFinalizes
+                        | RunCase::RootFinalizes
+                ))
+                || ended.stderr.contains(RUN_NAMED);
+            match judge_job(&what, &ended) {
+                Ok(_) if ended.code == 0 => violations.push(format!(
+                    "{what}: every PE returned Ok\n--- its standard error:\n{}",
+                    ended.stderr
+                )),
+                Ok(_) if !names_run => violations.push(format!(
+                    "{what}: the end does not name the run ({RUN_NAMED:?})\n--- its standard \
+                     error:\n{}",
+                    ended.stderr
+                )),
+                Ok(after) => eprintln!(
+                    "{what}: exit {}, ended {after:?} after the call",
+                    ended.code
+                ),
+                Err(v) => {
+                    violations.push(format!("{v}\n--- its standard error:\n{}", ended.stderr))
+                }
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+/// In a PE: runs of broadcasts with every change a run must follow, each reader
+/// checking every call's data: 150 from PE 0 (past two of a run's agreements), 100 of
+/// another count, a barrier, 100 from the last PE, 70 from PE 0 again, then a barrier
+/// and finalize (which closes the run that may go on).
+fn runs_body() -> ! {
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    let last = pe.n_pes() - 1;
+    checked_rounds(&mut pe, 0, 4, 0, 150);
+    checked_rounds(&mut pe, 0, 7, 150, 100);
+    pe.barrier_all().expect("the barrier between the runs");
+    checked_rounds(&mut pe, last, 4, 250, 100);
+    checked_rounds(&mut pe, 0, 4, 350, 70);
+    pe.barrier_all().expect("the barrier after the runs");
+    say(&format!("PE {me}: 420 broadcasts {OK_LINE}"));
+    pe.finalize().expect("finalize");
+    std::process::exit(0)
+}
+
+/// Runs of broadcasts deliver every call's data, through changes of count and root,
+/// other calls and finalize, at 3 ranks in unchecked mode.
+#[test]
+fn runs_of_broadcasts_deliver_every_call_through_changes() {
+    if shmem_rt::is_pe() {
+        runs_body();
+    }
+    let name = shmem_testkit::test_name!();
+    completes_on_3_ranks(&name, &[("SHMEM_CHECKED", "0"), NO_BACKTRACE]);
+}
+
+/// Runs the test `name`'s job on 3 ranks with `env` (nothing when not under mpirun) and
+/// fails unless it completes with every PE's line saying its calls returned Ok.
+fn completes_on_3_ranks(name: &str, env: &[(&str, &str)]) {
+    let Some(ended) = mpi_job::run(name, 3, env, HANG_LIMIT) else {
+        return;
+    };
+    assert!(!ended.killed, "hung:\n{}", ended.stderr);
+    assert_eq!(ended.code, 0, "the job failed:\n{}", ended.stderr);
+    assert_eq!(
+        ended.stderr.matches(OK_LINE).count(),
+        3,
+        "not every PE finished:\n{}",
+        ended.stderr
+    );
+}
+
+/// In a PE: checked mode on PE 0 only (`SHMEM_CHECKED` set from the launcher's rank
+/// before init), then 300 broadcasts of 4 elements from PE 0 on the world, each reader
+/// checking its data, then a world barrier and finalize. PE 0 may not make runs, so no
+/// member does: the job completes.
+fn mixed_checked_body() -> ! {
+    let rank = ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .expect("the launcher's rank");
+    std::env::set_var("SHMEM_CHECKED", if rank == "0" { "1" } else { "0" });
+    let mut pe = Pe::init().expect("SHMEM init");
+    let me = pe.my_pe();
+    assert_eq!(pe.checked(), me == 0, "PE {me}: checked mode");
+    checked_rounds(&mut pe, 0, 4, 0, 300);
+    pe.barrier_all().expect("the barrier after the broadcasts");
+    say(&format!("PE {me}: 300 broadcasts {OK_LINE}"));
+    pe.finalize().expect("finalize");
+    std::process::exit(0)
+}
+
+/// Checked mode is each PE's own: a PE in checked mode (which makes no runs) among PEs
+/// that are not still gets every broadcast, with no job ended.
+#[test]
+fn broadcasts_complete_where_one_pe_is_in_checked_mode() {
+    if shmem_rt::is_pe() {
+        mixed_checked_body();
+    }
+    let name = shmem_testkit::test_name!();
+    completes_on_3_ranks(&name, &[NO_BACKTRACE]);
 }
 
 /// Where the ranks of a stopped job leave their process ids, and the driver its `done`.

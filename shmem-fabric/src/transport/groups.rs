@@ -88,6 +88,20 @@ pub struct Exchange<'a> {
     pub lens: *mut i32,
 }
 
+/// The members a part of an exchange sends to or receives from
+/// ([`GroupCollectives::start_exchange_among`]), never this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peers {
+    /// Every other member.
+    All,
+    /// None.
+    None,
+    /// Member `m` only.
+    Only(usize),
+    /// Every other member but `m`.
+    AllBut(usize),
+}
+
 /// A communicator: a group of PEs, named by the capability that made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Comm(pub(crate) i64);
@@ -141,6 +155,23 @@ pub trait GroupCollectives {
     /// [`GroupCollectives::test`] says the exchange is complete; `head.len() +
     /// data_len <= cap` on every member.
     unsafe fn start_exchange(&self, comm: Comm, x: Exchange<'_>) -> RtResult<Self::Request>;
+
+    /// A part of an exchange: as [`GroupCollectives::start_exchange`], but this member's
+    /// message goes only to the members `to` selects and it receives only from those
+    /// `from` selects (the received lengths of the others are left as they are). Each
+    /// message is sent and received by the same rule as in a whole exchange, so a member's
+    /// part of one exchange may be another member's two parts (a receive from one member,
+    /// then the rest).
+    ///
+    /// # Safety
+    /// As for [`GroupCollectives::start_exchange`].
+    unsafe fn start_exchange_among(
+        &self,
+        comm: Comm,
+        x: Exchange<'_>,
+        to: Peers,
+        from: Peers,
+    ) -> RtResult<Self::Request>;
 
     /// Whether the exchange has completed (then `request` is spent).
     fn test(&self, request: &mut Self::Request) -> RtResult<bool>;
@@ -275,6 +306,15 @@ impl GroupCollectives for NoGroups {
         match *self {}
     }
     unsafe fn start_exchange(&self, _: Comm, _: Exchange<'_>) -> RtResult<NoGroups> {
+        match *self {}
+    }
+    unsafe fn start_exchange_among(
+        &self,
+        _: Comm,
+        _: Exchange<'_>,
+        _: Peers,
+        _: Peers,
+    ) -> RtResult<NoGroups> {
         match *self {}
     }
     fn test(&self, _request: &mut NoGroups) -> RtResult<bool> {

@@ -151,7 +151,7 @@ shim_functions! {
         request: *mut *mut c_void,
     ) -> c_int;
     pub(super) fn shmem_mpi_iallgather_test(request: *mut c_void, done: *mut c_int) -> c_int;
-    pub(super) fn shmem_mpi_exchange_start(
+    pub(super) fn shmem_mpi_exchange_start_among(
         handle: c_int,
         tag: c_int,
         n: c_int,
@@ -164,6 +164,10 @@ shim_functions! {
         recv: *mut u8,
         cap: c_int,
         lens: *mut c_int,
+        to_mode: c_int,
+        to: c_int,
+        from_mode: c_int,
+        from: c_int,
         request: *mut *mut c_void,
     ) -> c_int;
     pub(super) fn shmem_mpi_exchange_test(request: *mut c_void, done: *mut c_int) -> c_int;

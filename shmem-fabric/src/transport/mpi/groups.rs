@@ -15,7 +15,7 @@ use super::MpiNet;
 use crate::error::RtError;
 use crate::error::RtResult;
 use crate::transport::groups::{
-    BlockShape, CombineFn, Comm, Exchange, GroupCollectives, GroupOp, Reduction,
+    BlockShape, CombineFn, Comm, Exchange, GroupCollectives, GroupOp, Peers, Reduction,
 };
 
 /// A non-blocking collective or exchange in flight (`exchange`): the request the shim
@@ -105,11 +105,24 @@ impl GroupCollectives for MpiNet {
     }
 
     unsafe fn start_exchange(&self, comm: Comm, x: Exchange<'_>) -> RtResult<MpiRequest> {
+        // SAFETY: the caller's contract.
+        unsafe { self.start_exchange_among(comm, x, Peers::All, Peers::All) }
+    }
+
+    unsafe fn start_exchange_among(
+        &self,
+        comm: Comm,
+        x: Exchange<'_>,
+        to: Peers,
+        from: Peers,
+    ) -> RtResult<MpiRequest> {
+        let (to_mode, to) = peers(to)?;
+        let (from_mode, from) = peers(from)?;
         let mut request = std::ptr::null_mut();
         // SAFETY: the buffers stay valid until the test finds the exchange complete, and
         // no message is longer than `cap` (the caller's contract); a valid out-pointer.
         let rc = unsafe {
-            ffi::shmem_mpi_exchange_start(
+            ffi::shmem_mpi_exchange_start_among(
                 handle(comm),
                 EXCHANGE_TAG,
                 count(x.n)?,
@@ -122,6 +135,10 @@ impl GroupCollectives for MpiNet {
                 x.recv,
                 count(x.cap)?,
                 x.lens,
+                to_mode,
+                to,
+                from_mode,
+                from,
                 &mut request,
             )
         };
@@ -345,6 +362,16 @@ unsafe fn allreduce(
         "MPI_Iallreduce"
     };
     check(rc, call)
+}
+
+/// The shim's selection of the members `p` names (its `PEERS_` mode and member).
+fn peers(p: Peers) -> RtResult<(c_int, c_int)> {
+    Ok(match p {
+        Peers::All => (0, 0),
+        Peers::None => (1, 0),
+        Peers::Only(m) => (2, count(m)?),
+        Peers::AllBut(m) => (3, count(m)?),
+    })
 }
 
 /// `n` as an MPI count (an `int`).

@@ -599,6 +599,28 @@ struct shmem_mpi_exchange {
     MPI_Request *reqs;
 };
 
+/* The members an exchange's part sends to or receives from (see among). */
+#define PEERS_ALL 0
+#define PEERS_NONE 1
+#define PEERS_ONLY 2
+#define PEERS_BUT 3
+
+/* Whether member `m` (not this one) is among the peers that `mode` and `peer` select:
+ * every other member (PEERS_ALL), none (PEERS_NONE), member `peer` only (PEERS_ONLY) or
+ * every other member but `peer` (PEERS_BUT). */
+static int among(int mode, int peer, int m) {
+    switch (mode) {
+    case PEERS_ALL:
+        return 1;
+    case PEERS_ONLY:
+        return m == peer;
+    case PEERS_BUT:
+        return m != peer;
+    default:
+        return 0;
+    }
+}
+
 /* One message of an exchange: `head_len` bytes at `head` then `data_len` at `data`, to
  * member `to`. */
 static int exchange_send(MPI_Comm comm, int tag, int to, const char *head, int head_len,
@@ -638,10 +660,15 @@ static int exchange_send(MPI_Comm comm, int tag, int to, const char *head, int h
  * then. `*request` receives the exchange, which shmem_mpi_exchange_test releases once
  * complete; the exchanges of a communicator must be tested to completion in the order
  * they were started (a later one tested only once the earlier ones are complete), so
- * that each posts its later pieces' receives before the next one does. */
-int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *head,
-                             int head_len, const char *data, long long data_step,
-                             int data_len, char *recv, int cap, int *lens, void **request) {
+ * that each posts its later pieces' receives before the next one does. Only the
+ * members `to_mode`/`to` select are sent a message and only those `from_mode`/`from`
+ * select are received from (see among; the `lens` of the others are left as they are):
+ * a member's part of one exchange may be split in parts, each message sent and received
+ * by the same rule. */
+int shmem_mpi_exchange_start_among(int handle, int tag, int n, int me, const void *head,
+                                   int head_len, const char *data, long long data_step,
+                                   int data_len, char *recv, int cap, int *lens, int to_mode,
+                                   int to, int from_mode, int from, void **request) {
     MPI_Comm comm = MPI_Comm_f2c((MPI_Fint)handle);
     int peers = n - 1;
     int msg = head_len + data_len;
@@ -696,16 +723,20 @@ int shmem_mpi_exchange_start(int handle, int tag, int n, int me, const void *hea
     }
     int rc = MPI_SUCCESS;
     for (int m = 0, k = 0; m < n && rc == MPI_SUCCESS; m++) {
-        if (m != me) {
+        if (m != me && among(from_mode, from, m)) {
             lens[m] = 0;
             x->posted[k] = piece_cap(piece, cap, 0);
             rc = MPI_Irecv(recv + (size_t)m * cap, x->posted[k], MPI_BYTE, m, tag, comm,
                            &x->reqs[k]);
-            k++;
         }
+        k += m != me;
     }
     for (int m = 0, k = 0; m < n && rc == MPI_SUCCESS; m++) {
         if (m == me) {
+            continue;
+        }
+        if (!among(to_mode, to, m)) {
+            k++;
             continue;
         }
         if (copied) {
