@@ -43,7 +43,8 @@ SUITES=(agreement_lengths alltoall atomics collectives collectives_errors collec
   random_collectives_stress heap_work local_pairs locks mismatched_pairs mpi_failures nested_arrays
   overflow_props panics rma failed_free_and_set_barrier soundness statics teams team_hand_overs wait_family
   scans lock_arrays local_collectives transport_contract polling_progress strided_and_nbi contexts
-  wide_inline_mixed collect_runs_errors broadcast_failure_news method_call_sites heap_exhaustion_then_on)
+  wide_inline_mixed collect_runs_errors broadcast_failure_news method_call_sites heap_exhaustion_then_on
+  deferred_broadcasts_hostile)
 
 examples() {
   step "examples, one node (shared memory under mpirun)"

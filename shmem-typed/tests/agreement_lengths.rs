@@ -1,7 +1,8 @@
 //! Calls whose agreements carry different lengths of data (on MPI, small sets agree by
 //! point-to-point messages of each call's real length, those past 32 KiB in pieces): one
-//! PE passing another count from 8 B to 128 KiB (on both sides of a piece's length) is an
-//! error on every PE with no target written, and the set's next calls give the right
+//! PE passing another count from 8 B to 128 KiB (on both sides of a piece's length, and
+//! on 4 PEs of a copied message's and a message's carry limit) is an error on every PE
+//! with no target written, and the set's next calls give the right
 //! results; a barrier against a broadcast is an error on both PEs; the data that travels
 //! with the agreement arrives whole and in member order (`f64` sums up to 128 KiB bit for
 //! bit, alltoall blocks of 1 KiB, both against sequential oracles); and a broadcast root
@@ -156,6 +157,30 @@ fn a_count_differing_from_8_b_to_128_kib_fails_on_every_pe_of_3(
     pe: &mut Pe,
 ) -> Result<(), ShmemError> {
     every_size(pe)
+}
+
+/// On 4 PEs, counts on either side of the limits of one member's message: 491 and 492
+/// elements (a message of 4 KiB with its head, past which MPI sends it from the caller's
+/// buffers instead of a copy) and 2,727 to 2,729 (2,728: the most data a message carries
+/// among 4 members, past which the data moves after the agreement), each against the
+/// other, and 512 and 4,096 (4 KiB and 32 KiB) against those.
+#[shmem_testkit::test(npes = 4, env = ["SHMEM_CHECKED=1"])]
+fn counts_differing_across_the_copy_and_carry_limits_fail_on_every_pe_of_4(
+    pe: &mut Pe,
+) -> Result<(), ShmemError> {
+    let pairs = [
+        (491, 492),
+        (492, 491),
+        (2728, 2729),
+        (2729, 2728),
+        (2727, 2728),
+        (4096, 2728),
+        (512, 4096),
+    ];
+    for (count, liar) in pairs {
+        counts_that_differ(pe, count, liar)?;
+    }
+    Ok(())
 }
 
 /// PE 0 calls a barrier where PE 1 broadcasts as the root (which, unchecked, may return

@@ -895,6 +895,20 @@ impl SetComms {
     }
 }
 
+impl Drop for SetComms {
+    /// A runtime dropped without finalizing may leave deferred agreements in flight:
+    /// their buffers stay lent to the network (MPI writes a member's message into them
+    /// whenever the process next drives it, e.g. through another library), so they are
+    /// leaked, not freed.
+    fn drop(&mut self) {
+        for (_, queue) in self.deferred.drain() {
+            for Deferred { elems, .. } in queue {
+                std::mem::forget(elems);
+            }
+        }
+    }
+}
+
 /// One member's view of a call on its set.
 pub(crate) struct Call<'a, T: Transport> {
     pub(crate) t: &'a T,

@@ -24,6 +24,11 @@
 struct shmem_mpi_net {
     MPI_Win window;
     int locked;
+    /* The reads shmem_mpi_load_within gave up on (`unanswered` of them): each one's
+     * request and result buffer, waited for and released before the window is freed. */
+    MPI_Request *requests;
+    uint64_t **results;
+    int unanswered, room;
 };
 
 struct shmem_mpi_net *shmem_mpi_net_new(void) {
@@ -31,12 +36,21 @@ struct shmem_mpi_net *shmem_mpi_net_new(void) {
     if (net) {
         net->window = MPI_WIN_NULL;
         net->locked = 0;
+        net->requests = NULL;
+        net->results = NULL;
+        net->unanswered = 0;
+        net->room = 0;
     }
     return net;
 }
 
-/* Releases an instance whose window is freed (or was never made). */
-void shmem_mpi_net_free(struct shmem_mpi_net *net) { free(net); }
+/* Releases an instance whose window is freed (or was never made; the reads still in
+ * flight on a window left open stay with MPI). */
+void shmem_mpi_net_free(struct shmem_mpi_net *net) {
+    free(net->requests);
+    free(net->results);
+    free(net);
+}
 
 /* The digest of this file (build.rs passes it): a shim loaded in place of the one the
  * program carries (SHMEM_MPI_SHIM) must come from the same source. */
@@ -252,10 +266,21 @@ int shmem_mpi_win_create(struct shmem_mpi_net *net, void *base, size_t len) {
     return first_contact(net->window);
 }
 
-/* Unlocks and frees the instance's window (collective over the world). */
+/* Unlocks and frees the instance's window (collective over the world), once the reads
+ * given up on are answered (every rank is inside MPI here, so every target answers): no
+ * window is freed with a request-based operation of this rank still in flight. */
 int shmem_mpi_win_free(struct shmem_mpi_net *net) {
     if (net->window == MPI_WIN_NULL) {
         return MPI_SUCCESS;
+    }
+    while (net->unanswered > 0) {
+        int last = net->unanswered - 1;
+        int rc = MPI_Wait(&net->requests[last], MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        free(net->results[last]);
+        net->unanswered = last;
     }
     if (net->locked) {
         MPI_Win_unlock_all(net->window);
@@ -442,12 +467,34 @@ int shmem_mpi_amo(struct shmem_mpi_net *net, int bytes, int code, uint64_t opera
     return rc;
 }
 
+/* Keeps a read given up on (`request` into `result`) until the window is freed (left to MPI
+ * if no memory holds it). */
+static void keep_unanswered(struct shmem_mpi_net *net, MPI_Request request, uint64_t *result) {
+    if (net->unanswered == net->room) {
+        int room = net->room ? 2 * net->room : 16;
+        MPI_Request *requests = realloc(net->requests, (size_t)room * sizeof *requests);
+        if (!requests) {
+            return;
+        }
+        net->requests = requests;
+        uint64_t **results = realloc(net->results, (size_t)room * sizeof *results);
+        if (!results) {
+            return;
+        }
+        net->results = results;
+        net->room = room;
+    }
+    net->requests[net->unanswered] = request;
+    net->results[net->unanswered] = result;
+    net->unanswered++;
+}
+
 /*
  * Reads the 8-byte word at `off` of PE `pe` (atomically with respect to the other
  * atomics on it), giving up after `seconds`: `*done` is 1 and `*value` the word when it
  * arrived in time, else 0. A target serves the read only while it is inside MPI, so a
- * rank that computes in its own code leaves it unanswered; its result buffer is then
- * left to MPI, which completes the read whenever the target answers.
+ * rank that computes in its own code leaves it unanswered; the read is then kept in
+ * flight (`net`'s unanswered reads) until the window is freed.
  */
 int shmem_mpi_load_within(struct shmem_mpi_net *net, int pe, size_t off, double seconds,
                           uint64_t *value, int *done) {
@@ -471,6 +518,8 @@ int shmem_mpi_load_within(struct shmem_mpi_net *net, int pe, size_t off, double 
     if (*done) {
         *value = *result;
         free(result);
+    } else if (rc == MPI_SUCCESS) {
+        keep_unanswered(net, request, result);
     }
     return rc;
 }
